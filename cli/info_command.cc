@@ -1,0 +1,77 @@
+// tilewise info SLIDE [--json]: format, levels, tile sizes, compression, mpp, associated images, properties.
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "exit_codes.h"
+#include "tilewise/tilewise.h"
+
+namespace tilewise::cli {
+namespace {
+
+struct InfoOptions {
+  std::string path;
+  bool json = false;
+};
+
+// Metadata may hold bytes that are not UTF-8; JSON output replaces them instead of failing.
+std::string dump(const nlohmann::json& j) { return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace); }
+
+int run_info(const InfoOptions& opt) {
+  auto slide = Slide::open(opt.path);
+  if (!slide.ok()) return report(slide.status());
+  const Slide& s = *slide;
+  if (opt.json) {
+    nlohmann::json j;
+    j["path"] = s.path();
+    j["format"] = s.format();
+    j["levels"] = nlohmann::json::array();
+    for (const LevelInfo& l : s.levels()) {
+      j["levels"].push_back({{"width", l.width}, {"height", l.height}, {"downsample", l.downsample},
+                             {"tile_width", l.tile_width}, {"tile_height", l.tile_height},
+                             {"compression", l.compression}});
+    }
+    if (auto mpp = s.mpp()) j["mpp"] = {mpp->first, mpp->second};
+    else j["mpp"] = nullptr;
+    j["associated_images"] = nlohmann::json::object();
+    for (const auto& a : s.associated_images()) j["associated_images"][a.name] = {a.width, a.height};
+    j["properties"] = nlohmann::json::object();
+    for (const auto& [k, v] : s.properties()) j["properties"][k] = v;
+    std::printf("%s\n", dump(j).c_str());
+    return kExitOk;
+  }
+  std::printf("%s\n  format: %s\n  levels: %d\n", s.path().c_str(), s.format().c_str(), s.level_count());
+  std::printf("    %-5s %-21s %-12s %-11s %s\n", "level", "width x height", "downsample", "tile", "compression");
+  for (int i = 0; i < s.level_count(); ++i) {
+    const LevelInfo& l = s.level(i);
+    char dims[48], tile[32];
+    std::snprintf(dims, sizeof dims, "%lld x %lld", static_cast<long long>(l.width), static_cast<long long>(l.height));
+    std::snprintf(tile, sizeof tile, "%dx%d", l.tile_width, l.tile_height);
+    std::printf("    %-5d %-21s %-12.4g %-11s %s\n", i, dims, l.downsample, tile, l.compression.c_str());
+  }
+  if (auto mpp = s.mpp()) std::printf("  mpp: %g x %g\n", mpp->first, mpp->second);
+  else std::printf("  mpp: unknown\n");
+  std::printf("  associated images:%s\n", s.associated_images().empty() ? " none" : "");
+  for (const auto& a : s.associated_images()) {
+    std::printf("    %s: %lld x %lld\n", a.name.c_str(), static_cast<long long>(a.width), static_cast<long long>(a.height));
+  }
+  std::printf("  properties:\n");
+  for (const auto& [k, v] : s.properties()) {
+    std::string shown = v.size() > 120 ? v.substr(0, 117) + "..." : v;
+    for (char& c : shown) if (c == '\n' || c == '\r') c = ' ';
+    std::printf("    %s = %s\n", k.c_str(), shown.c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Runner add_info_command(CLI::App& app) {
+  auto opt = std::make_shared<InfoOptions>();
+  CLI::App* cmd = app.add_subcommand("info", "Print a slide's format, levels, properties and associated images");
+  cmd->add_option("slide", opt->path, "Slide file")->required();
+  cmd->add_flag("--json", opt->json, "Print JSON");
+  return [opt] { return run_info(*opt); };
+}
+
+}  // namespace tilewise::cli

@@ -1,0 +1,106 @@
+// tilewise::Slide: an open whole-slide image.
+//
+// Thread behaviour: a Slide is immutable after open(); every const method may be called from any number of
+// threads at once. Copies share the same underlying file and model (copying is cheap). There is no "current
+// level" or seek state anywhere.
+//
+// Coordinate frames: read_region takes its (x, y) in level-0 pixels, as OpenSlide and cuCIM do, and its
+// (width, height) in pixels of the requested level. The level-0 location maps to the level by dividing by the
+// level's downsample and truncating toward zero (OpenSlide's rule for negative locations, cuCIM's for
+// positive ones); OpenSlide additionally resamples by the sub-pixel remainder, tilewise does not (see
+// docs/design.md).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tilewise/image_view.h"
+#include "tilewise/status.h"
+
+namespace tilewise {
+
+namespace internal {
+class SlideImpl;
+}
+
+struct LevelInfo {
+  int64_t width = 0;
+  int64_t height = 0;
+  int32_t tile_width = 0;   // decode unit; for strip-based levels the strip (width x rows per strip)
+  int32_t tile_height = 0;
+  double downsample = 1.0;  // mean of the width and height ratios to level 0, as OpenSlide computes it
+  std::string compression;  // "jpeg", "deflate", "lzw", "zstd", "none", ...
+};
+
+struct AssociatedImageInfo {
+  std::string name;  // "thumbnail", "label", "macro", ...
+  int64_t width = 0;
+  int64_t height = 0;
+};
+
+// An owned RGB image (associated images, thumbnails).
+struct RgbImage {
+  int64_t width = 0;
+  int64_t height = 0;
+  std::vector<uint8_t> pixels;  // width * height * 3, row-major
+};
+
+struct ReadOptions {
+  // Colour for pixels outside the level; when unset, the format's background (white unless the format
+  // defines another).
+  std::optional<std::array<uint8_t, 3>> fill;
+  // Use and fill the process-wide decoded-tile cache (cache_config.h).
+  bool use_cache = true;
+};
+
+struct OpenOptions {};
+
+using Properties = std::vector<std::pair<std::string, std::string>>;  // sorted by key
+
+class Slide {
+ public:
+  // Opens a slide file. Errors: NotFound (no such file), Unsupported (not a format tilewise reads),
+  // Corrupt (a recognised format that violates its rules), IoError.
+  static Result<Slide> open(const std::string& path, const OpenOptions& options = {});
+  // Opens a slide held in memory (tests, fuzzing, network buffers). `name` is used in error messages.
+  static Result<Slide> open_memory(std::vector<uint8_t> bytes, const std::string& name = "<memory>",
+                                   const OpenOptions& options = {});
+
+  const std::string& path() const;
+  const std::string& format() const;  // the format driver's vendor name, e.g. "generic-tiff"
+  int level_count() const;
+  const LevelInfo& level(int index) const;  // index < level_count()
+  const std::vector<LevelInfo>& levels() const;
+  const Properties& properties() const;
+  std::optional<std::string> property(const std::string& key) const;
+  const std::vector<uint8_t>& icc_profile() const;  // empty when the file has none
+  std::array<uint8_t, 3> background() const;
+  // Microns per pixel at level 0 when the file states it.
+  std::optional<std::pair<double, double>> mpp() const;
+  const std::vector<AssociatedImageInfo>& associated_images() const;
+  Result<RgbImage> read_associated_image(const std::string& name) const;
+  int best_level_for_downsample(double downsample) const;
+
+  // Reads the region at level-0 location (x, y) of `width` x `height` pixels of `level` into `out`, which
+  // must be a 3-channel CPU view of at least that size. Pixels outside the level get the fill colour.
+  // Tiles are decoded in parallel on the process-wide worker pool; the calling thread takes part.
+  Status read_region(int64_t x, int64_t y, int level, int64_t width, int64_t height, const ImageView& out,
+                     const ReadOptions& options = {}) const;
+  // As read_region, with (x, y) already in the level's own pixel frame.
+  Status read_level_region(int level, int64_t x, int64_t y, int64_t width, int64_t height,
+                           const ImageView& out, const ReadOptions& options = {}) const;
+
+  // Maps a level-0 coordinate to `level`'s pixel frame (truncation toward zero).
+  int64_t to_level_coordinate(int64_t level0, int level) const;
+
+ private:
+  explicit Slide(std::shared_ptr<const internal::SlideImpl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<const internal::SlideImpl> impl_;
+};
+
+}  // namespace tilewise

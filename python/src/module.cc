@@ -1,0 +1,41 @@
+// tilewise._core: the nanobind extension. A thin layer over include/tilewise/; the Python package
+// (python/tilewise/) builds the user-facing API on it.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+
+#include "errors.h"
+#include "tilewise/tilewise.h"
+
+namespace nb = nanobind;
+
+namespace tilewise::python {
+void bind_slide(nb::module_& m);
+}
+
+NB_MODULE(_core, m) {
+  using namespace tilewise;
+  python::register_error_translator();
+  m.attr("__version__") = version();
+  m.def("set_cache_capacity", &set_cache_capacity, nb::arg("bytes"),
+        "Sets the byte budget of the process-wide decoded-tile cache (0 disables it).");
+  m.def("cache_capacity", &cache_capacity);
+  m.def("clear_cache", &clear_cache);
+  m.def("reset_cache_stats", &reset_cache_stats);
+  m.def("cache_stats", [] {
+    CacheStats s = cache_stats();
+    nb::dict d;
+    d["hits"] = s.hits;
+    d["misses"] = s.misses;
+    d["evictions"] = s.evictions;
+    d["entries"] = s.entries;
+    d["bytes"] = s.bytes;
+    d["capacity"] = s.capacity;
+    return d;
+  });
+  m.def("set_worker_threads", &set_worker_threads, nb::arg("threads"),
+        "Sets the size of the process-wide decode pool (0 = one per hardware thread).");
+  m.def("worker_threads", &worker_threads);
+  m.def("set_max_region_bytes", &set_max_region_bytes, nb::arg("bytes"));
+  m.def("max_region_bytes", &max_region_bytes);
+  python::bind_slide(m);
+}

@@ -1,0 +1,154 @@
+// Bindings of tilewise::Slide. Every read releases the GIL; arrays are allocated before the GIL is
+// released and owned by numpy afterwards (a capsule frees them).
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/array.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include "errors.h"
+#include "tilewise/tilewise.h"
+
+namespace nb = nanobind;
+
+namespace tilewise::python {
+
+using Array3 = nb::ndarray<nb::numpy, uint8_t, nb::ndim<3>>;
+using Fill = std::optional<std::array<uint8_t, 3>>;
+
+namespace {
+
+Array3 new_rgb_array(int64_t width, int64_t height, uint8_t** data) {
+  throw_if_error(check_region_size(width, height));
+  const size_t bytes = static_cast<size_t>(width) * static_cast<size_t>(height) * 3;
+  auto* buffer = new uint8_t[bytes > 0 ? bytes : 1];
+  nb::capsule owner(buffer, [](void* p) noexcept { delete[] static_cast<uint8_t*>(p); });
+  *data = buffer;
+  return Array3(buffer, {static_cast<size_t>(height), static_cast<size_t>(width), 3}, owner);
+}
+
+ReadOptions options(const Fill& fill, bool use_cache) {
+  ReadOptions o;
+  o.fill = fill;
+  o.use_cache = use_cache;
+  return o;
+}
+
+Array3 read_region(const Slide& slide, int64_t x, int64_t y, int level, int64_t width, int64_t height,
+                   const Fill& fill, bool use_cache, bool level_frame) {
+  if (width < 0 || height < 0) throw StatusError(invalid_argument("region size must not be negative"));
+  uint8_t* data = nullptr;
+  Array3 array = new_rgb_array(width, height, &data);
+  ImageView view{data, width * 3, static_cast<int32_t>(width), static_cast<int32_t>(height), 3, {}};
+  Status s;
+  {
+    nb::gil_scoped_release release;
+    s = level_frame ? slide.read_level_region(level, x, y, width, height, view, options(fill, use_cache))
+                    : slide.read_region(x, y, level, width, height, view, options(fill, use_cache));
+  }
+  throw_if_error(s);
+  return array;
+}
+
+// Reads into a caller-provided writable (H, W, 3) uint8 array whose rows may be strided.
+void read_region_into(const Slide& slide, int64_t x, int64_t y, int level,
+                      nb::ndarray<uint8_t, nb::ndim<3>, nb::device::cpu> out, const Fill& fill, bool use_cache) {
+  if (out.shape(2) != 3 || out.stride(2) != 1 || out.stride(1) != 3) {
+    throw StatusError(invalid_argument("out must be an (H, W, 3) uint8 array with contiguous pixels"));
+  }
+  const int64_t height = static_cast<int64_t>(out.shape(0)), width = static_cast<int64_t>(out.shape(1));
+  ImageView view{out.data(), static_cast<int64_t>(out.stride(0)), static_cast<int32_t>(width),
+                 static_cast<int32_t>(height), 3, {}};
+  Status s;
+  {
+    nb::gil_scoped_release release;
+    s = slide.read_region(x, y, level, width, height, view, options(fill, use_cache));
+  }
+  throw_if_error(s);
+}
+
+}  // namespace
+
+void bind_slide(nb::module_& m) {
+  nb::class_<Slide>(m, "Slide")
+      .def_static(
+          "open",
+          [](const std::string& path) {
+            Result<Slide> r = [&] {
+              nb::gil_scoped_release release;
+              return Slide::open(path);
+            }();
+            return value_or_throw(std::move(r));
+          },
+          nb::arg("path"))
+      .def_static(
+          "open_bytes",
+          [](nb::bytes data, const std::string& name) {
+            std::vector<uint8_t> bytes(static_cast<const uint8_t*>(data.data()),
+                                       static_cast<const uint8_t*>(data.data()) + data.size());
+            return value_or_throw(Slide::open_memory(std::move(bytes), name));
+          },
+          nb::arg("data"), nb::arg("name") = "<memory>")
+      .def_prop_ro("path", &Slide::path)
+      .def_prop_ro("format", &Slide::format)
+      .def_prop_ro("level_count", &Slide::level_count)
+      .def_prop_ro("levels",
+                   [](const Slide& s) {
+                     nb::list out;
+                     for (const LevelInfo& l : s.levels()) {
+                       out.append(nb::make_tuple(l.width, l.height, l.tile_width, l.tile_height, l.downsample,
+                                                 l.compression));
+                     }
+                     return out;
+                   })
+      .def_prop_ro("properties",
+                   [](const Slide& s) {
+                     nb::dict d;
+                     for (const auto& [k, v] : s.properties()) {
+                       // Metadata is not always UTF-8: undecodable bytes are escaped, never fatal.
+                       PyObject* key = PyUnicode_DecodeUTF8(k.data(), static_cast<Py_ssize_t>(k.size()), "backslashreplace");
+                       PyObject* val = PyUnicode_DecodeUTF8(v.data(), static_cast<Py_ssize_t>(v.size()), "backslashreplace");
+                       if (!key || !val) throw nb::python_error();
+                       d[nb::steal(key)] = nb::steal(val);
+                     }
+                     return d;
+                   })
+      .def_prop_ro("icc_profile",
+                   [](const Slide& s) {
+                     const auto& icc = s.icc_profile();
+                     return nb::bytes(reinterpret_cast<const char*>(icc.data()), icc.size());
+                   })
+      .def_prop_ro("background", &Slide::background)
+      .def_prop_ro("mpp", &Slide::mpp)
+      .def_prop_ro("associated_images",
+                   [](const Slide& s) {
+                     nb::list out;
+                     for (const auto& a : s.associated_images()) out.append(nb::make_tuple(a.name, a.width, a.height));
+                     return out;
+                   })
+      .def("read_associated_image",
+           [](const Slide& s, const std::string& name) {
+             Result<RgbImage> r = [&] {
+               nb::gil_scoped_release release;
+               return s.read_associated_image(name);
+             }();
+             RgbImage image = value_or_throw(std::move(r));
+             uint8_t* data = nullptr;
+             Array3 array = new_rgb_array(image.width, image.height, &data);
+             std::copy(image.pixels.begin(), image.pixels.end(), data);
+             return array;
+           })
+      .def("best_level_for_downsample", &Slide::best_level_for_downsample)
+      .def("read_region", &read_region, nb::arg("x"), nb::arg("y"), nb::arg("level"), nb::arg("width"),
+           nb::arg("height"), nb::arg("fill") = nb::none(), nb::arg("use_cache") = true,
+           nb::arg("level_frame") = false,
+           "Reads a region at level-0 location (x, y) (or level coordinates with level_frame=True) into a new "
+           "(height, width, 3) uint8 array.")
+      .def("read_region_into", &read_region_into, nb::arg("x"), nb::arg("y"), nb::arg("level"), nb::arg("out"),
+           nb::arg("fill") = nb::none(), nb::arg("use_cache") = true);
+}
+
+}  // namespace tilewise::python

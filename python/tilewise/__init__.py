@@ -1,0 +1,39 @@
+"""tilewise: fast, safe whole-slide image reading.
+
+    import tilewise
+    slide = tilewise.open("slide.svs")
+    patch = slide.read_region((x, y), (256, 256), level=0)   # (256, 256, 3) uint8
+"""
+
+from ._core import (
+    __version__,
+    cache_capacity,
+    cache_stats,
+    clear_cache,
+    max_region_bytes,
+    reset_cache_stats,
+    set_cache_capacity,
+    set_max_region_bytes,
+    set_worker_threads,
+    worker_threads,
+)
+from .errors import *  # noqa: F401,F403
+from .errors import __all__ as _error_names
+from .slide import Level, Slide, open
+
+__all__ = [
+    "open",
+    "Slide",
+    "Level",
+    "set_cache_capacity",
+    "cache_capacity",
+    "cache_stats",
+    "clear_cache",
+    "reset_cache_stats",
+    "set_worker_threads",
+    "worker_threads",
+    "set_max_region_bytes",
+    "max_region_bytes",
+    "__version__",
+    *_error_names,
+]

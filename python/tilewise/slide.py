@@ -1,0 +1,178 @@
+"""The native Python API: :func:`tilewise.open` and :class:`Slide`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Iterator, NamedTuple, Optional, Sequence, Tuple
+
+import numpy as np
+
+from . import _core
+from .errors import InvalidArgumentError, UnsupportedError
+
+
+class Level(NamedTuple):
+    """One pyramid level: size in pixels, downsample from level 0, decode-unit (tile or strip) size."""
+
+    dimensions: Tuple[int, int]
+    downsample: float
+    tile_size: Tuple[int, int]
+    compression: str
+
+
+def _check_device(device: str) -> None:
+    if device != "cpu":
+        raise UnsupportedError(f"device {device!r} is not available in this build of tilewise (use 'cpu')")
+
+
+def _pair(value: Sequence[int], what: str) -> Tuple[int, int]:
+    try:
+        a, b = value
+        return int(a), int(b)
+    except (TypeError, ValueError):
+        raise InvalidArgumentError(f"{what} must be a pair of integers, got {value!r}") from None
+
+
+class _AssociatedImages(Mapping):
+    """Associated images (label, macro, thumbnail, ...), decoded on first access."""
+
+    def __init__(self, core: "_core.Slide"):
+        self._core = core
+        self._names = [name for name, _, _ in core.associated_images]
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name not in self._names:
+            raise KeyError(name)
+        return self._core.read_associated_image(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
+class Slide:
+    """An open whole-slide image. Thread-safe: any number of threads may read one Slide at once.
+
+    Slides are picklable (they pickle as their path and re-open themselves) and are context managers.
+    """
+
+    def __init__(self, path: "str | os.PathLike[str]"):
+        self._path = os.fspath(path)
+        self._core: Optional[_core.Slide] = _core.Slide.open(self._path)
+        self._init_metadata()
+
+    def _init_metadata(self) -> None:
+        core = self._core
+        self._levels = tuple(
+            Level((w, h), ds, (tw, th), comp) for (w, h, tw, th, ds, comp) in core.levels
+        )
+        self._properties = MappingProxyType(core.properties)
+
+    @property
+    def _slide(self) -> "_core.Slide":
+        if self._core is None:
+            raise InvalidArgumentError(f"{self._path}: the slide is closed")
+        return self._core
+
+    # --- metadata -------------------------------------------------------------------------------
+    @property
+    def path(self) -> str:
+        return self._path
+
+    @property
+    def format(self) -> str:
+        """The detected format ("generic-tiff", "aperio", ...)."""
+        return self._slide.format
+
+    @property
+    def levels(self) -> Tuple[Level, ...]:
+        return self._levels
+
+    @property
+    def level_count(self) -> int:
+        return len(self._levels)
+
+    @property
+    def dimensions(self) -> Tuple[int, int]:
+        """Level-0 (width, height)."""
+        return self._levels[0].dimensions
+
+    @property
+    def properties(self) -> Mapping:
+        """Normalised ``openslide.*`` keys plus raw ``tiff.*`` and vendor keys."""
+        return self._properties
+
+    @property
+    def associated_images(self) -> Mapping:
+        return _AssociatedImages(self._slide)
+
+    @property
+    def mpp(self) -> Optional[Tuple[float, float]]:
+        """Microns per pixel (x, y) at level 0, or None when the file does not state it."""
+        return self._slide.mpp
+
+    @property
+    def icc_profile(self) -> Optional[bytes]:
+        icc = self._slide.icc_profile
+        return icc or None
+
+    @property
+    def background(self) -> Tuple[int, int, int]:
+        return tuple(self._slide.background)
+
+    def best_level_for_downsample(self, downsample: float) -> int:
+        return self._slide.best_level_for_downsample(float(downsample))
+
+    # --- pixels ---------------------------------------------------------------------------------
+    def read_region(
+        self,
+        location: Sequence[int],
+        size: Sequence[int],
+        level: int = 0,
+        device: str = "cpu",
+        fill: Optional[Sequence[int]] = None,
+        out: Optional[np.ndarray] = None,
+        use_cache: bool = True,
+    ) -> np.ndarray:
+        """Reads ``size`` = (w, h) pixels of ``level`` at level-0 ``location`` = (x, y).
+
+        Returns a (h, w, 3) uint8 array. Pixels outside the level are ``fill`` (default: the format's
+        background, white). With ``out``, reads into that (h, w, 3) uint8 array instead.
+        """
+        _check_device(device)
+        x, y = _pair(location, "location")
+        w, h = _pair(size, "size")
+        if w < 0 or h < 0:
+            raise InvalidArgumentError(f"size must not be negative, got {(w, h)}")
+        fill_rgb = None if fill is None else tuple(int(c) for c in fill)
+        if out is not None:
+            if out.shape != (h, w, 3) or out.dtype != np.uint8:
+                raise InvalidArgumentError(f"out must be a ({h}, {w}, 3) uint8 array")
+            self._slide.read_region_into(x, y, int(level), out, fill_rgb, use_cache)
+            return out
+        return self._slide.read_region(x, y, int(level), w, h, fill_rgb, use_cache)
+
+    # --- lifecycle ------------------------------------------------------------------------------
+    def close(self) -> None:
+        self._core = None
+
+    def __enter__(self) -> "Slide":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __reduce__(self):
+        return (Slide, (self._path,))
+
+    def __repr__(self) -> str:
+        return f"tilewise.Slide({self._path!r})"
+
+
+def open(path: "str | os.PathLike[str]") -> Slide:  # noqa: A001 - mirrors openslide.open_slide
+    """Opens a slide file."""
+    return Slide(path)

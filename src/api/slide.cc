@@ -1,0 +1,135 @@
+#include <algorithm>
+#include <cmath>
+
+#include "api/slide_impl.h"
+#include "cache/tile_cache.h"
+#include "formats/format_registry.h"
+#include "io/source.h"
+#include "tilewise/tilewise.h"
+
+namespace tilewise {
+
+const char* version() { return "0.1.0"; }
+
+namespace internal {
+
+namespace {
+std::atomic<uint64_t> g_next_uid{1};
+}
+
+SlideImpl::SlideImpl(formats::SlideModel m, std::string p)
+    : model(std::move(m)), path(std::move(p)), uid(g_next_uid.fetch_add(1)), reader(model, uid) {
+  for (const auto& l : model.levels) levels.push_back(l.info);
+  for (const auto& a : model.associated) associated.push_back({a.name, a.image.info.width, a.image.info.height});
+}
+
+SlideImpl::~SlideImpl() { cache::TileCache::global().erase_slide(uid); }
+
+}  // namespace internal
+
+namespace {
+Result<Slide> open_source(Result<std::shared_ptr<const io::Source>> source, const std::string& path,
+                          Slide (*make)(std::shared_ptr<const internal::SlideImpl>)) {
+  if (!source.ok()) return source.status();
+  auto model = formats::open_model(*source);
+  if (!model.ok()) return model.status();
+  return make(std::make_shared<const internal::SlideImpl>(std::move(model).value(), path));
+}
+}  // namespace
+
+Result<Slide> Slide::open(const std::string& path, const OpenOptions&) {
+  return open_source(io::open_file(path), path,
+                     [](std::shared_ptr<const internal::SlideImpl> impl) { return Slide(std::move(impl)); });
+}
+
+Result<Slide> Slide::open_memory(std::vector<uint8_t> bytes, const std::string& name, const OpenOptions&) {
+  return open_source(io::memory_source(std::move(bytes), name), name,
+                     [](std::shared_ptr<const internal::SlideImpl> impl) { return Slide(std::move(impl)); });
+}
+
+const std::string& Slide::path() const { return impl_->path; }
+const std::string& Slide::format() const { return impl_->model.vendor; }
+int Slide::level_count() const { return static_cast<int>(impl_->levels.size()); }
+const LevelInfo& Slide::level(int index) const { return impl_->levels.at(static_cast<size_t>(index)); }
+const std::vector<LevelInfo>& Slide::levels() const { return impl_->levels; }
+const Properties& Slide::properties() const { return impl_->model.properties; }
+const std::vector<uint8_t>& Slide::icc_profile() const { return impl_->model.icc_profile; }
+std::array<uint8_t, 3> Slide::background() const { return impl_->model.background; }
+std::optional<std::pair<double, double>> Slide::mpp() const { return impl_->model.mpp; }
+const std::vector<AssociatedImageInfo>& Slide::associated_images() const { return impl_->associated; }
+
+std::optional<std::string> Slide::property(const std::string& key) const {
+  const Properties& p = impl_->model.properties;
+  auto it = std::lower_bound(p.begin(), p.end(), key, [](const auto& kv, const std::string& k) { return kv.first < k; });
+  if (it != p.end() && it->first == key) return it->second;
+  return std::nullopt;
+}
+
+int Slide::best_level_for_downsample(double downsample) const {
+  // OpenSlide's rule: the largest level whose downsample does not exceed the request.
+  const auto& levels = impl_->levels;
+  if (downsample < levels[0].downsample) return 0;
+  for (size_t i = 1; i < levels.size(); ++i) {
+    if (downsample < levels[i].downsample) return static_cast<int>(i - 1);
+  }
+  return static_cast<int>(levels.size() - 1);
+}
+
+int64_t Slide::to_level_coordinate(int64_t level0, int level) const {
+  const double ds = impl_->levels.at(static_cast<size_t>(level)).downsample;
+  return static_cast<int64_t>(static_cast<double>(level0) / ds);  // truncation toward zero
+}
+
+Status Slide::read_level_region(int level, int64_t x, int64_t y, int64_t width, int64_t height, const ImageView& out,
+                                const ReadOptions& options) const {
+  if (level < 0 || level >= level_count()) {
+    return invalid_argument(impl_->path + ": level " + std::to_string(level) + " does not exist (the slide has " +
+                            std::to_string(level_count()) + " levels)");
+  }
+  region::RegionRequest req;
+  req.level = &impl_->model.levels[static_cast<size_t>(level)];
+  req.level_label = "level " + std::to_string(level);
+  req.cache_level = level;
+  req.x = x;
+  req.y = y;
+  req.width = width;
+  req.height = height;
+  req.out = out;
+  req.fill = options.fill.value_or(impl_->model.background);
+  req.use_cache = options.use_cache;
+  Status s = impl_->reader.read(req);
+  if (!s.ok() && s.code() == StatusCode::kInvalidArgument) return s.with_context(impl_->path);
+  return s;
+}
+
+Status Slide::read_region(int64_t x, int64_t y, int level, int64_t width, int64_t height, const ImageView& out,
+                          const ReadOptions& options) const {
+  if (level < 0 || level >= level_count()) return read_level_region(level, 0, 0, width, height, out, options);
+  return read_level_region(level, to_level_coordinate(x, level), to_level_coordinate(y, level), width, height, out,
+                           options);
+}
+
+Result<RgbImage> Slide::read_associated_image(const std::string& name) const {
+  for (size_t i = 0; i < impl_->model.associated.size(); ++i) {
+    const formats::AssociatedModel& a = impl_->model.associated[i];
+    if (a.name != name) continue;
+    RgbImage image;
+    image.width = a.image.info.width;
+    image.height = a.image.info.height;
+    image.pixels.resize(static_cast<size_t>(image.width * image.height * 3));
+    region::RegionRequest req;
+    req.level = &a.image;
+    req.level_label = "associated image " + name;
+    req.cache_level = -1 - static_cast<int32_t>(i);
+    req.width = image.width;
+    req.height = image.height;
+    req.out = ImageView{image.pixels.data(), image.width * 3, static_cast<int32_t>(image.width),
+                        static_cast<int32_t>(image.height), 3, {}};
+    req.use_cache = false;
+    TW_RETURN_IF_ERROR(impl_->reader.read(req));
+    return image;
+  }
+  return not_found(impl_->path + ": no associated image named '" + name + "'");
+}
+
+}  // namespace tilewise

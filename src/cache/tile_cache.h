@@ -1,0 +1,74 @@
+// TileCache: a byte-budget LRU of decoded tiles, shared by every open slide in the process.
+//
+// Thread behaviour: all methods are thread-safe; one mutex guards the map and the recency list and is held
+// only for lookups, splices and inserts (never while decoding or copying pixels). Values are immutable and
+// reference-counted, so a reader keeps using a tile after it has been evicted. A capacity of 0 disables the
+// cache (get misses without counting, put does nothing). In a forked child a fresh, empty cache is used.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "tilewise/cache_config.h"
+
+namespace tilewise::cache {
+
+struct TileKey {
+  uint64_t slide = 0;  // unique per opened slide instance
+  int32_t level = 0;
+  int64_t index = 0;   // row-major tile index within the level
+  bool operator==(const TileKey&) const = default;
+};
+
+struct CachedTile {
+  int32_t width = 0;
+  int32_t height = 0;
+  std::vector<uint8_t> pixels;  // width * height * 3, packed rows
+};
+
+class TileCache {
+ public:
+  explicit TileCache(uint64_t capacity_bytes);
+
+  std::shared_ptr<const CachedTile> get(const TileKey& key);
+  void put(const TileKey& key, std::shared_ptr<const CachedTile> tile);
+  void erase_slide(uint64_t slide);
+  void clear();
+
+  void set_capacity(uint64_t bytes);
+  uint64_t capacity() const;
+  bool enabled() const;
+  CacheStats stats() const;
+  void reset_stats();
+
+  static TileCache& global();
+  static constexpr uint64_t kDefaultCapacity = 256ull << 20;
+
+ private:
+  struct KeyHash {
+    size_t operator()(const TileKey& k) const {
+      uint64_t h = k.slide * 0x9E3779B97F4A7C15ull ^ (static_cast<uint64_t>(k.level) << 48) ^
+                   static_cast<uint64_t>(k.index) * 0xC2B2AE3D27D4EB4Full;
+      return static_cast<size_t>(h ^ (h >> 29));
+    }
+  };
+  struct Entry {
+    TileKey key;
+    std::shared_ptr<const CachedTile> tile;
+    uint64_t bytes;
+  };
+  void evict_to(uint64_t budget);  // requires mutex_
+
+  mutable std::mutex mutex_;
+  std::list<Entry> lru_;  // front = most recently used
+  std::unordered_map<TileKey, std::list<Entry>::iterator, KeyHash> map_;
+  uint64_t capacity_;
+  uint64_t bytes_ = 0;
+  uint64_t hits_ = 0, misses_ = 0, evictions_ = 0;
+};
+
+}  // namespace tilewise::cache

@@ -1,0 +1,114 @@
+#include "codecs/cpu/cpu_decoder.h"
+
+#include <cstring>
+
+#include "codecs/cpu/jpeg_decoder.h"
+#include "codecs/cpu/lossless_decoders.h"
+#include "codecs/cpu/pixel_convert.h"
+
+namespace tilewise::codecs {
+
+const char* compression_name(Compression c) {
+  switch (c) {
+    case Compression::kNone: return "none";
+    case Compression::kJpeg: return "jpeg";
+    case Compression::kDeflate: return "deflate";
+    case Compression::kLzw: return "lzw";
+    case Compression::kZstd: return "zstd";
+    case Compression::kJpeg2000: return "jpeg2000";
+  }
+  return "unknown";
+}
+
+CpuDecoder::CpuDecoder()
+    : jpeg_(std::make_unique<JpegDecoder>()),
+      deflate_(std::make_unique<DeflateDecoder>()),
+      zstd_(std::make_unique<ZstdDecoder>()) {}
+CpuDecoder::~CpuDecoder() = default;
+
+Status CpuDecoder::can_decode(const TileDesc& desc) {
+  if (desc.width <= 0 || desc.height <= 0) return invalid_argument("empty tile");
+  if (desc.compression == Compression::kJpeg2000) return unsupported("jpeg2000 decoding is not available");
+  if (desc.compression == Compression::kJpeg) {
+    if (desc.bits_per_sample != 8) {
+      return unsupported(std::to_string(desc.bits_per_sample) + "-bit JPEG is not supported");
+    }
+    return Status();
+  }
+  if (desc.bits_per_sample != 8) {
+    return unsupported(std::to_string(desc.bits_per_sample) + "-bit samples are not supported");
+  }
+  if (desc.color == ColorSpace::kYCbCr) return unsupported("uncompressed YCbCr samples are not supported");
+  if (desc.samples_per_pixel == 2 || desc.samples_per_pixel > 4) {
+    if (desc.samples_per_pixel != 2) {
+      return unsupported(std::to_string(desc.samples_per_pixel) + " samples per pixel are not supported");
+    }
+  }
+  if (desc.samples_per_pixel >= 3 && desc.color != ColorSpace::kRgb) {
+    return unsupported("multi-sample non-RGB images are not supported");
+  }
+  if (desc.predictor != 1 && desc.predictor != 2) {
+    return unsupported("predictor " + std::to_string(desc.predictor) + " is not supported");
+  }
+  return Status();
+}
+
+Status CpuDecoder::decode(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out) {
+  TW_RETURN_IF_ERROR(can_decode(desc));
+  if (out.width != desc.width || out.height > desc.height || out.height <= 0 || out.channels != 3 ||
+      !out.device.is_cpu()) {
+    return internal_error("decoder output view does not match the tile");
+  }
+  if (desc.compression == Compression::kJpeg) return jpeg_->decode(data, desc, out);
+  return decode_lossless(data, desc, out);
+}
+
+Status CpuDecoder::decode_lossless(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out) {
+  const int64_t row_bytes = int64_t{desc.width} * desc.samples_per_pixel;
+  const size_t needed = static_cast<size_t>(row_bytes) * out.height;  // rows the caller wants
+  const size_t whole = static_cast<size_t>(row_bytes) * desc.height;  // rows of a complete chunk
+  const char* name = compression_name(desc.compression);
+  const uint8_t* samples = nullptr;
+  if (desc.compression == Compression::kNone && desc.predictor == 1) {
+    if (data.size() < needed) {
+      return corrupt(std::string("none: tile holds ") + std::to_string(data.size()) + " bytes, " +
+                     std::to_string(needed) + " needed");
+    }
+    samples = data.data();
+  } else {
+    // A chunk decompresses to at most `whole` bytes; the last strip of an image may hold fewer rows, so
+    // only the rows the caller needs must be present.
+    if (scratch_.size() < whole) scratch_.resize(whole);
+    size_t produced = 0;
+    switch (desc.compression) {
+      case Compression::kNone:
+        if (data.size() < needed) return corrupt("none: tile is shorter than its pixels");
+        std::memcpy(scratch_.data(), data.data(), needed);
+        produced = needed;
+        break;
+      case Compression::kDeflate: {
+        TW_ASSIGN_OR_RETURN(produced, deflate_->decode(data, {scratch_.data(), scratch_.size()}));
+        break;
+      }
+      case Compression::kZstd: {
+        TW_ASSIGN_OR_RETURN(produced, zstd_->decode(data, {scratch_.data(), scratch_.size()}));
+        break;
+      }
+      case Compression::kLzw: {
+        TW_ASSIGN_OR_RETURN(produced, lzw_decode(data, {scratch_.data(), scratch_.size()}));
+        break;
+      }
+      default: return internal_error("unexpected compression");
+    }
+    if (produced < needed) {
+      return corrupt(std::string(name) + ": data decompresses to " + std::to_string(produced) + " bytes, " +
+                     std::to_string(needed) + " needed");
+    }
+    if (desc.predictor == 2) undo_horizontal_predictor(scratch_.data(), row_bytes, out.height, desc.samples_per_pixel);
+    samples = scratch_.data();
+  }
+  samples_to_rgb(samples, row_bytes, desc, out);
+  return Status();
+}
+
+}  // namespace tilewise::codecs

@@ -1,0 +1,45 @@
+// CpuDecoder: decodes one chunk (tile or strip) of any supported compression into an RGB view.
+//
+// Thread behaviour: one CpuDecoder per worker; it owns the libjpeg, libdeflate and zstd contexts and scratch
+// buffers that it reuses from call to call, and is not safe to share between threads. Use DecoderPool to
+// lease one. The output view is caller-owned memory of desc.width x desc.height pixels, 3 channels.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "codecs/tile_desc.h"
+#include "tilewise/image_view.h"
+#include "tilewise/status.h"
+
+namespace tilewise::codecs {
+
+class JpegDecoder;
+class DeflateDecoder;
+class ZstdDecoder;
+
+class CpuDecoder {
+ public:
+  CpuDecoder();
+  ~CpuDecoder();
+  CpuDecoder(const CpuDecoder&) = delete;
+  CpuDecoder& operator=(const CpuDecoder&) = delete;
+
+  // Ok when this backend can decode chunks described by `desc`; Unsupported with the reason otherwise.
+  static Status can_decode(const TileDesc& desc);
+
+  // Decodes `data` into `out` (desc.width x up to desc.height RGB pixels). Errors are Corrupt (bad data) or
+  // Unsupported, with a message prefixed by the codec name.
+  Status decode(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out);
+
+ private:
+  Status decode_lossless(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out);
+
+  std::unique_ptr<JpegDecoder> jpeg_;
+  std::unique_ptr<DeflateDecoder> deflate_;
+  std::unique_ptr<ZstdDecoder> zstd_;
+  std::vector<uint8_t> scratch_;
+};
+
+}  // namespace tilewise::codecs

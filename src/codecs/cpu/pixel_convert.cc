@@ -1,0 +1,39 @@
+#include "codecs/cpu/pixel_convert.h"
+
+#include <cstring>
+
+namespace tilewise::codecs {
+
+void undo_horizontal_predictor(uint8_t* data, int64_t row_bytes, int64_t rows, int spp) {
+  for (int64_t y = 0; y < rows; ++y) {
+    uint8_t* row = data + y * row_bytes;
+    for (int64_t i = spp; i < row_bytes; ++i) row[i] = static_cast<uint8_t>(row[i] + row[i - spp]);
+  }
+}
+
+void samples_to_rgb(const uint8_t* src, int64_t row_bytes, const TileDesc& desc, const ImageView& out) {
+  const int spp = desc.samples_per_pixel;
+  for (int64_t y = 0; y < out.height; ++y) {
+    const uint8_t* s = src + y * row_bytes;
+    uint8_t* d = out.row(y);
+    if (spp >= 3) {
+      if (spp == 3) {
+        std::memcpy(d, s, static_cast<size_t>(out.width) * 3);
+      } else {
+        for (int32_t x = 0; x < out.width; ++x, s += spp, d += 3) {
+          d[0] = s[0];
+          d[1] = s[1];
+          d[2] = s[2];
+        }
+      }
+    } else {
+      const bool invert = desc.color == ColorSpace::kMinIsWhite;
+      for (int32_t x = 0; x < out.width; ++x, s += spp, d += 3) {
+        const uint8_t v = invert ? static_cast<uint8_t>(255 - s[0]) : s[0];
+        d[0] = d[1] = d[2] = v;
+      }
+    }
+  }
+}
+
+}  // namespace tilewise::codecs

@@ -1,0 +1,20 @@
+// Sample layout conversions for lossless codecs: undo the horizontal predictor, then turn 8-bit grey,
+// grey+alpha, RGB or RGBA rows into RGB.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "codecs/tile_desc.h"
+#include "tilewise/image_view.h"
+#include "tilewise/status.h"
+
+namespace tilewise::codecs {
+
+// Undoes TIFF predictor 2 (horizontal differencing) in place on `rows` rows of 8-bit samples.
+void undo_horizontal_predictor(uint8_t* data, int64_t row_bytes, int64_t rows, int samples_per_pixel);
+
+// Converts `out.height` rows of packed 8-bit samples (row_bytes apart) into out's RGB pixels.
+void samples_to_rgb(const uint8_t* src, int64_t row_bytes, const TileDesc& desc, const ImageView& out);
+
+}  // namespace tilewise::codecs

@@ -1,0 +1,36 @@
+// TileDesc: what a decoder needs to know about one encoded chunk of pixels. Codecs know nothing about
+// TIFF or vendors; the formats layer translates tags (and vendor quirks) into this description.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace tilewise::codecs {
+
+enum class Compression { kNone, kJpeg, kDeflate, kLzw, kZstd, kJpeg2000 };
+
+// How the stored samples map to colour.
+enum class ColorSpace {
+  kMinIsBlack,  // grey, 0 = black
+  kMinIsWhite,  // grey, 0 = white
+  kRgb,         // RGB samples (for JPEG: the components are R, G, B, not YCbCr)
+  kYCbCr,       // for JPEG: YCbCr components, converted to RGB by the decoder
+};
+
+struct TileDesc {
+  Compression compression = Compression::kNone;
+  // Nominal size of the encoded chunk: the tile size, or (image width, rows per strip) for strips. The
+  // decoder's output view has this width and at most this height (the last strip may be shorter).
+  int32_t width = 0;
+  int32_t height = 0;
+  int32_t samples_per_pixel = 3;
+  int32_t bits_per_sample = 8;
+  ColorSpace color = ColorSpace::kRgb;
+  int32_t predictor = 1;                 // 1 none, 2 horizontal differencing
+  std::span<const uint8_t> jpeg_tables;  // abbreviated-JPEG tables (TIFF tag 347), may be empty
+};
+
+const char* compression_name(Compression c);
+
+}  // namespace tilewise::codecs

@@ -1,0 +1,34 @@
+// The ordered table of format drivers (OpenSlide's formats[] table): specific vendors first, generic TIFF
+// last. open_model() asks each driver in order whether it recognises the file and opens it with the first
+// that does.
+#pragma once
+
+#include <memory>
+#include <span>
+
+#include "formats/slide_model.h"
+#include "io/source.h"
+#include "tiff/tiff_file.h"
+
+namespace tilewise::formats {
+
+struct FormatDriver {
+  const char* name;
+  // Ok when this driver recognises the file; otherwise a status whose message says why not.
+  Status (*detect)(const tiff::TiffFile& tiff);
+  Result<SlideModel> (*open)(std::shared_ptr<const tiff::TiffFile> tiff);
+};
+
+std::span<const FormatDriver> format_table();
+
+// Parses the source and opens it with the first driver that recognises it. The returned error names the
+// file: Unsupported when no driver recognises it, otherwise the driver's error.
+Result<SlideModel> open_model(std::shared_ptr<const io::Source> source);
+
+// The vendor name of the driver that recognises the file, without opening it; empty when none.
+std::string detect_vendor(std::shared_ptr<const io::Source> source);
+
+// Drivers (one file each under src/formats/).
+extern const FormatDriver kGenericTiffDriver;
+
+}  // namespace tilewise::formats

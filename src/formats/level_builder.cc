@@ -1,0 +1,109 @@
+#include "formats/level_builder.h"
+
+#include "codecs/cpu/cpu_decoder.h"
+#include "tiff/tags.h"
+#include "util/checked_math.h"
+
+namespace tilewise::formats {
+
+using codecs::ColorSpace;
+using codecs::Compression;
+
+std::string describe_ifd(const tiff::Ifd& ifd) {
+  if (ifd.parent >= 0) return "IFD " + std::to_string(ifd.parent) + " SubIFD " + std::to_string(ifd.sub_index);
+  return "IFD " + std::to_string(ifd.index);
+}
+
+namespace {
+
+Result<Compression> map_compression(uint32_t code) {
+  switch (code) {
+    case tiff::kCompressionNone: return Compression::kNone;
+    case tiff::kCompressionJpeg: return Compression::kJpeg;
+    case tiff::kCompressionAdobeDeflate:
+    case tiff::kCompressionDeflate: return Compression::kDeflate;
+    case tiff::kCompressionLzw: return Compression::kLzw;
+    case tiff::kCompressionZstd: return Compression::kZstd;
+    case tiff::kCompressionAperioJp2kYCbCr:
+    case tiff::kCompressionAperioJp2kRgb: return Compression::kJpeg2000;
+    default: return unsupported("Unsupported TIFF compression: " + std::to_string(code));
+  }
+}
+
+Result<ColorSpace> map_color(const tiff::Ifd& ifd, Compression c) {
+  const uint32_t spp = ifd.samples_per_pixel;
+  uint32_t photometric = ifd.photometric;
+  if (!ifd.has_photometric) photometric = spp >= 3 ? tiff::kPhotometricRgb : tiff::kPhotometricMinIsBlack;
+  switch (photometric) {
+    case tiff::kPhotometricMinIsBlack: return ColorSpace::kMinIsBlack;
+    case tiff::kPhotometricMinIsWhite: return ColorSpace::kMinIsWhite;
+    case tiff::kPhotometricRgb: return ColorSpace::kRgb;
+    case tiff::kPhotometricYCbCr:
+      if (c == Compression::kJpeg || c == Compression::kJpeg2000) return ColorSpace::kYCbCr;
+      return unsupported("uncompressed YCbCr images are not supported");
+    default: return unsupported("photometric interpretation " + std::to_string(photometric) + " is not supported");
+  }
+}
+
+}  // namespace
+
+Result<LevelModel> build_level(const tiff::Ifd& ifd, const ModelLimits& limits) {
+  const std::string where = describe_ifd(ifd);
+  LevelModel level;
+  level.ifd = &ifd;
+  auto mapped = map_compression(ifd.compression);
+  if (!mapped.ok()) return mapped.status().with_context(where);
+  const Compression compression = *mapped;
+  if (ifd.planar_configuration != 1 && ifd.samples_per_pixel > 1) {
+    return unsupported(where + ": separate colour planes (PlanarConfiguration 2) are not supported");
+  }
+  for (uint32_t bits : ifd.bits_per_sample) {
+    if (bits != ifd.bits_per_sample[0]) return unsupported(where + ": mixed bits per sample are not supported");
+  }
+  for (uint32_t fmt : ifd.sample_format) {
+    if (fmt != 1) return unsupported(where + ": non-integer samples (SampleFormat " + std::to_string(fmt) + ")");
+  }
+  auto color = map_color(ifd, compression);
+  if (!color.ok()) return color.status().with_context(where);
+
+  if (ifd.chunk_width > INT32_MAX || ifd.chunk_height > INT32_MAX) {
+    return unsupported(where + ": tile size is too large");
+  }
+  auto bytes = internal::checked_mul(uint64_t{ifd.chunk_width} * ifd.chunk_height, 4);
+  if (!bytes || *bytes > limits.max_chunk_bytes) {
+    return out_of_memory(where + ": a " + std::to_string(ifd.chunk_width) + "x" + std::to_string(ifd.chunk_height) +
+                         " decode unit exceeds the " + std::to_string(limits.max_chunk_bytes >> 20) + " MiB limit");
+  }
+
+  codecs::TileDesc& d = level.desc;
+  d.compression = compression;
+  d.width = static_cast<int32_t>(ifd.chunk_width);
+  d.height = static_cast<int32_t>(ifd.chunk_height);
+  d.samples_per_pixel = static_cast<int32_t>(ifd.samples_per_pixel);
+  d.bits_per_sample = static_cast<int32_t>(ifd.bits_per_sample[0]);
+  d.color = *color;
+  d.predictor = static_cast<int32_t>(ifd.predictor);
+  d.jpeg_tables = ifd.jpeg_tables;
+  Status decodable = codecs::CpuDecoder::can_decode(d);
+  if (!decodable.ok() && compression != Compression::kJpeg2000) return decodable.with_context(where);
+
+  level.info.width = ifd.width;
+  level.info.height = ifd.height;
+  level.info.tile_width = d.width;
+  level.info.tile_height = d.height;
+  level.info.compression = codecs::compression_name(compression);
+  level.tiles_across = static_cast<int64_t>(ifd.chunks_across());
+  level.tiles_down = static_cast<int64_t>(ifd.chunks_down());
+  return level;
+}
+
+void compute_downsamples(std::vector<LevelModel>& levels) {
+  if (levels.empty()) return;
+  const double w0 = static_cast<double>(levels[0].info.width), h0 = static_cast<double>(levels[0].info.height);
+  for (size_t i = 0; i < levels.size(); ++i) {
+    LevelInfo& l = levels[i].info;
+    l.downsample = i == 0 ? 1.0 : (w0 / static_cast<double>(l.width) + h0 / static_cast<double>(l.height)) / 2.0;
+  }
+}
+
+}  // namespace tilewise::formats

@@ -1,0 +1,20 @@
+// Turns a TIFF directory into a LevelModel: maps compression/photometric/sample tags to a codec
+// TileDesc, refuses layouts the decoders cannot handle (Unsupported, naming what is missing) and decode
+// units above the configured size limit.
+#pragma once
+
+#include "formats/slide_model.h"
+#include "tiff/ifd.h"
+#include "tilewise/status.h"
+
+namespace tilewise::formats {
+
+Result<LevelModel> build_level(const tiff::Ifd& ifd, const ModelLimits& limits = {});
+
+// Sets every level's downsample from level 0, as OpenSlide does: the mean of the width and height ratios.
+void compute_downsamples(std::vector<LevelModel>& levels);
+
+// A human-readable location of a directory for error messages: "IFD 3" or "IFD 0 SubIFD 2".
+std::string describe_ifd(const tiff::Ifd& ifd);
+
+}  // namespace tilewise::formats

@@ -1,0 +1,74 @@
+#include "formats/tiff_properties.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace tilewise::formats {
+
+std::string format_double(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+void add_tiff_properties(const tiff::Ifd& ifd, PropertyMap& props) {
+  auto put = [&](const char* key, const std::optional<std::string>& v) {
+    if (v) props[key] = *v;
+  };
+  put("tiff.ImageDescription", ifd.image_description);
+  put("tiff.Make", ifd.make);
+  put("tiff.Model", ifd.model);
+  put("tiff.Software", ifd.software);
+  put("tiff.DateTime", ifd.date_time);
+  put("tiff.Artist", ifd.artist);
+  put("tiff.HostComputer", ifd.host_computer);
+  put("tiff.Copyright", ifd.copyright);
+  put("tiff.DocumentName", ifd.document_name);
+  auto put_float = [&](const char* key, const std::optional<float>& v) {
+    if (v) props[key] = format_double(static_cast<double>(*v));
+  };
+  put_float("tiff.XResolution", ifd.x_resolution);
+  put_float("tiff.YResolution", ifd.y_resolution);
+  put_float("tiff.XPosition", ifd.x_position);
+  put_float("tiff.YPosition", ifd.y_position);
+  // libtiff reports ResolutionUnit with its default (inch) when the tag is absent.
+  const uint32_t unit = ifd.resolution_unit.value_or(2);
+  props["tiff.ResolutionUnit"] = unit == 1 ? "none" : unit == 2 ? "inch" : unit == 3 ? "centimeter" : "unknown";
+}
+
+void add_mpp_from_resolution(const tiff::Ifd& ifd, PropertyMap& props) {
+  if (ifd.resolution_unit.value_or(2) != 3) return;
+  if (ifd.x_resolution && *ifd.x_resolution > 0) {
+    props["openslide.mpp-x"] = format_double(10000.0 / static_cast<double>(*ifd.x_resolution));
+  }
+  if (ifd.y_resolution && *ifd.y_resolution > 0) {
+    props["openslide.mpp-y"] = format_double(10000.0 / static_cast<double>(*ifd.y_resolution));
+  }
+}
+
+void add_standard_properties(SlideModel& model, PropertyMap& props) {
+  props["openslide.vendor"] = model.vendor;
+  props["openslide.level-count"] = std::to_string(model.levels.size());
+  for (size_t i = 0; i < model.levels.size(); ++i) {
+    const LevelInfo& l = model.levels[i].info;
+    const std::string p = "openslide.level[" + std::to_string(i) + "].";
+    props[p + "width"] = std::to_string(l.width);
+    props[p + "height"] = std::to_string(l.height);
+    props[p + "downsample"] = format_double(l.downsample);
+    props[p + "tile-width"] = std::to_string(l.tile_width);
+    props[p + "tile-height"] = std::to_string(l.tile_height);
+  }
+  if (!model.icc_profile.empty()) props["openslide.icc-size"] = std::to_string(model.icc_profile.size());
+  auto x = props.find("openslide.mpp-x");
+  auto y = props.find("openslide.mpp-y");
+  if (x != props.end() && y != props.end()) {
+    model.mpp = std::make_pair(std::strtod(x->second.c_str(), nullptr), std::strtod(y->second.c_str(), nullptr));
+  }
+  for (const auto& a : model.associated) {
+    props["openslide.associated." + a.name + ".width"] = std::to_string(a.image.info.width);
+    props["openslide.associated." + a.name + ".height"] = std::to_string(a.image.info.height);
+  }
+  model.properties.assign(props.begin(), props.end());
+}
+
+}  // namespace tilewise::formats

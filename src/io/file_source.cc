@@ -1,0 +1,76 @@
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "io/source.h"
+#include "util/checked_math.h"
+
+namespace tilewise::io {
+namespace {
+
+// Owns one read-only descriptor opened with O_CLOEXEC; pread() never moves a file position, so one
+// descriptor serves every thread. A forked child inherits the descriptor and can keep reading it.
+class FileSource final : public Source {
+ public:
+  FileSource(int fd, uint64_t size, std::string path) : fd_(fd), size_(size), path_(std::move(path)) {}
+  ~FileSource() override { ::close(fd_); }
+
+  Status pread(std::span<uint8_t> out, uint64_t offset) const override {
+    if (!internal::range_inside(offset, out.size(), size_)) {
+      return corrupt("read of " + std::to_string(out.size()) + " bytes at offset " + std::to_string(offset) +
+                     " is past the end of the file (" + std::to_string(size_) + " bytes)");
+    }
+    size_t done = 0;
+    while (done < out.size()) {
+      ssize_t n = ::pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return io_error(std::string("read failed at offset ") + std::to_string(offset + done) + ": " +
+                        std::strerror(errno));
+      }
+      if (n == 0) {
+        return corrupt("file ended at offset " + std::to_string(offset + done) + " (truncated while open?)");
+      }
+      done += static_cast<size_t>(n);
+    }
+    return Status();
+  }
+
+  uint64_t size() const override { return size_; }
+  const std::string& name() const override { return path_; }
+
+ private:
+  int fd_;
+  uint64_t size_;
+  std::string path_;
+};
+
+}  // namespace
+
+Result<std::shared_ptr<const Source>> open_file(const std::string& path) {
+  int fd;
+  do {
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ENOENT || err == ENOTDIR) return not_found(path + ": no such file");
+    return io_error(path + ": cannot open: " + std::strerror(err));
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return io_error(path + ": cannot stat: " + std::strerror(err));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return invalid_argument(path + (S_ISDIR(st.st_mode) ? ": is a directory" : ": is not a regular file"));
+  }
+  return std::shared_ptr<const Source>(std::make_shared<FileSource>(fd, static_cast<uint64_t>(st.st_size), path));
+}
+
+}  // namespace tilewise::io

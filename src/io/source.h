@@ -1,0 +1,34 @@
+// Positional, stateless byte sources.
+//
+// Thread behaviour: every method is const and safe to call from any number of threads at once; there is
+// no seek position. pread() reads exactly out.size() bytes or fails: a read past the end is Corrupt (the
+// file claims data it does not have), an operating-system failure is IoError.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tilewise/status.h"
+
+namespace tilewise::io {
+
+class Source {
+ public:
+  virtual ~Source() = default;
+  virtual Status pread(std::span<uint8_t> out, uint64_t offset) const = 0;
+  virtual uint64_t size() const = 0;
+  // The path or a label; used as the first element of error context chains.
+  virtual const std::string& name() const = 0;
+};
+
+// Opens a regular file for positional reads. NotFound when absent, InvalidArgument for a directory or
+// other non-regular file, IoError otherwise.
+Result<std::shared_ptr<const Source>> open_file(const std::string& path);
+
+// A source over bytes held in memory.
+std::shared_ptr<const Source> memory_source(std::vector<uint8_t> bytes, std::string name);
+
+}  // namespace tilewise::io

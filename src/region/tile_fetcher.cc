@@ -1,0 +1,46 @@
+#include "region/tile_fetcher.h"
+
+#include <algorithm>
+
+#include "codecs/decoder_pool.h"
+#include "util/checked_math.h"
+
+namespace tilewise::region {
+
+int32_t TileRef::valid_rows() const {
+  return static_cast<int32_t>(std::min<int64_t>(level->desc.height, level->info.height - y0()));
+}
+int32_t TileRef::valid_cols() const {
+  return static_cast<int32_t>(std::min<int64_t>(level->desc.width, level->info.width - x0()));
+}
+
+bool TileFetcher::is_empty(const TileRef& tile) const {
+  return tile.level->ifd->chunk_byte_counts[static_cast<size_t>(tile.index())] == 0;
+}
+
+std::string TileFetcher::context(const TileRef& tile, uint64_t offset) const {
+  return model_.tiff->name() + ": " + tile.level_label + " tile (" + std::to_string(tile.col) + "," +
+         std::to_string(tile.row) + ") at offset " + std::to_string(offset);
+}
+
+Status TileFetcher::decode(const TileRef& tile, const ImageView& out) const {
+  const size_t index = static_cast<size_t>(tile.index());
+  const tiff::Ifd& ifd = *tile.level->ifd;
+  const uint64_t offset = ifd.chunk_offsets[index];
+  const uint64_t length = ifd.chunk_byte_counts[index];
+  const io::Source& source = model_.tiff->source();
+  if (!internal::range_inside(offset, length, source.size())) {
+    return corrupt(context(tile, offset) + ": " + std::to_string(length) + " bytes would run past the end of the file (" +
+                   std::to_string(source.size()) + " bytes)");
+  }
+  // Bytes are read into a per-call buffer: decoders never see the file, and no lock is held while reading.
+  std::vector<uint8_t> bytes(length);
+  Status s = source.pread(bytes, offset);
+  if (s.ok()) {
+    auto decoder = codecs::DecoderPool::global().acquire();
+    s = decoder->decode(bytes, tile.level->desc, out);
+  }
+  return s.with_context(context(tile, offset));
+}
+
+}  // namespace tilewise::region

@@ -1,0 +1,45 @@
+// TileFetcher: reads one chunk's bytes with pread and decodes it with a leased CPU decoder.
+//
+// Thread behaviour: stateless apart from the immutable model; call from any thread. Errors carry the
+// context "<file>: level L tile (col,row) at offset O".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "formats/slide_model.h"
+#include "tilewise/image_view.h"
+#include "tilewise/status.h"
+
+namespace tilewise::region {
+
+struct TileRef {
+  const formats::LevelModel* level;
+  std::string level_label;  // "level 2" or "associated image label"
+  int64_t col;
+  int64_t row;
+  int64_t index() const { return row * level->tiles_across + col; }
+  int64_t x0() const { return col * level->desc.width; }
+  int64_t y0() const { return row * level->desc.height; }
+  // Rows of this tile that lie inside the level (edge tiles and the last strip are shorter).
+  int32_t valid_rows() const;
+  int32_t valid_cols() const;
+};
+
+class TileFetcher {
+ public:
+  explicit TileFetcher(const formats::SlideModel& model) : model_(model) {}
+
+  // True when the chunk is stored with no bytes (sparse); it then reads as background.
+  bool is_empty(const TileRef& tile) const;
+
+  // Decodes the tile's first out.height rows into out (out.width == tile width).
+  Status decode(const TileRef& tile, const ImageView& out) const;
+
+ private:
+  std::string context(const TileRef& tile, uint64_t offset) const;
+  const formats::SlideModel& model_;
+};
+
+}  // namespace tilewise::region

@@ -1,0 +1,143 @@
+#include "util/thread_pool.h"
+
+#include <atomic>
+#include <cstdlib>
+
+#include "util/fork_safe.h"
+
+namespace tilewise::internal {
+
+namespace {
+
+struct Job {
+  const std::function<void(int64_t)>* fn;
+  int64_t n;
+  std::atomic<int64_t> next{0};
+  std::atomic<int64_t> done{0};
+  std::mutex mutex;
+  std::condition_variable finished;
+
+  // Claims and runs indices until none remain.
+  void run() {
+    int64_t ran = 0;
+    for (int64_t i = next.fetch_add(1, std::memory_order_relaxed); i < n;
+         i = next.fetch_add(1, std::memory_order_relaxed)) {
+      (*fn)(i);
+      ++ran;
+    }
+    if (ran > 0 && done.fetch_add(ran, std::memory_order_acq_rel) + ran == n) {
+      std::lock_guard<std::mutex> lock(mutex);
+      finished.notify_all();
+    }
+  }
+};
+
+}  // namespace
+
+ThreadPool::ThreadPool(int threads) {
+  threads_.reserve(threads);
+  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { worker_loop(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  for (auto& t : threads_) t.join();
+}
+
+void ThreadPool::worker_loop() {
+  for (;;) {
+    std::function<void()> task;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping and drained
+      task = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    task();
+  }
+}
+
+void ThreadPool::submit(std::function<void()> task) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    queue_.push_back(std::move(task));
+  }
+  wake_.notify_one();
+}
+
+void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t)>& fn) {
+  if (n <= 0) return;
+  if (n == 1 || threads_.empty()) {
+    for (int64_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  auto job = std::make_shared<Job>();
+  job->fn = &fn;  // valid until this call returns, and helpers only call it while indices remain
+  job->n = n;
+  const int64_t helpers = std::min<int64_t>(n - 1, static_cast<int64_t>(threads_.size()));
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (int64_t i = 0; i < helpers; ++i) queue_.push_back([job] { job->run(); });
+  }
+  if (helpers == 1) {
+    wake_.notify_one();
+  } else {
+    wake_.notify_all();
+  }
+  job->run();
+  std::unique_lock<std::mutex> lock(job->mutex);
+  job->finished.wait(lock, [&] { return job->done.load(std::memory_order_acquire) == n; });
+}
+
+namespace {
+
+std::atomic<int> g_requested_threads{0};
+
+int default_threads() {
+  int requested = g_requested_threads.load();
+  if (requested > 0) return requested;
+  if (const char* env = std::getenv("TILEWISE_NUM_THREADS")) {
+    int v = std::atoi(env);
+    if (v > 0) return v;
+  }
+  unsigned hw = std::thread::hardware_concurrency();
+  return hw == 0 ? 1 : static_cast<int>(hw);
+}
+
+// The pool is replaced when its size changes; the replaced pool is kept alive (and its threads joined)
+// only by in-flight callers through the shared_ptr.
+struct PoolHolder {
+  std::mutex mutex;
+  std::shared_ptr<ThreadPool> pool;
+};
+
+ForkSafe<PoolHolder>& holder() {
+  static auto* h = new ForkSafe<PoolHolder>([] { return new PoolHolder(); });
+  return *h;
+}
+
+}  // namespace
+
+ThreadPool& global_pool() {
+  PoolHolder& h = holder().get();
+  std::lock_guard<std::mutex> lock(h.mutex);
+  // Pool threads are one fewer than the target: the calling thread always works too.
+  const int wanted = default_threads() - 1;
+  if (!h.pool || h.pool->size() != wanted) {
+    // An old pool is never destroyed while a caller may still use it: it is intentionally leaked when
+    // replaced (resizing is rare and happens at configuration time).
+    if (h.pool) new std::shared_ptr<ThreadPool>(h.pool);
+    h.pool = std::make_shared<ThreadPool>(wanted);
+  }
+  return *h.pool;
+}
+
+void set_global_pool_threads(int threads) { g_requested_threads.store(threads < 0 ? 0 : threads); }
+int global_pool_threads() { return default_threads(); }
+
+}  // namespace tilewise::internal
