@@ -1,0 +1,191 @@
+// JPEG decoding: full and abbreviated (JPEGTables) streams, YCbCr and RGB components, subsampling, grey.
+// Streams are produced with libjpeg's compressor; the oracle is libjpeg's own full decode.
+#include <gtest/gtest.h>
+
+#include <csetjmp>
+#include <cstdio>
+#include <cstring>
+#include <random>
+// clang-format off
+#include <jpeglib.h>
+// clang-format on
+
+#include "codecs/cpu/cpu_decoder.h"
+
+namespace tilewise::codecs {
+namespace {
+
+std::vector<uint8_t> test_image(int w, int h, int channels) {
+  std::vector<uint8_t> v(static_cast<size_t>(w) * h * channels);
+  std::mt19937 rng(5);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
+      for (int c = 0; c < channels; ++c)
+        v[(static_cast<size_t>(y) * w + x) * channels + c] =
+            static_cast<uint8_t>(x * (c + 1) * 3 + y * 2 + (rng() % 8));
+  return v;
+}
+
+struct Encoded {
+  std::vector<uint8_t> tables;  // empty for a self-contained stream
+  std::vector<uint8_t> image;
+};
+
+// Encodes with libjpeg. rgb_components: store R,G,B components (as Aperio does) instead of YCbCr.
+Encoded encode(const std::vector<uint8_t>& pixels, int w, int h, int channels, bool rgb_components, int h_samp,
+               int v_samp, bool abbreviated) {
+  jpeg_compress_struct c;
+  jpeg_error_mgr err;
+  c.err = jpeg_std_error(&err);
+  jpeg_create_compress(&c);
+  c.image_width = static_cast<JDIMENSION>(w);
+  c.image_height = static_cast<JDIMENSION>(h);
+  c.input_components = channels;
+  c.in_color_space = channels == 3 ? JCS_RGB : JCS_GRAYSCALE;
+  jpeg_set_defaults(&c);
+  jpeg_set_quality(&c, 80, TRUE);
+  if (channels == 3) {
+    jpeg_set_colorspace(&c, rgb_components ? JCS_RGB : JCS_YCbCr);
+    c.comp_info[0].h_samp_factor = rgb_components ? 1 : h_samp;
+    c.comp_info[0].v_samp_factor = rgb_components ? 1 : v_samp;
+  }
+  c.write_JFIF_header = FALSE;
+  c.write_Adobe_marker = FALSE;
+  Encoded out;
+  unsigned char* buf = nullptr;
+  unsigned long size = 0;
+  if (abbreviated) {
+    jpeg_mem_dest(&c, &buf, &size);
+    jpeg_write_tables(&c);
+    out.tables.assign(buf, buf + size);
+    std::free(buf);
+    buf = nullptr;
+    size = 0;
+    jpeg_suppress_tables(&c, TRUE);
+  }
+  jpeg_mem_dest(&c, &buf, &size);
+  jpeg_start_compress(&c, abbreviated ? FALSE : TRUE);
+  while (c.next_scanline < c.image_height) {
+    JSAMPROW row = const_cast<uint8_t*>(pixels.data()) + static_cast<size_t>(c.next_scanline) * w * channels;
+    jpeg_write_scanlines(&c, &row, 1);
+  }
+  jpeg_finish_compress(&c);
+  out.image.assign(buf, buf + size);
+  std::free(buf);
+  jpeg_destroy_compress(&c);
+  return out;
+}
+
+// The oracle: libjpeg's defaults on a self-contained stream, with the colour space forced as TIFF says.
+std::vector<uint8_t> reference_decode(const std::vector<uint8_t>& jpeg, bool rgb_components) {
+  jpeg_decompress_struct d;
+  jpeg_error_mgr err;
+  d.err = jpeg_std_error(&err);
+  jpeg_create_decompress(&d);
+  jpeg_mem_src(&d, jpeg.data(), jpeg.size());
+  jpeg_read_header(&d, TRUE);
+  if (d.num_components == 3) d.jpeg_color_space = rgb_components ? JCS_RGB : JCS_YCbCr;
+  d.out_color_space = JCS_RGB;
+  jpeg_start_decompress(&d);
+  std::vector<uint8_t> out(static_cast<size_t>(d.output_width) * d.output_height * 3);
+  while (d.output_scanline < d.output_height) {
+    JSAMPROW row = out.data() + static_cast<size_t>(d.output_scanline) * d.output_width * 3;
+    jpeg_read_scanlines(&d, &row, 1);
+  }
+  jpeg_finish_decompress(&d);
+  jpeg_destroy_decompress(&d);
+  return out;
+}
+
+struct Case {
+  bool rgb_components;
+  int h_samp, v_samp;
+  int channels;
+};
+
+class JpegCases : public ::testing::TestWithParam<Case> {};
+
+TEST_P(JpegCases, AbbreviatedStreamsWithTablesMatchTheFullDecode) {
+  const Case k = GetParam();
+  const int w = 64, h = 48;
+  auto pixels = test_image(w, h, k.channels);
+  Encoded full = encode(pixels, w, h, k.channels, k.rgb_components, k.h_samp, k.v_samp, false);
+  Encoded abbr = encode(pixels, w, h, k.channels, k.rgb_components, k.h_samp, k.v_samp, true);
+  ASSERT_FALSE(abbr.tables.empty());
+  auto expected = reference_decode(full.image, k.rgb_components);
+
+  TileDesc desc;
+  desc.compression = Compression::kJpeg;
+  desc.width = w;
+  desc.height = h;
+  desc.samples_per_pixel = k.channels;
+  desc.color = k.channels == 1 ? ColorSpace::kMinIsBlack : (k.rgb_components ? ColorSpace::kRgb : ColorSpace::kYCbCr);
+  CpuDecoder decoder;
+  std::vector<uint8_t> got(static_cast<size_t>(w) * h * 3);
+  ImageView view{got.data(), w * 3, w, h, 3, {}};
+  ASSERT_TRUE(decoder.decode(full.image, desc, view).ok());
+  EXPECT_EQ(got, expected);
+  std::fill(got.begin(), got.end(), 0);
+  desc.jpeg_tables = abbr.tables;
+  Status s = decoder.decode(abbr.image, desc, view);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(got, expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, JpegCases,
+                         ::testing::Values(Case{false, 2, 2, 3}, Case{false, 2, 1, 3}, Case{false, 1, 1, 3},
+                                           Case{true, 1, 1, 3}, Case{false, 1, 1, 1}));
+
+TEST(Jpeg, DecodesIntoAStridedSubViewAndStopsAtTheViewHeight) {
+  const int w = 32, h = 32;
+  auto pixels = test_image(w, h, 3);
+  Encoded full = encode(pixels, w, h, 3, false, 2, 2, false);
+  auto expected = reference_decode(full.image, false);
+  TileDesc desc;
+  desc.compression = Compression::kJpeg;
+  desc.width = w;
+  desc.height = h;
+  desc.color = ColorSpace::kYCbCr;
+  // A 100-pixel-wide canvas; decode 20 rows of the tile at x = 10.
+  std::vector<uint8_t> canvas(100 * 40 * 3, 7);
+  ImageView canvas_view{canvas.data(), 300, 100, 40, 3, {}};
+  CpuDecoder decoder;
+  ASSERT_TRUE(decoder.decode(full.image, desc, canvas_view.sub(10, 5, w, 20)).ok());
+  for (int y = 0; y < 40; ++y) {
+    for (int x = 0; x < 100; ++x) {
+      const bool inside = x >= 10 && x < 42 && y >= 5 && y < 25;
+      for (int c = 0; c < 3; ++c) {
+        const uint8_t want = inside ? expected[((y - 5) * w + (x - 10)) * 3 + c] : 7;
+        ASSERT_EQ(canvas[(y * 100 + x) * 3 + c], want) << x << "," << y;
+      }
+    }
+  }
+}
+
+TEST(Jpeg, CorruptAndTruncatedStreamsAreErrorsNotGuesses) {
+  auto pixels = test_image(64, 64, 3);
+  Encoded full = encode(pixels, 64, 64, 3, false, 2, 2, false);
+  TileDesc desc;
+  desc.compression = Compression::kJpeg;
+  desc.width = 64;
+  desc.height = 64;
+  desc.color = ColorSpace::kYCbCr;
+  std::vector<uint8_t> out(64 * 64 * 3);
+  ImageView view{out.data(), 192, 64, 64, 3, {}};
+  CpuDecoder decoder;
+  for (size_t cut : {size_t{2}, size_t{20}, full.image.size() / 2, full.image.size() - 10}) {
+    std::vector<uint8_t> truncated(full.image.begin(), full.image.begin() + static_cast<long>(cut));
+    Status s = decoder.decode(truncated, desc, view);
+    EXPECT_EQ(s.code(), StatusCode::kCorrupt) << "cut at " << cut;
+    EXPECT_EQ(s.message().rfind("jpeg:", 0), 0u) << s.message();
+  }
+  // The decoder stays usable after errors.
+  ASSERT_TRUE(decoder.decode(full.image, desc, view).ok());
+  // A JPEG smaller than the tile it claims to be.
+  desc.width = 128;
+  std::vector<uint8_t> wide(128 * 64 * 3);
+  EXPECT_EQ(decoder.decode(full.image, desc, ImageView{wide.data(), 384, 128, 64, 3, {}}).code(), StatusCode::kCorrupt);
+}
+
+}  // namespace
+}  // namespace tilewise::codecs

@@ -1,0 +1,211 @@
+#include <gtest/gtest.h>
+#include <libdeflate.h>
+#include <zstd.h>
+
+#include <map>
+#include <random>
+
+#include "codecs/cpu/cpu_decoder.h"
+#include "codecs/cpu/lossless_decoders.h"
+#include "codecs/cpu/pixel_convert.h"
+
+namespace tilewise::codecs {
+namespace {
+
+std::vector<uint8_t> sample_pixels(int w, int h, int spp, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<uint8_t> v(static_cast<size_t>(w) * h * spp);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<uint8_t>((i / spp) % 97 + (rng() % 4));
+  return v;
+}
+
+std::vector<uint8_t> zlib_compress(const std::vector<uint8_t>& in) {
+  libdeflate_compressor* c = libdeflate_alloc_compressor(6);
+  std::vector<uint8_t> out(libdeflate_zlib_compress_bound(c, in.size()));
+  out.resize(libdeflate_zlib_compress(c, in.data(), in.size(), out.data(), out.size()));
+  libdeflate_free_compressor(c);
+  return out;
+}
+
+// A straightforward TIFF LZW encoder (MSB-first, early change), written independently of the decoder's
+// table layout, to produce test streams.
+std::vector<uint8_t> lzw_compress(const std::vector<uint8_t>& in) {
+  std::vector<uint8_t> out;
+  uint64_t acc = 0;
+  int bits = 0, width = 9;
+  auto emit = [&](int code) {
+    acc = (acc << width) | static_cast<uint64_t>(code);
+    bits += width;
+    while (bits >= 8) {
+      out.push_back(static_cast<uint8_t>(acc >> (bits - 8)));
+      bits -= 8;
+    }
+  };
+  std::map<std::vector<uint8_t>, int> table;
+  auto reset = [&] {
+    table.clear();
+    for (int i = 0; i < 256; ++i) table[{static_cast<uint8_t>(i)}] = i;
+  };
+  reset();
+  int next = 258;
+  emit(256);
+  std::vector<uint8_t> w;
+  for (uint8_t c : in) {
+    std::vector<uint8_t> wc = w;
+    wc.push_back(c);
+    if (table.count(wc)) {
+      w = wc;
+      continue;
+    }
+    emit(table[w]);
+    table[wc] = next++;
+    if (next >= (1 << width) && width < 12) ++width;  // libtiff: grow once the next code no longer fits
+    if (next >= 4094) {
+      emit(256);
+      reset();
+      next = 258;
+      width = 9;
+    }
+    w = {c};
+  }
+  if (!w.empty()) emit(table[w]);
+  emit(257);
+  if (bits > 0) out.push_back(static_cast<uint8_t>(acc << (8 - bits)));
+  return out;
+}
+
+TileDesc rgb_desc(Compression c, int w, int h, int spp = 3) {
+  TileDesc d;
+  d.compression = c;
+  d.width = w;
+  d.height = h;
+  d.samples_per_pixel = spp;
+  d.color = spp >= 3 ? ColorSpace::kRgb : ColorSpace::kMinIsBlack;
+  return d;
+}
+
+void expect_rgb_equals_samples(const std::vector<uint8_t>& rgb, const std::vector<uint8_t>& samples, int spp) {
+  const size_t pixels = rgb.size() / 3;
+  for (size_t p = 0; p < pixels; ++p) {
+    for (int c = 0; c < 3; ++c) {
+      const uint8_t expected = spp >= 3 ? samples[p * spp + c] : samples[p * spp];
+      ASSERT_EQ(rgb[p * 3 + c], expected) << "pixel " << p << " channel " << c;
+    }
+  }
+}
+
+class LosslessRoundTrip : public ::testing::TestWithParam<std::tuple<Compression, int>> {};
+
+TEST_P(LosslessRoundTrip, DecodesExactlyIntoRgb) {
+  const auto [compression, spp] = GetParam();
+  const int w = 48, h = 20;
+  const auto samples = sample_pixels(w, h, spp, 7);
+  std::vector<uint8_t> encoded;
+  switch (compression) {
+    case Compression::kNone: encoded = samples; break;
+    case Compression::kDeflate: encoded = zlib_compress(samples); break;
+    case Compression::kLzw: encoded = lzw_compress(samples); break;
+    case Compression::kZstd: {
+      encoded.resize(ZSTD_compressBound(samples.size()));
+      encoded.resize(ZSTD_compress(encoded.data(), encoded.size(), samples.data(), samples.size(), 3));
+      break;
+    }
+    default: FAIL();
+  }
+  CpuDecoder decoder;
+  std::vector<uint8_t> rgb(static_cast<size_t>(w) * h * 3);
+  Status s = decoder.decode(encoded, rgb_desc(compression, w, h, spp), ImageView{rgb.data(), w * 3, w, h, 3, {}});
+  ASSERT_TRUE(s.ok()) << s.message();
+  expect_rgb_equals_samples(rgb, samples, spp);
+}
+
+INSTANTIATE_TEST_SUITE_P(Codecs, LosslessRoundTrip,
+                         ::testing::Combine(::testing::Values(Compression::kNone, Compression::kDeflate,
+                                                              Compression::kLzw, Compression::kZstd),
+                                            ::testing::Values(1, 3, 4)));
+
+TEST(Lzw, LongRepetitiveStreamsCrossEveryCodeWidth) {
+  std::vector<uint8_t> data(200000);
+  std::mt19937 rng(3);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>((i % 300 < 150) ? i % 7 : rng() % 256);
+  auto encoded = lzw_compress(data);
+  std::vector<uint8_t> out(data.size());
+  auto n = lzw_decode(encoded, out);
+  ASSERT_TRUE(n.ok()) << n.status().message();
+  EXPECT_EQ(*n, data.size());
+  EXPECT_EQ(out, data);
+}
+
+TEST(Lzw, RefusesOutputOverflowAndInvalidCodes) {
+  std::vector<uint8_t> data(1000, 5);
+  auto encoded = lzw_compress(data);
+  std::vector<uint8_t> small(10);
+  EXPECT_EQ(lzw_decode(encoded, small).status().code(), StatusCode::kCorrupt);
+  std::vector<uint8_t> garbage = {0x80, 0x3F, 0xFF, 0xFF, 0xFF};  // clear, 255, then code 511: beyond the table
+  std::vector<uint8_t> out(100);
+  EXPECT_EQ(lzw_decode(garbage, out).status().code(), StatusCode::kCorrupt);
+}
+
+TEST(HorizontalPredictor, UndoesDifferencingPerSample) {
+  std::vector<uint8_t> row = {10, 20, 30, 1, 2, 3, 255, 0, 1};  // 3 RGB pixels, differenced
+  undo_horizontal_predictor(row.data(), 9, 1, 3);
+  EXPECT_EQ(row, (std::vector<uint8_t>{10, 20, 30, 11, 22, 33, 10, 22, 34}));
+}
+
+TEST(CpuDecoder, DeflateWithPredictorAndShortLastStrip) {
+  const int w = 16, rows_per_strip = 8, last_rows = 3;
+  auto samples = sample_pixels(w, last_rows, 3, 11);
+  auto differenced = samples;
+  for (int y = 0; y < last_rows; ++y)
+    for (int i = w * 3 - 1; i >= 3; --i)
+      differenced[y * w * 3 + i] = static_cast<uint8_t>(differenced[y * w * 3 + i] - differenced[y * w * 3 + i - 3]);
+  auto encoded = zlib_compress(differenced);
+  TileDesc d = rgb_desc(Compression::kDeflate, w, rows_per_strip);
+  d.predictor = 2;
+  std::vector<uint8_t> rgb(static_cast<size_t>(w) * last_rows * 3);
+  CpuDecoder decoder;
+  Status s = decoder.decode(encoded, d, ImageView{rgb.data(), w * 3, w, last_rows, 3, {}});
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(rgb, samples);
+}
+
+TEST(CpuDecoder, ReportsCorruptAndTruncatedData) {
+  CpuDecoder decoder;
+  std::vector<uint8_t> rgb(16 * 16 * 3);
+  ImageView out{rgb.data(), 48, 16, 16, 3, {}};
+  std::vector<uint8_t> junk(50, 0x5A);
+  Status s = decoder.decode(junk, rgb_desc(Compression::kDeflate, 16, 16), out);
+  EXPECT_EQ(s.code(), StatusCode::kCorrupt);
+  EXPECT_EQ(s.message().rfind("deflate:", 0), 0u) << s.message();
+  EXPECT_EQ(decoder.decode(junk, rgb_desc(Compression::kZstd, 16, 16), out).code(), StatusCode::kCorrupt);
+  auto full = zlib_compress(std::vector<uint8_t>(16 * 8 * 3, 1));  // half the rows
+  s = decoder.decode(full, rgb_desc(Compression::kDeflate, 16, 16), out);
+  EXPECT_EQ(s.code(), StatusCode::kCorrupt);
+  EXPECT_NE(s.message().find("needed"), std::string::npos);
+  EXPECT_EQ(decoder.decode(junk, rgb_desc(Compression::kNone, 16, 16), out).code(), StatusCode::kCorrupt);
+}
+
+TEST(CpuDecoder, RefusesWhatItCannotDecode) {
+  TileDesc d = rgb_desc(Compression::kNone, 8, 8);
+  d.bits_per_sample = 16;
+  EXPECT_EQ(CpuDecoder::can_decode(d).code(), StatusCode::kUnsupported);
+  d = rgb_desc(Compression::kDeflate, 8, 8);
+  d.predictor = 3;
+  EXPECT_EQ(CpuDecoder::can_decode(d).code(), StatusCode::kUnsupported);
+  d = rgb_desc(Compression::kNone, 8, 8);
+  d.color = ColorSpace::kYCbCr;
+  EXPECT_EQ(CpuDecoder::can_decode(d).code(), StatusCode::kUnsupported);
+}
+
+TEST(CpuDecoder, MinIsWhiteGreyIsInverted) {
+  std::vector<uint8_t> grey = {0, 100, 255, 7};
+  TileDesc d = rgb_desc(Compression::kNone, 2, 2, 1);
+  d.color = ColorSpace::kMinIsWhite;
+  std::vector<uint8_t> rgb(12);
+  CpuDecoder decoder;
+  ASSERT_TRUE(decoder.decode(grey, d, ImageView{rgb.data(), 6, 2, 2, 3, {}}).ok());
+  EXPECT_EQ(rgb, (std::vector<uint8_t>{255, 255, 255, 155, 155, 155, 0, 0, 0, 248, 248, 248}));
+}
+
+}  // namespace
+}  // namespace tilewise::codecs

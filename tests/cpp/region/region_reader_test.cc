@@ -1,0 +1,166 @@
+// Region reads through the public API over generated uncompressed slides, checked against the pattern the
+// builder wrote (so every pixel has a known expected value).
+#include <gtest/gtest.h>
+
+#include <random>
+#include <thread>
+
+#include "support/tiff_builder.h"
+#include "tiff/tags.h"
+#include "tilewise/tilewise.h"
+
+namespace tilewise {
+namespace {
+
+using testing::TiffBuilder;
+
+Slide make_slide(uint32_t w, uint32_t h, uint32_t tw, uint32_t th) {
+  TiffBuilder b;
+  b.add_ifd(b.rgb_tiled_image(w, h, tw, th));
+  auto slide = Slide::open_memory(b.finish(), "pattern.tif");
+  EXPECT_TRUE(slide.ok()) << slide.status().message();
+  return std::move(slide).value();
+}
+
+// Checks every pixel of a region read at (x, y) against the pattern, or the fill colour outside.
+void expect_region(const Slide& slide, int64_t x, int64_t y, int64_t w, int64_t h, const ReadOptions& opt = {}) {
+  std::vector<uint8_t> buf(static_cast<size_t>(w * h * 3), 0xEE);
+  Status s = slide.read_region(x, y, 0, w, h, ImageView{buf.data(), w * 3, static_cast<int32_t>(w), static_cast<int32_t>(h), 3, {}}, opt);
+  ASSERT_TRUE(s.ok()) << s.message();
+  const auto fill = opt.fill.value_or(std::array<uint8_t, 3>{255, 255, 255});
+  const LevelInfo& l = slide.level(0);
+  for (int64_t r = 0; r < h; ++r) {
+    for (int64_t c = 0; c < w; ++c) {
+      const int64_t px = x + c, py = y + r;
+      uint8_t want[3] = {fill[0], fill[1], fill[2]};
+      if (px >= 0 && py >= 0 && px < l.width && py < l.height) {
+        TiffBuilder::pattern(static_cast<uint32_t>(px), static_cast<uint32_t>(py), want);
+      }
+      const uint8_t* got = &buf[static_cast<size_t>((r * w + c) * 3)];
+      ASSERT_TRUE(got[0] == want[0] && got[1] == want[1] && got[2] == want[2])
+          << "region (" << x << "," << y << " " << w << "x" << h << ") pixel (" << c << "," << r << ")";
+    }
+  }
+}
+
+TEST(RegionReader, AlignedUnalignedTinyAndWholeLevelReads) {
+  Slide slide = make_slide(200, 150, 64, 32);  // edge tiles on both axes
+  expect_region(slide, 0, 0, 64, 32);
+  expect_region(slide, 64, 32, 128, 64);
+  expect_region(slide, 13, 7, 100, 90);
+  expect_region(slide, 199, 149, 1, 1);
+  expect_region(slide, 63, 31, 2, 2);
+  expect_region(slide, 0, 0, 200, 150);
+  expect_region(slide, 150, 100, 50, 50);
+}
+
+TEST(RegionReader, OutOfBoundsPartsGetTheFillColour) {
+  Slide slide = make_slide(200, 150, 64, 32);
+  expect_region(slide, -10, -20, 50, 60);
+  expect_region(slide, 180, 140, 50, 30);
+  expect_region(slide, -5, -5, 210, 160);
+  expect_region(slide, 500, 500, 20, 20);
+  expect_region(slide, -100, 0, 50, 10);
+  ReadOptions black;
+  black.fill = std::array<uint8_t, 3>{0, 0, 0};
+  expect_region(slide, -30, 140, 80, 40, black);
+}
+
+TEST(RegionReader, ResultsAreTheSameWithAndWithoutTheCache) {
+  Slide slide = make_slide(256, 256, 64, 64);
+  set_cache_capacity(64 << 20);
+  reset_cache_stats();
+  expect_region(slide, 10, 10, 100, 100);
+  expect_region(slide, 10, 10, 100, 100);
+  CacheStats s = cache_stats();
+  EXPECT_GT(s.hits, 0u);
+  EXPECT_GT(s.misses, 0u);
+  ReadOptions no_cache;
+  no_cache.use_cache = false;
+  expect_region(slide, 10, 10, 100, 100, no_cache);
+  set_cache_capacity(0);
+  expect_region(slide, 33, 17, 150, 120);
+  set_cache_capacity(256 << 20);
+}
+
+TEST(RegionReader, ManyThreadsReadOneSlideConsistently) {
+  Slide slide = make_slide(512, 384, 64, 64);
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 16; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(static_cast<uint32_t>(t));
+      for (int i = 0; i < 30; ++i) {
+        const int64_t x = static_cast<int64_t>(rng() % 600) - 50, y = static_cast<int64_t>(rng() % 450) - 50;
+        const int64_t w = 1 + rng() % 150, h = 1 + rng() % 150;
+        std::vector<uint8_t> a(static_cast<size_t>(w * h * 3)), b(a.size());
+        ImageView va{a.data(), w * 3, static_cast<int32_t>(w), static_cast<int32_t>(h), 3, {}};
+        ImageView vb{b.data(), w * 3, static_cast<int32_t>(w), static_cast<int32_t>(h), 3, {}};
+        ReadOptions no_cache;
+        no_cache.use_cache = false;
+        if (!slide.read_region(x, y, 0, w, h, va).ok() || !slide.read_region(x, y, 0, w, h, vb, no_cache).ok() || a != b) {
+          ++failures;
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  expect_region(slide, 100, 100, 300, 200);
+}
+
+TEST(RegionReader, SparseTilesReadAsBackground) {
+  TiffBuilder b;
+  auto tags = b.rgb_tiled_image(128, 64, 64, 64);
+  for (auto& t : tags) {
+    if (t.tag == tiff::kTileByteCounts) {
+      std::vector<uint32_t> counts = {0, 64 * 64 * 3};
+      t = b.longs(tiff::kTileByteCounts, counts);
+    }
+  }
+  b.add_ifd(tags);
+  auto slide = Slide::open_memory(b.finish(), "sparse.tif");
+  ASSERT_TRUE(slide.ok());
+  std::vector<uint8_t> buf(128 * 64 * 3);
+  ASSERT_TRUE(slide->read_region(0, 0, 0, 128, 64, ImageView{buf.data(), 384, 128, 64, 3, {}}).ok());
+  EXPECT_EQ(buf[0], 255);
+  EXPECT_EQ(buf[(63 * 128 + 63) * 3], 255);  // last pixel of the sparse tile
+  uint8_t want[3];
+  TiffBuilder::pattern(127, 63, want);
+  EXPECT_EQ(buf[(63 * 128 + 127) * 3], want[0]);
+  EXPECT_EQ(buf[(63 * 128 + 10) * 3 + 1], 255);
+}
+
+TEST(RegionReader, DamagedTilesNameFileLevelTileAndOffset) {
+  TiffBuilder b;
+  auto tags = b.rgb_tiled_image(128, 64, 64, 64);
+  for (auto& t : tags) {
+    if (t.tag == tiff::kTileOffsets) t = b.longs(tiff::kTileOffsets, {16, 1u << 30});
+  }
+  b.add_ifd(tags);
+  auto slide = Slide::open_memory(b.finish(), "damaged.tif");
+  ASSERT_TRUE(slide.ok()) << slide.status().message();
+  std::vector<uint8_t> buf(128 * 64 * 3);
+  ImageView view{buf.data(), 384, 128, 64, 3, {}};
+  Status s = slide->read_region(0, 0, 0, 128, 64, view);
+  ASSERT_EQ(s.code(), StatusCode::kCorrupt);
+  EXPECT_NE(s.message().find("damaged.tif: level 0 tile (1,0) at offset 1073741824"), std::string::npos) << s.message();
+  // The undamaged tile still reads.
+  EXPECT_TRUE(slide->read_region(0, 0, 0, 64, 64, view).ok());
+}
+
+TEST(RegionReader, InvalidRequestsAreRefused) {
+  Slide slide = make_slide(64, 64, 64, 64);
+  std::vector<uint8_t> buf(64 * 64 * 3);
+  ImageView view{buf.data(), 192, 64, 64, 3, {}};
+  EXPECT_EQ(slide.read_region(0, 0, 1, 10, 10, view).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(slide.read_region(0, 0, -1, 10, 10, view).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(slide.read_region(0, 0, 0, -1, 10, view).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(slide.read_region(0, 0, 0, 65, 10, view).code(), StatusCode::kInvalidArgument);  // view too small
+  EXPECT_TRUE(slide.read_region(0, 0, 0, 0, 0, view).ok());
+  EXPECT_EQ(check_region_size(1 << 30, 1 << 30).code(), StatusCode::kOutOfMemory);
+  EXPECT_TRUE(check_region_size(1000, 1000).ok());
+}
+
+}  // namespace
+}  // namespace tilewise
