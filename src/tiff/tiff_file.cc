@@ -61,8 +61,11 @@ Result<std::shared_ptr<const TiffFile>> TiffFile::parse(std::shared_ptr<const io
     if (!parsed.ok()) return parsed.status().with_context(name + ": IFD " + std::to_string(index));
     Ifd ifd = std::move(parsed).value();
     ifd.index = index;
-    // SubIFDs (and any chain hanging off each) belong to this directory.
+    // SubIFDs (and any chain hanging off each) belong to this directory. Writers such as tifffile also
+    // chain the listed SubIFDs to each other; a link to a directory the tag lists is not a loop.
+    const std::unordered_set<uint64_t> listed(ifd.sub_ifd_offsets.begin(), ifd.sub_ifd_offsets.end());
     for (size_t s = 0; s < ifd.sub_ifd_offsets.size(); ++s) {
+      if (seen.count(ifd.sub_ifd_offsets[s])) continue;  // reached through an earlier SubIFD's chain
       for (uint64_t sub_offset = ifd.sub_ifd_offsets[s]; sub_offset != 0;) {
         TW_RETURN_IF_ERROR(visit(sub_offset));
         uint64_t sub_next = 0;
@@ -72,6 +75,7 @@ Result<std::shared_ptr<const TiffFile>> TiffFile::parse(std::shared_ptr<const io
         sub->sub_index = static_cast<int>(ifd.sub_ifds.size());
         ifd.sub_ifds.push_back(std::move(sub).value());
         sub_offset = sub_next;
+        if (listed.count(sub_offset)) break;  // another entry of the tag: visited in its own turn
       }
     }
     file->ifds_.push_back(std::move(ifd));

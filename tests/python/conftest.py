@@ -1,0 +1,52 @@
+"""Shared fixtures: generated slides (deterministic, small) and the real fixtures in ../shared/testdata."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests" / "data"))
+
+import slidegen  # noqa: E402
+
+SHARED = REPO.parent / "shared" / "testdata"
+
+
+def shared_file(name: str) -> Path:
+    """A real fixture from ../shared/testdata, or a visible skip when that folder is absent (a user's clone)."""
+    path = SHARED / name
+    if not path.exists():
+        pytest.skip(f"{path} is not available (../shared/testdata is only present in the project's CI and dev machines)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def tissue() -> np.ndarray:
+    """A 1000 x 744 procedural tissue image (edges are not tile multiples)."""
+    return slidegen.tissue_image(1000, 744, seed=3)
+
+
+@pytest.fixture(scope="session")
+def slide_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("slides")
+
+
+@pytest.fixture(scope="session")
+def vips_jpeg_slide(slide_dir, tissue) -> Path:
+    """libvips pyramid, JPEG q80 with shared JPEGTables, 256 x 256 tiles; level sizes exact halves."""
+    path = slide_dir / "vips_jpeg.tif"
+    image = slidegen.tissue_image(2048, 1536, seed=5)
+    slidegen.write_vips_pyramid(path, image, quality=80)
+    return path
+
+
+def assert_same(actual: np.ndarray, expected: np.ndarray, what: str = "") -> None:
+    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
+    if not np.array_equal(actual, expected):
+        diff = np.abs(actual.astype(int) - expected.astype(int))
+        ys, xs = np.nonzero(diff.max(axis=-1))
+        raise AssertionError(f"{what}: {len(ys)} pixels differ (max {diff.max()}), first at x={xs[0]}, y={ys[0]}")

@@ -1,0 +1,82 @@
+"""The `tilewise` command: output, PNG files and exit codes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import slidegen
+import tilewise
+
+EXE = shutil.which("tilewise", path=str(Path(sys.executable).parent))
+pytestmark = pytest.mark.skipif(EXE is None, reason="the tilewise command is not installed next to this Python")
+
+
+def run(*args):
+    return subprocess.run([EXE, *map(str, args)], capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def slide_path(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli") / "s.tif"
+    slidegen.write_vips_pyramid(path, slidegen.tissue_image(1024, 768, seed=6))
+    return path
+
+
+def test_info_text_and_json(slide_path):
+    r = run("info", slide_path)
+    assert r.returncode == 0, r.stderr
+    assert "generic-tiff" in r.stdout and "1024 x 768" in r.stdout and "jpeg" in r.stdout
+    r = run("info", slide_path, "--json")
+    assert r.returncode == 0
+    info = json.loads(r.stdout)
+    assert info["format"] == "generic-tiff"
+    assert info["levels"][0]["width"] == 1024 and info["levels"][0]["tile_width"] == 256
+    assert info["properties"]["openslide.level-count"] == str(len(info["levels"]))
+    assert info["mpp"] == pytest.approx([0.25, 0.25])
+
+
+def test_region_writes_the_same_pixels_as_the_api(tmp_path, slide_path):
+    out = tmp_path / "r.png"
+    r = run("region", slide_path, "--level", 1, "--x", 100, "--y", 60, "--width", 300, "--height", 200, "-o", out)
+    assert r.returncode == 0, r.stderr
+    png = np.asarray(Image.open(out).convert("RGB"))
+    expected = tilewise.open(slide_path).read_region((100, 60), (300, 200), level=1)
+    assert np.array_equal(png, expected)
+
+
+def test_thumbnail_and_bench(tmp_path, slide_path):
+    out = tmp_path / "t.png"
+    r = run("thumbnail", slide_path, "-o", out, "--size", 128)
+    assert r.returncode == 0, r.stderr
+    assert Image.open(out).size == (128, 96)
+    r = run("bench", slide_path, "--patches", 50, "--workers", 2)
+    assert r.returncode == 0, r.stderr
+    assert "patches/s" in r.stdout and "MPix/s" in r.stdout
+
+
+def test_exit_codes_and_messages(tmp_path, slide_path):
+    r = run("info", tmp_path / "missing.tif")
+    assert r.returncode == 3 and "missing.tif: no such file" in r.stderr
+    bad = tmp_path / "bad.tif"
+    bad.write_bytes(b"not a tiff at all")
+    r = run("info", bad)
+    assert r.returncode == 4 and "not a TIFF" in r.stderr
+    r = run("region", slide_path, "--level", 9, "--width", 10, "--height", 10, "-o", tmp_path / "x.png")
+    assert r.returncode == 2 and "level 9 does not exist" in r.stderr
+    r = run("region", slide_path, "--width", -1, "--height", 10, "-o", tmp_path / "x.png")
+    assert r.returncode == 2
+    r = run("nonsense")
+    assert r.returncode == 2
+    data = slide_path.read_bytes()
+    cut = tmp_path / "cut.tif"
+    cut.write_bytes(data[:200] + b"\0" * (len(data) - 200))  # tile data wiped, directories intact
+    r = run("region", cut, "--width", 256, "--height", 256, "-o", tmp_path / "y.png")
+    assert r.returncode in (4, 5) and "cut.tif" in r.stderr
