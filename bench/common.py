@@ -1,0 +1,113 @@
+"""Shared benchmark helpers: the realistic benchmark slide, timing, tile extraction and table printing."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Dict, List, Optional
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "data"))
+import slidegen  # noqa: E402
+
+DATA = REPO / "bench" / "data"
+OUT = REPO / "bench" / "out"
+NATIVE = REPO / "build" / "bench"
+
+
+def benchmark_slide(size: int = 20480, tile: int = 256, quality: int = 80) -> Path:
+    """A size x size pyramid of real tissue (ihc.png, tiled, mirrored, colour-jittered), JPEG q80 4:2:0 with
+    shared tables, written by libvips. Cached under bench/data/."""
+    DATA.mkdir(parents=True, exist_ok=True)
+    path = DATA / f"ihc_{size}_t{tile}_q{quality}.tif"
+    if not path.exists():
+        print(f"generating {path.name} ...", flush=True)
+        image = slidegen.ihc_tissue(size, size, seed=1)
+        tmp = path.with_suffix(".partial.tif")
+        slidegen.write_vips_pyramid(tmp, image, tile=tile, quality=quality)
+        del image
+        tmp.rename(path)
+    return path
+
+
+def time_runs(fn: Callable[[], object], reps: int = 5, warmup: int = 1) -> Dict[str, float]:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return {"median": statistics.median(times), "min": min(times), "max": max(times)}
+
+
+def jpeg_tiles(path: Path, level: int, indices: Optional[List[int]] = None) -> List[bytes]:
+    """Complete JPEG streams of a level's tiles (JPEGTables spliced in), as a decoder would get them."""
+    import tifffile
+
+    with tifffile.TiffFile(path) as tf:
+        page = tf.pages[level]
+        tables = page.jpegtables or b""
+        out = []
+        fh = tf.filehandle
+        for i in indices if indices is not None else range(len(page.dataoffsets)):
+            fh.seek(page.dataoffsets[i])
+            data = fh.read(page.databytecounts[i])
+            out.append(tables[:-2] + data[2:] if tables else data)
+        return out
+
+
+def ensure_native() -> Path:
+    """Builds bench/native/jpeg_ceiling.cc (needs libturbojpeg0-dev) when stale."""
+    NATIVE.mkdir(parents=True, exist_ok=True)
+    exe = NATIVE / "jpeg_ceiling"
+    src = REPO / "bench" / "native" / "jpeg_ceiling.cc"
+    if not exe.exists() or exe.stat().st_mtime < src.stat().st_mtime:
+        subprocess.run(["g++", "-O2", "-std=c++17", str(src), "-o", str(exe), "-lturbojpeg", "-pthread"], check=True)
+    return exe
+
+
+def jpeg_ceiling(tiles: List[bytes], threads: int = 1, reps: int = 5) -> dict:
+    exe = ensure_native()
+    blob = NATIVE / f"tiles_{os.getpid()}.bin"
+    with open(blob, "wb") as f:
+        for t in tiles:
+            f.write(len(t).to_bytes(4, "little"))
+            f.write(t)
+    try:
+        out = subprocess.run([str(exe), str(blob), "--threads", str(threads), "--reps", str(reps)], check=True,
+                             capture_output=True, text=True).stdout
+    finally:
+        blob.unlink()
+    return json.loads(out)
+
+
+class Table:
+    """Rows of (workload, tool, value, unit, min, max); prints ratios to tilewise within each workload."""
+
+    def __init__(self, title: str):
+        self.title = title
+        self.rows: List[dict] = []
+
+    def add(self, workload: str, tool: str, value: float, lo: float, hi: float, unit: str, note: str = "") -> None:
+        self.rows.append(dict(workload=workload, tool=tool, value=value, unit=unit, lo=lo, hi=hi, note=note))
+
+    def markdown(self) -> str:
+        lines = [f"### {self.title}", "",
+                 "| workload | tool | median | min-max | unit | tilewise / tool | note |",
+                 "|---|---|---:|---:|---|---:|---|"]
+        for r in self.rows:
+            base = next((x["value"] for x in self.rows if x["workload"] == r["workload"]
+                         and x["tool"].startswith("tilewise")), None)
+            ratio = f"{base / r['value']:.2f}x" if base and r["value"] and not r["tool"].startswith("tilewise") else ""
+            rng = f"{r['lo']:.1f}-{r['hi']:.1f}" if r["lo"] == r["lo"] else ""
+            lines.append(f"| {r['workload']} | {r['tool']} | {r['value']:.1f} | {rng} | {r['unit']} | {ratio} | "
+                         f"{r['note']} |")
+        return "\n".join(lines) + "\n"
