@@ -10,6 +10,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "errors.h"
+#include "tilewise/memory.h"
 #include "tilewise/tilewise.h"
 
 namespace nb = nanobind;
@@ -24,8 +25,18 @@ namespace {
 Array3 new_rgb_array(int64_t width, int64_t height, uint8_t** data) {
   throw_if_error(check_region_size(width, height));
   const size_t bytes = static_cast<size_t>(width) * static_cast<size_t>(height) * 3;
-  auto* buffer = new uint8_t[bytes > 0 ? bytes : 1];
-  nb::capsule owner(buffer, [](void* p) noexcept { delete[] static_cast<uint8_t*>(p); });
+  // Pooled: large arrays reuse released buffers (tilewise/memory.h). The capsule remembers the size.
+  auto* buffer = static_cast<uint8_t*>(allocate_pixels(bytes));
+  if (buffer == nullptr) throw StatusError(out_of_memory("cannot allocate a " + std::to_string(bytes) + "-byte array"));
+  struct Owned {
+    void* data;
+    size_t bytes;
+  };
+  nb::capsule owner(new Owned{buffer, bytes}, [](void* p) noexcept {
+    auto* owned = static_cast<Owned*>(p);
+    free_pixels(owned->data, owned->bytes);
+    delete owned;
+  });
   *data = buffer;
   return Array3(buffer, {static_cast<size_t>(height), static_cast<size_t>(width), 3}, owner);
 }

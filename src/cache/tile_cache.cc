@@ -10,19 +10,34 @@ namespace {
 constexpr uint64_t kEntryOverhead = 96;  // list node, map node and control block, roughly
 }
 
-TileCache::TileCache(uint64_t capacity_bytes) : capacity_(capacity_bytes) {}
+TileCache::TileCache(uint64_t capacity_bytes, size_t ghost_keys)
+    : capacity_(capacity_bytes), ghost_capacity_(ghost_keys) {}
 
-std::shared_ptr<const CachedTile> TileCache::get(const TileKey& key) {
+TileCache::Lookup TileCache::lookup(const TileKey& key) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (capacity_ == 0) return nullptr;
+  if (capacity_ == 0) return {};
   auto it = map_.find(key);
-  if (it == map_.end()) {
-    ++misses_;
-    return nullptr;
+  if (it != map_.end()) {
+    ++hits_;
+    lru_.splice(lru_.begin(), lru_, it->second);
+    return {it->second->tile, false};
   }
-  ++hits_;
-  lru_.splice(lru_.begin(), lru_, it->second);
-  return it->second->tile;
+  ++misses_;
+  auto ghost = ghosts_.find(key);
+  if (ghost != ghosts_.end()) {
+    ghosts_.erase(ghost);  // its stale entry in ghost_order_ is skipped when it reaches the front
+    return {nullptr, true};
+  }
+  const uint64_t seq = ++ghost_seq_;
+  ghosts_[key] = seq;
+  ghost_order_.emplace_back(key, seq);
+  while (ghost_order_.size() > ghost_capacity_) {
+    const auto& [old_key, old_seq] = ghost_order_.front();
+    auto g = ghosts_.find(old_key);
+    if (g != ghosts_.end() && g->second == old_seq) ghosts_.erase(g);
+    ghost_order_.pop_front();
+  }
+  return {nullptr, false};
 }
 
 void TileCache::put(const TileKey& key, std::shared_ptr<const CachedTile> tile) {
@@ -67,6 +82,8 @@ void TileCache::clear() {
   std::lock_guard<std::mutex> lock(mutex_);
   lru_.clear();
   map_.clear();
+  ghosts_.clear();
+  ghost_order_.clear();
   bytes_ = 0;
 }
 
@@ -74,6 +91,10 @@ void TileCache::set_capacity(uint64_t bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
   capacity_ = bytes;
   evict_to(bytes);
+  if (bytes == 0) {
+    ghosts_.clear();
+    ghost_order_.clear();
+  }
 }
 
 uint64_t TileCache::capacity() const {

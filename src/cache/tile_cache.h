@@ -1,5 +1,13 @@
 // TileCache: a byte-budget LRU of decoded tiles, shared by every open slide in the process.
 //
+// Admission: a tile is cached on its second request within a short history, not its first. lookup()
+// remembers the keys of recent misses (a bounded "ghost" list holding keys only); a miss whose key is in
+// that list reports seen_recently, and the caller then decodes the whole tile and put()s it. On a first
+// miss the caller decodes only the part of the tile its region needs, which for random patches is a
+// fraction of the work, and nothing is cached. Overlapping reads (sliding windows, neighbouring patches)
+// touch tiles repeatedly and so get them cached; a random sampler never fills the cache with tiles that
+// will not be read again.
+//
 // Thread behaviour: all methods are thread-safe; one mutex guards the map and the recency list and is held
 // only for lookups, splices and inserts (never while decoding or copying pixels). Values are immutable and
 // reference-counted, so a reader keeps using a tile after it has been evicted. A capacity of 0 disables the
@@ -7,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -32,9 +41,15 @@ struct CachedTile {
 
 class TileCache {
  public:
-  explicit TileCache(uint64_t capacity_bytes);
+  struct Lookup {
+    std::shared_ptr<const CachedTile> tile;  // null on a miss
+    bool seen_recently = false;              // on a miss: the key missed recently too (admit it now)
+  };
 
-  std::shared_ptr<const CachedTile> get(const TileKey& key);
+  explicit TileCache(uint64_t capacity_bytes, size_t ghost_keys = 16384);
+
+  Lookup lookup(const TileKey& key);
+  std::shared_ptr<const CachedTile> get(const TileKey& key) { return lookup(key).tile; }
   void put(const TileKey& key, std::shared_ptr<const CachedTile> tile);
   void erase_slide(uint64_t slide);
   void clear();
@@ -66,6 +81,11 @@ class TileCache {
   mutable std::mutex mutex_;
   std::list<Entry> lru_;  // front = most recently used
   std::unordered_map<TileKey, std::list<Entry>::iterator, KeyHash> map_;
+  // Keys of recent misses, oldest first in ghost_order_ (bounded by ghost_capacity_).
+  std::unordered_map<TileKey, uint64_t, KeyHash> ghosts_;  // key -> sequence number of its latest miss
+  std::deque<std::pair<TileKey, uint64_t>> ghost_order_;
+  size_t ghost_capacity_;
+  uint64_t ghost_seq_ = 0;
   uint64_t capacity_;
   uint64_t bytes_ = 0;
   uint64_t hits_ = 0, misses_ = 0, evictions_ = 0;

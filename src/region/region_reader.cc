@@ -90,27 +90,36 @@ Status RegionReader::read(const RegionRequest& req) const {
     const bool full_width = tile.valid_cols() == tw;  // no padding columns to the right of the image
     const bool in_place = full_width && need.x0 == bounds.x0 && need.x1 == bounds.x1 && need.y0 == bounds.y0 &&
                           need.y1 == bounds.y1;
+    const ImageView window = req.out.sub(need.x0 - region.x0, need.y0 - region.y0,
+                                         static_cast<int32_t>(need.x1 - need.x0), static_cast<int32_t>(need.y1 - need.y0));
     if (in_place) {
       s = fetcher.decode(tile, req.out.sub(bounds.x0 - region.x0, bounds.y0 - region.y0, static_cast<int32_t>(tw),
                                            tile.valid_rows()));
     } else {
+      // A tile cut by the region's edge: from the cache; or decoded whole and cached when it was asked for
+      // recently (see cache/tile_cache.h, "Admission"); or else only the window the region needs, straight
+      // into the output.
       const cache::TileKey key{slide_uid_, req.cache_level, tile.index()};
-      std::shared_ptr<const cache::CachedTile> pixels = caching ? cache.get(key) : nullptr;
-      if (!pixels) {
+      cache::TileCache::Lookup found = caching ? cache.lookup(key) : cache::TileCache::Lookup{};
+      std::shared_ptr<const cache::CachedTile> pixels = std::move(found.tile);
+      if (!pixels && found.seen_recently) {
         auto decoded = std::make_shared<cache::CachedTile>();
         decoded->width = static_cast<int32_t>(tw);
         decoded->height = tile.valid_rows();
         decoded->pixels.resize(static_cast<size_t>(tw) * decoded->height * 3);
         s = fetcher.decode(tile, ImageView{decoded->pixels.data(), tw * 3, decoded->width, decoded->height, 3, {}});
         if (s.ok()) {
-          if (caching) cache.put(key, decoded);
+          cache.put(key, decoded);
           pixels = std::move(decoded);
         }
       }
-      if (s.ok()) {
+      if (pixels) {
         const int64_t stride = int64_t{pixels->width} * 3;
         copy_rect(pixels->pixels.data() + (need.y0 - bounds.y0) * stride + (need.x0 - bounds.x0) * 3, stride, req.out,
                   need.x0 - region.x0, need.y0 - region.y0, need.x1 - need.x0, need.y1 - need.y0);
+      } else if (s.ok()) {
+        s = fetcher.decode_window(tile, window, static_cast<int32_t>(need.x0 - bounds.x0),
+                                  static_cast<int32_t>(need.y0 - bounds.y0));
       }
     }
     if (!s.ok()) {

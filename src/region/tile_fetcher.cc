@@ -23,7 +23,8 @@ std::string TileFetcher::context(const TileRef& tile, uint64_t offset) const {
          std::to_string(tile.row) + ") at offset " + std::to_string(offset);
 }
 
-Status TileFetcher::decode(const TileRef& tile, const ImageView& out) const {
+template <typename Fn>
+Status TileFetcher::with_tile_bytes(const TileRef& tile, Fn&& decode) const {
   const size_t index = static_cast<size_t>(tile.index());
   const tiff::Ifd& ifd = *tile.level->ifd;
   const uint64_t offset = ifd.chunk_offsets[index];
@@ -38,9 +39,21 @@ Status TileFetcher::decode(const TileRef& tile, const ImageView& out) const {
   Status s = source.pread(bytes, offset);
   if (s.ok()) {
     auto decoder = codecs::DecoderPool::global().acquire();
-    s = decoder->decode(bytes, tile.level->desc, out);
+    s = decode(*decoder, std::span<const uint8_t>(bytes));
   }
   return s.with_context(context(tile, offset));
+}
+
+Status TileFetcher::decode(const TileRef& tile, const ImageView& out) const {
+  return with_tile_bytes(tile, [&](codecs::CpuDecoder& d, std::span<const uint8_t> bytes) {
+    return d.decode(bytes, tile.level->desc, out);
+  });
+}
+
+Status TileFetcher::decode_window(const TileRef& tile, const ImageView& out, int32_t x, int32_t y) const {
+  return with_tile_bytes(tile, [&](codecs::CpuDecoder& d, std::span<const uint8_t> bytes) {
+    return d.decode_window(bytes, tile.level->desc, out, x, y);
+  });
 }
 
 }  // namespace tilewise::region

@@ -36,8 +36,13 @@ class TileFetcher {
 
   // Decodes the tile's first out.height rows into out (out.width == tile width).
   Status decode(const TileRef& tile, const ImageView& out) const;
+  // Decodes the window of out's size at (x, y) of the tile.
+  Status decode_window(const TileRef& tile, const ImageView& out, int32_t x, int32_t y) const;
 
  private:
+  // Reads the tile's bytes and runs `decode(decoder, bytes)` with a leased decoder, adding the context.
+  template <typename Fn>
+  Status with_tile_bytes(const TileRef& tile, Fn&& decode) const;
   std::string context(const TileRef& tile, uint64_t offset) const;
   const formats::SlideModel& model_;
 };

@@ -63,6 +63,22 @@ Status CpuDecoder::decode(std::span<const uint8_t> data, const TileDesc& desc, c
   return decode_lossless(data, desc, out);
 }
 
+Status CpuDecoder::decode_window(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out,
+                                 int32_t x, int32_t y) {
+  TW_RETURN_IF_ERROR(can_decode(desc));
+  if (x < 0 || y < 0 || out.width <= 0 || out.height <= 0 || x + out.width > desc.width ||
+      y + out.height > desc.height || out.channels != 3 || !out.device.is_cpu()) {
+    return internal_error("decode window lies outside the tile");
+  }
+  if (desc.compression == Compression::kJpeg) return jpeg_->decode_window(data, desc, out, x, y, true);
+  const int32_t rows = y + out.height;
+  window_rgb_.resize(static_cast<size_t>(desc.width) * rows * 3);
+  const ImageView whole{window_rgb_.data(), int64_t{desc.width} * 3, desc.width, rows, 3, {}};
+  TW_RETURN_IF_ERROR(decode_lossless(data, desc, whole));
+  for (int32_t r = 0; r < out.height; ++r) std::memcpy(out.row(r), whole.pixel(x, y + r), out.row_bytes());
+  return Status();
+}
+
 Status CpuDecoder::decode_lossless(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out) {
   const int64_t row_bytes = int64_t{desc.width} * desc.samples_per_pixel;
   const size_t needed = static_cast<size_t>(row_bytes) * out.height;  // rows the caller wants

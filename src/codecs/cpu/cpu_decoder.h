@@ -33,6 +33,11 @@ class CpuDecoder {
   // Unsupported, with a message prefixed by the codec name.
   Status decode(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out);
 
+  // Decodes only the window of out's size at (x, y) of the chunk. JPEG reconstructs just the pixels the
+  // window needs (exactly equal to a full decode's); other codecs decode the chunk and copy the window.
+  Status decode_window(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out, int32_t x,
+                       int32_t y);
+
  private:
   Status decode_lossless(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out);
 
@@ -40,6 +45,7 @@ class CpuDecoder {
   std::unique_ptr<DeflateDecoder> deflate_;
   std::unique_ptr<ZstdDecoder> zstd_;
   std::vector<uint8_t> scratch_;
+  std::vector<uint8_t> window_rgb_;  // a whole decoded chunk when only a window of it is wanted
 };
 
 }  // namespace tilewise::codecs

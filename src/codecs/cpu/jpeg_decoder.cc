@@ -1,5 +1,6 @@
 #include "codecs/cpu/jpeg_decoder.h"
 
+#include <algorithm>
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
@@ -18,7 +19,8 @@ struct JpegDecoder::State {
   };
   jpeg_decompress_struct cinfo;
   ErrorManager err;
-  std::vector<uint8_t> row;  // for JPEGs wider than the output view
+  std::vector<uint8_t> scratch;     // rows decoded wider than the output view (cropped or padded tiles)
+  std::vector<JSAMPROW> row_ptrs;  // one per output row: libjpeg-turbo upsamples fastest given many rows
 
   static void on_error(j_common_ptr cinfo) {
     auto* e = reinterpret_cast<ErrorManager*>(cinfo->err);
@@ -46,10 +48,17 @@ JpegDecoder::~JpegDecoder() { jpeg_destroy_decompress(&state_->cinfo); }
 
 namespace {
 
-// Everything between setjmp and a possible longjmp is plain C data: no destructors are skipped.
-bool decode_impl(jpeg_decompress_struct* cinfo, std::jmp_buf& jump, std::span<const uint8_t> data,
-                 const TileDesc& desc, const ImageView& out, std::vector<uint8_t>* row, char* error) {
-  if (setjmp(jump)) {
+struct Window {
+  int32_t x, y;  // offset of the output view inside the tile
+};
+
+// Everything between setjmp and a possible longjmp is plain C data or owned by State: no destructor is
+// skipped by the jump.
+bool decode_impl(JpegDecoder::State* st, std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out,
+                 Window win, bool partial) {
+  jpeg_decompress_struct* cinfo = &st->cinfo;
+  char* error = st->err.message;
+  if (setjmp(st->err.jump)) {
     jpeg_abort_decompress(cinfo);
     return false;
   }
@@ -70,24 +79,60 @@ bool decode_impl(jpeg_decompress_struct* cinfo, std::jmp_buf& jump, std::span<co
   }
   cinfo->out_color_space = JCS_RGB;
   jpeg_start_decompress(cinfo);
-  if (cinfo->output_width < static_cast<JDIMENSION>(out.width) ||
-      cinfo->output_height < static_cast<JDIMENSION>(out.height)) {
+  const JDIMENSION need_w = static_cast<JDIMENSION>(win.x + out.width);
+  const JDIMENSION need_h = static_cast<JDIMENSION>(win.y + out.height);
+  if (cinfo->output_width < need_w || cinfo->output_height < need_h) {
     std::snprintf(error, JMSG_LENGTH_MAX, "image is %ux%u, smaller than the %dx%d tile", cinfo->output_width,
-                  cinfo->output_height, out.width, out.height);
+                  cinfo->output_height, desc.width, desc.height);
     jpeg_abort_decompress(cinfo);
     return false;
   }
-  const bool direct = cinfo->output_width == static_cast<JDIMENSION>(out.width);
-  if (!direct && row->size() < static_cast<size_t>(cinfo->output_width) * 3) {
-    row->resize(static_cast<size_t>(cinfo->output_width) * 3);
+  // Columns: libjpeg-turbo reconstructs only the iMCU columns covering the crop; rows above the window are
+  // entropy-decoded but not reconstructed; rows below are never touched. Fancy (smooth) horizontal chroma
+  // upsampling reads the neighbouring chroma sample, which a crop edge replaces by its own, so the crop is
+  // widened by one iMCU on each side that has neighbours: the window's pixels then equal a full decode's
+  // (tests/cpp/codecs/jpeg_test.cc checks every layout).
+  JDIMENSION first_col = 0;
+  if (partial && (win.x > 0 || need_w < cinfo->output_width)) {
+    const JDIMENSION margin = static_cast<JDIMENSION>(cinfo->max_h_samp_factor * DCTSIZE);
+    const JDIMENSION x0 = static_cast<JDIMENSION>(win.x) > margin ? static_cast<JDIMENSION>(win.x) - margin : 0;
+    const JDIMENSION x1 = std::min<JDIMENSION>(need_w + margin, cinfo->output_width);
+    JDIMENSION xoff = x0, width = x1 - x0;
+    jpeg_crop_scanline(cinfo, &xoff, &width);
+    first_col = static_cast<JDIMENSION>(win.x) - xoff;
+  } else {
+    first_col = static_cast<JDIMENSION>(win.x);
   }
-  while (cinfo->output_scanline < static_cast<JDIMENSION>(out.height)) {
-    JSAMPROW dest = direct ? out.row(cinfo->output_scanline) : row->data();
-    const JDIMENSION y = cinfo->output_scanline;
-    jpeg_read_scanlines(cinfo, &dest, 1);
-    if (!direct) std::memcpy(out.row(y), row->data(), out.row_bytes());
+  if (win.y > 0) {
+    if (partial) {
+      jpeg_skip_scanlines(cinfo, static_cast<JDIMENSION>(win.y));
+    } else {
+      // Rows above the window are decoded into the scratch area and dropped.
+      st->scratch.resize(static_cast<size_t>(cinfo->output_width) * 3);
+      JSAMPROW row = st->scratch.data();
+      while (cinfo->output_scanline < static_cast<JDIMENSION>(win.y)) jpeg_read_scanlines(cinfo, &row, 1);
+    }
   }
-  // Rows below the view (padding) are never decoded.
+  const bool direct = first_col == 0 && cinfo->output_width == static_cast<JDIMENSION>(out.width);
+  const size_t rows = static_cast<size_t>(out.height);
+  const size_t decoded_row_bytes = static_cast<size_t>(cinfo->output_width) * 3;
+  st->row_ptrs.resize(rows);
+  if (direct) {
+    for (size_t r = 0; r < rows; ++r) st->row_ptrs[r] = out.row(static_cast<int64_t>(r));
+  } else {
+    st->scratch.resize(decoded_row_bytes * rows);
+    for (size_t r = 0; r < rows; ++r) st->row_ptrs[r] = st->scratch.data() + r * decoded_row_bytes;
+  }
+  size_t done = 0;
+  while (done < rows) {
+    done += jpeg_read_scanlines(cinfo, st->row_ptrs.data() + done, static_cast<JDIMENSION>(rows - done));
+  }
+  if (!direct) {
+    for (size_t r = 0; r < rows; ++r) {
+      std::memcpy(out.row(static_cast<int64_t>(r)), st->row_ptrs[r] + first_col * 3, out.row_bytes());
+    }
+  }
+  // Rows below the window (and tile padding) are never decoded.
   jpeg_abort_decompress(cinfo);
   return true;
 }
@@ -95,9 +140,14 @@ bool decode_impl(jpeg_decompress_struct* cinfo, std::jmp_buf& jump, std::span<co
 }  // namespace
 
 Status JpegDecoder::decode(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out) {
+  return decode_window(data, desc, out, 0, 0, false);
+}
+
+Status JpegDecoder::decode_window(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out,
+                                  int32_t x, int32_t y, bool partial) {
   if (data.size() < 4) return corrupt("jpeg: " + std::to_string(data.size()) + "-byte tile is too short");
   state_->err.message[0] = '\0';
-  if (!decode_impl(&state_->cinfo, state_->err.jump, data, desc, out, &state_->row, state_->err.message)) {
+  if (!decode_impl(state_.get(), data, desc, out, Window{x, y}, partial)) {
     return corrupt(std::string("jpeg: ") + state_->err.message);
   }
   return Status();

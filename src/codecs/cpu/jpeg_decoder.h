@@ -27,8 +27,15 @@ class JpegDecoder {
   // dropped) but not smaller.
   Status decode(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out);
 
- private:
+  // Decodes the window of out's size at (x, y) inside the tile. With `partial`, only the iMCU columns and
+  // rows the window needs are reconstructed (libjpeg-turbo's crop and skip), which costs a fraction of a
+  // full decode for windows cut from a tile's corner; the pixels are identical either way.
+  Status decode_window(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out, int32_t x,
+                       int32_t y, bool partial);
+
   struct State;
+
+ private:
   std::unique_ptr<State> state_;
 };
 

@@ -62,6 +62,24 @@ TEST(TileCache, KeysSeparateSlidesAndLevelsAndEraseSlideDropsOnlyThatSlide) {
   EXPECT_EQ(cache.stats().entries, 1u);
 }
 
+TEST(TileCache, AdmitsTilesOnTheirSecondRecentMiss) {
+  TileCache cache(1 << 20, /*ghost_keys=*/3);
+  EXPECT_FALSE(cache.lookup({1, 0, 1}).seen_recently);
+  EXPECT_TRUE(cache.lookup({1, 0, 1}).seen_recently);
+  EXPECT_FALSE(cache.lookup({1, 0, 1}).seen_recently);  // consumed: the caller was told to admit it
+  // The ghost list is bounded: a key pushed out by newer misses counts as new again.
+  cache.lookup({1, 0, 2});
+  cache.lookup({1, 0, 3});
+  cache.lookup({1, 0, 4});
+  cache.lookup({1, 0, 5});
+  EXPECT_FALSE(cache.lookup({1, 0, 2}).seen_recently);
+  EXPECT_TRUE(cache.lookup({1, 0, 5}).seen_recently);
+  cache.put({1, 0, 5}, tile(10, 5));
+  auto hit = cache.lookup({1, 0, 5});
+  ASSERT_NE(hit.tile, nullptr);
+  EXPECT_FALSE(hit.seen_recently);
+}
+
 TEST(TileCache, EvictedTilesStayValidForHolders) {
   TileCache cache(1100);
   cache.put({1, 0, 1}, tile(1000, 9));

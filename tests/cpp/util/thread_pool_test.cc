@@ -56,3 +56,37 @@ TEST(CheckedMath, DetectsOverflowAndRanges) {
 
 }  // namespace
 }  // namespace tilewise::internal
+
+#include "util/buffer_pool.h"
+
+namespace tilewise::internal {
+namespace {
+
+TEST(BufferPool, ReusesReleasedLargeBuffersWithinItsBudget) {
+  BufferPool pool(16 << 20);
+  void* a = pool.acquire(5 << 20);
+  ASSERT_NE(a, nullptr);
+  static_cast<uint8_t*>(a)[(5 << 20) - 1] = 1;  // the whole request is usable
+  pool.release(a, 5 << 20);
+  EXPECT_EQ(pool.cached_bytes(), size_t{6} << 20);  // rounded up to 2 MiB
+  void* b = pool.acquire(4 << 20);                  // fits in the cached 6 MiB buffer
+  EXPECT_EQ(b, a);
+  EXPECT_EQ(pool.cached_bytes(), 0u);
+  void* c = pool.acquire(1 << 20);  // a cached buffer more than twice the request is not used
+  pool.release(b, 4 << 20);         // returns with its real (6 MiB) size
+  EXPECT_EQ(pool.cached_bytes(), size_t{6} << 20);
+  pool.release(c, 1 << 20);
+  EXPECT_EQ(pool.cached_bytes(), size_t{8} << 20);
+  void* big = pool.acquire(12 << 20);
+  pool.release(big, 12 << 20);  // 20 MiB cached > 16 MiB budget: the largest is dropped
+  EXPECT_EQ(pool.cached_bytes(), size_t{8} << 20);
+  pool.set_capacity(0);
+  EXPECT_EQ(pool.cached_bytes(), 0u);
+  void* small = pool.acquire(1000);  // small buffers are plain heap allocations
+  ASSERT_NE(small, nullptr);
+  pool.release(small, 1000);
+  EXPECT_EQ(pool.cached_bytes(), 0u);
+}
+
+}  // namespace
+}  // namespace tilewise::internal
