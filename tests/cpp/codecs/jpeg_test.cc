@@ -103,6 +103,17 @@ struct Case {
   int channels;
 };
 
+TileDesc jpeg_desc(const Case& k, int w, int h, std::span<const uint8_t> tables = {}) {
+  TileDesc desc;
+  desc.compression = Compression::kJpeg;
+  desc.width = w;
+  desc.height = h;
+  desc.samples_per_pixel = k.channels;
+  desc.color = k.channels == 1 ? ColorSpace::kMinIsBlack : (k.rgb_components ? ColorSpace::kRgb : ColorSpace::kYCbCr);
+  desc.jpeg_tables = tables;
+  return desc;
+}
+
 class JpegCases : public ::testing::TestWithParam<Case> {};
 
 TEST_P(JpegCases, AbbreviatedStreamsWithTablesMatchTheFullDecode) {
@@ -114,12 +125,7 @@ TEST_P(JpegCases, AbbreviatedStreamsWithTablesMatchTheFullDecode) {
   ASSERT_FALSE(abbr.tables.empty());
   auto expected = reference_decode(full.image, k.rgb_components);
 
-  TileDesc desc;
-  desc.compression = Compression::kJpeg;
-  desc.width = w;
-  desc.height = h;
-  desc.samples_per_pixel = k.channels;
-  desc.color = k.channels == 1 ? ColorSpace::kMinIsBlack : (k.rgb_components ? ColorSpace::kRgb : ColorSpace::kYCbCr);
+  TileDesc desc = jpeg_desc(k, w, h);
   CpuDecoder decoder;
   std::vector<uint8_t> got(static_cast<size_t>(w) * h * 3);
   ImageView view{got.data(), w * 3, w, h, 3, {}};
@@ -187,12 +193,6 @@ TEST(Jpeg, CorruptAndTruncatedStreamsAreErrorsNotGuesses) {
   EXPECT_EQ(decoder.decode(full.image, desc, ImageView{wide.data(), 384, 128, 64, 3, {}}).code(), StatusCode::kCorrupt);
 }
 
-}  // namespace
-}  // namespace tilewise::codecs
-
-namespace tilewise::codecs {
-namespace {
-
 class JpegWindows : public ::testing::TestWithParam<Case> {};
 
 // Partial decoding (crop + skip) must give exactly the pixels of a full decode, for every sampling layout,
@@ -202,13 +202,7 @@ TEST_P(JpegWindows, PartialDecodeEqualsTheFullDecodeCropped) {
   const int w = 256, h = 256;
   auto pixels = test_image(w, h, k.channels);
   Encoded abbr = encode(pixels, w, h, k.channels, k.rgb_components, k.h_samp, k.v_samp, true);
-  TileDesc desc;
-  desc.compression = Compression::kJpeg;
-  desc.width = w;
-  desc.height = h;
-  desc.samples_per_pixel = k.channels;
-  desc.color = k.channels == 1 ? ColorSpace::kMinIsBlack : (k.rgb_components ? ColorSpace::kRgb : ColorSpace::kYCbCr);
-  desc.jpeg_tables = abbr.tables;
+  const TileDesc desc = jpeg_desc(k, w, h, abbr.tables);
   CpuDecoder decoder;
   std::vector<uint8_t> full(static_cast<size_t>(w) * h * 3);
   ASSERT_TRUE(decoder.decode(abbr.image, desc, ImageView{full.data(), w * 3, w, h, 3, {}}).ok());
