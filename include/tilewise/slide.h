@@ -85,6 +85,9 @@ class Slide {
   const std::vector<AssociatedImageInfo>& associated_images() const;
   Result<RgbImage> read_associated_image(const std::string& name) const;
   int best_level_for_downsample(double downsample) const;
+  // Problems that did not stop the slide from opening (malformed vendor metadata, unreadable associated
+  // images): the slide reads, but some metadata is missing.
+  const std::vector<std::string>& warnings() const;
 
   // Reads the region at level-0 location (x, y) of `width` x `height` pixels of `level` into `out`, which
   // must be a 3-channel CPU view of at least that size. Pixels outside the level get the fill colour.

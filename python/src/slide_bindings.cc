@@ -153,6 +153,15 @@ void bind_slide(nb::module_& m) {
              return array;
            })
       .def("best_level_for_downsample", &Slide::best_level_for_downsample)
+      .def_prop_ro("warnings", [](const Slide& s) {
+        nb::list out;
+        for (const std::string& w : s.warnings()) {
+          PyObject* text = PyUnicode_DecodeUTF8(w.data(), static_cast<Py_ssize_t>(w.size()), "backslashreplace");
+          if (!text) throw nb::python_error();
+          out.append(nb::steal(text));
+        }
+        return out;
+      })
       .def("read_region", &read_region, nb::arg("x"), nb::arg("y"), nb::arg("level"), nb::arg("width"),
            nb::arg("height"), nb::arg("fill") = nb::none(), nb::arg("use_cache") = true,
            nb::arg("level_frame") = false,

@@ -121,6 +121,12 @@ class Slide:
         return icc or None
 
     @property
+    def warnings(self) -> Tuple[str, ...]:
+        """Problems that did not stop the slide from opening (malformed vendor metadata, unreadable
+        associated images)."""
+        return tuple(self._slide.warnings)
+
+    @property
     def background(self) -> Tuple[int, int, int]:
         return tuple(self._slide.background)
 

@@ -3,6 +3,7 @@
 
 #include "api/slide_impl.h"
 #include "cache/tile_cache.h"
+#include "codecs/decoder_pool.h"
 #include "formats/format_registry.h"
 #include "io/source.h"
 #include "tilewise/tilewise.h"
@@ -57,6 +58,7 @@ const std::vector<uint8_t>& Slide::icc_profile() const { return impl_->model.icc
 std::array<uint8_t, 3> Slide::background() const { return impl_->model.background; }
 std::optional<std::pair<double, double>> Slide::mpp() const { return impl_->model.mpp; }
 const std::vector<AssociatedImageInfo>& Slide::associated_images() const { return impl_->associated; }
+const std::vector<std::string>& Slide::warnings() const { return impl_->model.warnings; }
 
 std::optional<std::string> Slide::property(const std::string& key) const {
   const Properties& p = impl_->model.properties;
@@ -117,14 +119,25 @@ Result<RgbImage> Slide::read_associated_image(const std::string& name) const {
     image.width = a.image.info.width;
     image.height = a.image.info.height;
     image.pixels.resize(static_cast<size_t>(image.width * image.height * 3));
+    const ImageView view{image.pixels.data(), image.width * 3, static_cast<int32_t>(image.width),
+                         static_cast<int32_t>(image.height), 3, {}};
+    if (!a.embedded_jpeg.empty()) {
+      codecs::TileDesc desc;
+      desc.compression = codecs::Compression::kJpeg;
+      desc.width = view.width;
+      desc.height = view.height;
+      desc.color = codecs::ColorSpace::kYCbCr;
+      auto decoder = codecs::DecoderPool::global().acquire();
+      TW_RETURN_IF_ERROR(decoder->decode(a.embedded_jpeg, desc, view).with_context(impl_->path + ": associated image " + name));
+      return image;
+    }
     region::RegionRequest req;
     req.level = &a.image;
     req.level_label = "associated image " + name;
     req.cache_level = -1 - static_cast<int32_t>(i);
     req.width = image.width;
     req.height = image.height;
-    req.out = ImageView{image.pixels.data(), image.width * 3, static_cast<int32_t>(image.width),
-                        static_cast<int32_t>(image.height), 3, {}};
+    req.out = view;
     req.use_cache = false;
     TW_RETURN_IF_ERROR(impl_->reader.read(req));
     return image;

@@ -28,6 +28,7 @@ struct TileDesc {
   int32_t bits_per_sample = 8;
   ColorSpace color = ColorSpace::kRgb;
   int32_t predictor = 1;                 // 1 none, 2 horizontal differencing
+  bool big_endian = false;               // byte order of 16-bit samples (lossless codecs)
   std::span<const uint8_t> jpeg_tables;  // abbreviated-JPEG tables (TIFF tag 347), may be empty
 };
 

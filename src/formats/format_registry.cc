@@ -5,6 +5,9 @@ namespace tilewise::formats {
 namespace {
 // Order matters: a vendor driver must come before any driver whose detection its files would also pass.
 const FormatDriver kTable[] = {
+    kAperioDriver,
+    kPhilipsDriver,
+    kOmeTiffDriver,
     kGenericTiffDriver,
 };
 }  // namespace

@@ -29,6 +29,9 @@ Result<SlideModel> open_model(std::shared_ptr<const io::Source> source);
 std::string detect_vendor(std::shared_ptr<const io::Source> source);
 
 // Drivers (one file each under src/formats/).
+extern const FormatDriver kAperioDriver;
+extern const FormatDriver kPhilipsDriver;
+extern const FormatDriver kOmeTiffDriver;
 extern const FormatDriver kGenericTiffDriver;
 
 }  // namespace tilewise::formats

@@ -36,11 +36,18 @@ Result<SlideModel> open(std::shared_ptr<const tiff::TiffFile> tiff) {
                    [](const LevelModel& a, const LevelModel& b) { return a.info.width > b.info.width; });
   compute_downsamples(model.levels);
 
+  // A description that looks like XML (Philips, OME) but did not satisfy those drivers is read as generic
+  // TIFF; say why its metadata is ignored.
+  const std::string& description = ifds[0].image_description.value_or("");
+  if (description.find("<OME") != std::string::npos || (ifds[0].software && ifds[0].software->rfind("Philips", 0) == 0)) {
+    model.warnings.push_back("vendor metadata in the ImageDescription could not be parsed; read as a generic TIFF");
+  }
   model.icc_profile = ifds[0].icc_profile;
   PropertyMap props;
   add_tiff_properties(ifds[0], props);
   if (ifds[0].image_description) props["openslide.comment"] = *ifds[0].image_description;
   add_mpp_from_resolution(ifds[0], props);
+  TW_RETURN_IF_ERROR(add_quickhash(model, props));
   add_standard_properties(model, props);
   return model;
 }

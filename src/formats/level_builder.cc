@@ -64,6 +64,9 @@ Result<LevelModel> build_level(const tiff::Ifd& ifd, const ModelLimits& limits) 
     if (fmt != 1) return unsupported(where + ": non-integer samples (SampleFormat " + std::to_string(fmt) + ")");
   }
   auto color = map_color(ifd, compression);
+  // Aperio's JPEG 2000 compression values say what the components are, whatever Photometric says.
+  if (ifd.compression == tiff::kCompressionAperioJp2kYCbCr) color = ColorSpace::kYCbCr;
+  if (ifd.compression == tiff::kCompressionAperioJp2kRgb) color = ColorSpace::kRgb;
   if (!color.ok()) return color.status().with_context(where);
 
   if (ifd.chunk_width > INT32_MAX || ifd.chunk_height > INT32_MAX) {
@@ -84,8 +87,9 @@ Result<LevelModel> build_level(const tiff::Ifd& ifd, const ModelLimits& limits) 
   d.color = *color;
   d.predictor = static_cast<int32_t>(ifd.predictor);
   d.jpeg_tables = ifd.jpeg_tables;
+  d.big_endian = !ifd.little_endian;
   Status decodable = codecs::CpuDecoder::can_decode(d);
-  if (!decodable.ok() && compression != Compression::kJpeg2000) return decodable.with_context(where);
+  if (!decodable.ok()) return decodable.with_context(where);
 
   level.info.width = ifd.width;
   level.info.height = ifd.height;
@@ -104,6 +108,20 @@ void compute_downsamples(std::vector<LevelModel>& levels) {
     LevelInfo& l = levels[i].info;
     l.downsample = i == 0 ? 1.0 : (w0 / static_cast<double>(l.width) + h0 / static_cast<double>(l.height)) / 2.0;
   }
+}
+
+}  // namespace tilewise::formats
+
+namespace tilewise::formats {
+
+Result<std::vector<LevelModel>> build_levels(const std::vector<const tiff::Ifd*>& ifds, const ModelLimits& limits) {
+  std::vector<LevelModel> levels;
+  for (const tiff::Ifd* ifd : ifds) {
+    TW_ASSIGN_OR_RETURN(LevelModel level, build_level(*ifd, limits));
+    levels.push_back(std::move(level));
+  }
+  compute_downsamples(levels);
+  return levels;
 }
 
 }  // namespace tilewise::formats

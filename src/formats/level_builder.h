@@ -11,6 +11,9 @@ namespace tilewise::formats {
 
 Result<LevelModel> build_level(const tiff::Ifd& ifd, const ModelLimits& limits = {});
 
+// build_level for each directory, then compute_downsamples; the first directory is level 0.
+Result<std::vector<LevelModel>> build_levels(const std::vector<const tiff::Ifd*>& ifds, const ModelLimits& limits = {});
+
 // Sets every level's downsample from level 0, as OpenSlide does: the mean of the width and height ratios.
 void compute_downsamples(std::vector<LevelModel>& levels);
 

@@ -22,13 +22,16 @@ struct LevelModel {
   codecs::TileDesc desc;           // chunk description shared by every tile of the level
   int64_t tiles_across = 0;
   int64_t tiles_down = 0;
-  // A tile with byte count 0 is absent and reads as background (Philips sparse tiles) instead of failing.
-  bool empty_tiles_are_background = false;
+  // A tile with byte count 0 is absent in every format (Philips sparse slides, Aperio encoder gaps, sparse
+  // generic TIFFs) and reads as background.
 };
 
 struct AssociatedModel {
   std::string name;
-  LevelModel image;  // decoded whole, through the same tile machinery
+  // Decoded whole through the same tile machinery; or, when embedded_jpeg is set (Philips keeps label and
+  // macro as base64 JPEG inside its XML), image.info holds the size and embedded_jpeg the stream.
+  LevelModel image;
+  std::vector<uint8_t> embedded_jpeg;
 };
 
 struct SlideModel {
@@ -40,6 +43,8 @@ struct SlideModel {
   std::array<uint8_t, 3> background{255, 255, 255};
   std::vector<uint8_t> icc_profile;
   std::optional<std::pair<double, double>> mpp;
+  // Problems that did not stop the slide from opening (malformed metadata, ignored directories).
+  std::vector<std::string> warnings;
 };
 
 // Limits applied while building levels (decode units that cannot be decoded safely are refused).

@@ -1,5 +1,7 @@
 #include "formats/tiff_properties.h"
 
+#include "formats/quickhash.h"
+
 #include <cstdio>
 #include <cstdlib>
 
@@ -44,6 +46,19 @@ void add_mpp_from_resolution(const tiff::Ifd& ifd, PropertyMap& props) {
   if (ifd.y_resolution && *ifd.y_resolution > 0) {
     props["openslide.mpp-y"] = format_double(10000.0 / static_cast<double>(*ifd.y_resolution));
   }
+}
+
+Status add_quickhash(SlideModel& model, PropertyMap& props) {
+  if (model.levels.empty()) return Status();
+  auto hash = quickhash1(*model.tiff, *model.levels.back().ifd, model.tiff->ifds()[0]);
+  if (!hash.ok()) {
+    // OpenSlide refuses to open such a file; tilewise opens it (the damaged tiles fail when read) without
+    // the hash.
+    model.warnings.push_back("no openslide.quickhash-1: " + hash.status().message());
+    return Status();
+  }
+  if (*hash) props["openslide.quickhash-1"] = **hash;
+  return Status();
 }
 
 void add_standard_properties(SlideModel& model, PropertyMap& props) {

@@ -17,6 +17,7 @@ struct Ifd {
   int index = -1;             // position in the main IFD chain; -1 for a SubIFD
   int parent = -1;            // for a SubIFD, the main-chain index of its parent
   int sub_index = -1;         // for a SubIFD, its position in the parent's SubIFDs tag
+  bool little_endian = true;  // the file's byte order (for multi-byte samples)
 
   uint32_t new_subfile_type = 0;
   uint32_t width = 0;

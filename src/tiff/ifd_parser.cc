@@ -245,6 +245,7 @@ Result<Ifd> IfdParser::parse(uint64_t offset, uint64_t* next) const {
 
   Ifd ifd;
   ifd.offset = offset;
+  ifd.little_endian = little_endian_;
   std::vector<RawEntry> entries(count);
   for (uint64_t i = 0; i < count; ++i) {
     const uint8_t* p = table.data() + i * entry_size;

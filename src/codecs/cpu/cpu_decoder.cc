@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "codecs/cpu/jpeg2000_decoder.h"
 #include "codecs/cpu/jpeg_decoder.h"
 #include "codecs/cpu/lossless_decoders.h"
 #include "codecs/cpu/pixel_convert.h"
@@ -22,20 +23,20 @@ const char* compression_name(Compression c) {
 
 CpuDecoder::CpuDecoder()
     : jpeg_(std::make_unique<JpegDecoder>()),
+      jpeg2000_(std::make_unique<Jpeg2000Decoder>()),
       deflate_(std::make_unique<DeflateDecoder>()),
       zstd_(std::make_unique<ZstdDecoder>()) {}
 CpuDecoder::~CpuDecoder() = default;
 
 Status CpuDecoder::can_decode(const TileDesc& desc) {
   if (desc.width <= 0 || desc.height <= 0) return invalid_argument("empty tile");
-  if (desc.compression == Compression::kJpeg2000) return unsupported("jpeg2000 decoding is not available");
-  if (desc.compression == Compression::kJpeg) {
+  if (desc.compression == Compression::kJpeg || desc.compression == Compression::kJpeg2000) {
     if (desc.bits_per_sample != 8) {
       return unsupported(std::to_string(desc.bits_per_sample) + "-bit JPEG is not supported");
     }
     return Status();
   }
-  if (desc.bits_per_sample != 8) {
+  if (desc.bits_per_sample != 8 && desc.bits_per_sample != 16) {
     return unsupported(std::to_string(desc.bits_per_sample) + "-bit samples are not supported");
   }
   if (desc.color == ColorSpace::kYCbCr) return unsupported("uncompressed YCbCr samples are not supported");
@@ -60,7 +61,18 @@ Status CpuDecoder::decode(std::span<const uint8_t> data, const TileDesc& desc, c
     return internal_error("decoder output view does not match the tile");
   }
   if (desc.compression == Compression::kJpeg) return jpeg_->decode(data, desc, out);
+  if (desc.compression == Compression::kJpeg2000) return jpeg2000_->decode_window(data, desc, out, 0, 0);
   return decode_lossless(data, desc, out);
+}
+
+Result<std::pair<int32_t, int32_t>> CpuDecoder::jpeg_dimensions(std::span<const uint8_t> data) {
+  return jpeg_->dimensions(data);
+}
+
+uint8_t* CpuDecoder::copy_to_scratch(const uint8_t* data, size_t bytes) {
+  if (scratch_.size() < bytes) scratch_.resize(bytes);
+  std::memcpy(scratch_.data(), data, bytes);
+  return scratch_.data();
 }
 
 Status CpuDecoder::decode_window(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out,
@@ -71,6 +83,7 @@ Status CpuDecoder::decode_window(std::span<const uint8_t> data, const TileDesc& 
     return internal_error("decode window lies outside the tile");
   }
   if (desc.compression == Compression::kJpeg) return jpeg_->decode_window(data, desc, out, x, y, true);
+  if (desc.compression == Compression::kJpeg2000) return jpeg2000_->decode_window(data, desc, out, x, y);
   const int32_t rows = y + out.height;
   window_rgb_.resize(static_cast<size_t>(desc.width) * rows * 3);
   const ImageView whole{window_rgb_.data(), int64_t{desc.width} * 3, desc.width, rows, 3, {}};
@@ -80,7 +93,8 @@ Status CpuDecoder::decode_window(std::span<const uint8_t> data, const TileDesc& 
 }
 
 Status CpuDecoder::decode_lossless(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out) {
-  const int64_t row_bytes = int64_t{desc.width} * desc.samples_per_pixel;
+  const int bytes_per_sample = desc.bits_per_sample / 8;
+  const int64_t row_bytes = int64_t{desc.width} * desc.samples_per_pixel * bytes_per_sample;
   const size_t needed = static_cast<size_t>(row_bytes) * out.height;  // rows the caller wants
   const size_t whole = static_cast<size_t>(row_bytes) * desc.height;  // rows of a complete chunk
   const char* name = compression_name(desc.compression);
@@ -120,7 +134,15 @@ Status CpuDecoder::decode_lossless(std::span<const uint8_t> data, const TileDesc
       return corrupt(std::string(name) + ": data decompresses to " + std::to_string(produced) + " bytes, " +
                      std::to_string(needed) + " needed");
     }
-    if (desc.predictor == 2) undo_horizontal_predictor(scratch_.data(), row_bytes, out.height, desc.samples_per_pixel);
+    if (desc.predictor == 2 && bytes_per_sample == 1) {
+      undo_horizontal_predictor(scratch_.data(), row_bytes, out.height, desc.samples_per_pixel);
+    }
+    samples = scratch_.data();
+  }
+  if (bytes_per_sample == 2) {
+    // 16-bit samples become 8-bit (the high byte) in place, after the predictor; rows keep their stride.
+    narrow_16_to_8(scratch_.data() == samples ? scratch_.data() : copy_to_scratch(samples, needed), row_bytes,
+                   out.height, desc);
     samples = scratch_.data();
   }
   samples_to_rgb(samples, row_bytes, desc, out);

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "codecs/tile_desc.h"
@@ -16,6 +17,7 @@
 namespace tilewise::codecs {
 
 class JpegDecoder;
+class Jpeg2000Decoder;
 class DeflateDecoder;
 class ZstdDecoder;
 
@@ -33,6 +35,9 @@ class CpuDecoder {
   // Unsupported, with a message prefixed by the codec name.
   Status decode(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out);
 
+  // The size (width, height) of a standalone JPEG stream.
+  Result<std::pair<int32_t, int32_t>> jpeg_dimensions(std::span<const uint8_t> data);
+
   // Decodes only the window of out's size at (x, y) of the chunk. JPEG reconstructs just the pixels the
   // window needs (exactly equal to a full decode's); other codecs decode the chunk and copy the window.
   Status decode_window(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out, int32_t x,
@@ -40,8 +45,10 @@ class CpuDecoder {
 
  private:
   Status decode_lossless(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out);
+  uint8_t* copy_to_scratch(const uint8_t* data, size_t bytes);
 
   std::unique_ptr<JpegDecoder> jpeg_;
+  std::unique_ptr<Jpeg2000Decoder> jpeg2000_;
   std::unique_ptr<DeflateDecoder> deflate_;
   std::unique_ptr<ZstdDecoder> zstd_;
   std::vector<uint8_t> scratch_;

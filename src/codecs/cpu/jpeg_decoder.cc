@@ -139,6 +139,30 @@ bool decode_impl(JpegDecoder::State* st, std::span<const uint8_t> data, const Ti
 
 }  // namespace
 
+namespace {
+bool read_dimensions(JpegDecoder::State* st, std::span<const uint8_t> data, int32_t* w, int32_t* h) {
+  jpeg_decompress_struct* cinfo = &st->cinfo;
+  if (setjmp(st->err.jump)) {
+    jpeg_abort_decompress(cinfo);
+    return false;
+  }
+  jpeg_mem_src(cinfo, data.data(), static_cast<unsigned long>(data.size()));
+  jpeg_read_header(cinfo, TRUE);
+  *w = static_cast<int32_t>(cinfo->image_width);
+  *h = static_cast<int32_t>(cinfo->image_height);
+  jpeg_abort_decompress(cinfo);
+  return true;
+}
+}  // namespace
+
+Result<std::pair<int32_t, int32_t>> JpegDecoder::dimensions(std::span<const uint8_t> data) {
+  if (data.size() < 4) return corrupt("jpeg: stream is too short");
+  state_->err.message[0] = '\0';
+  int32_t w = 0, h = 0;
+  if (!read_dimensions(state_.get(), data, &w, &h)) return corrupt(std::string("jpeg: ") + state_->err.message);
+  return std::make_pair(w, h);
+}
+
 Status JpegDecoder::decode(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out) {
   return decode_window(data, desc, out, 0, 0, false);
 }

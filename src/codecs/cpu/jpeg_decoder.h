@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <span>
 #include <vector>
 
@@ -32,6 +33,9 @@ class JpegDecoder {
   // full decode for windows cut from a tile's corner; the pixels are identical either way.
   Status decode_window(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out, int32_t x,
                        int32_t y, bool partial);
+
+  // The image size in a JPEG header (width, height).
+  Result<std::pair<int32_t, int32_t>> dimensions(std::span<const uint8_t> data);
 
   struct State;
 

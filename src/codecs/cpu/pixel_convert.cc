@@ -11,6 +11,25 @@ void undo_horizontal_predictor(uint8_t* data, int64_t row_bytes, int64_t rows, i
   }
 }
 
+void narrow_16_to_8(uint8_t* data, int64_t row_bytes, int64_t rows, const TileDesc& desc) {
+  const int spp = desc.samples_per_pixel;
+  const int64_t samples = row_bytes / 2;
+  for (int64_t y = 0; y < rows; ++y) {
+    uint8_t* row = data + y * row_bytes;
+    uint16_t previous[64] = {};
+    for (int64_t i = 0; i < samples; ++i) {
+      const uint8_t* p = row + 2 * i;
+      uint16_t v = desc.big_endian ? static_cast<uint16_t>(p[0] << 8 | p[1]) : static_cast<uint16_t>(p[1] << 8 | p[0]);
+      if (desc.predictor == 2) {
+        const int c = static_cast<int>(i % spp);
+        if (i >= spp) v = static_cast<uint16_t>(v + previous[c]);
+        previous[c] = v;
+      }
+      row[i] = static_cast<uint8_t>(v >> 8);  // i < 2 * i: never overwrites a sample not yet read
+    }
+  }
+}
+
 void samples_to_rgb(const uint8_t* src, int64_t row_bytes, const TileDesc& desc, const ImageView& out) {
   const int spp = desc.samples_per_pixel;
   for (int64_t y = 0; y < out.height; ++y) {

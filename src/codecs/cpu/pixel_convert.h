@@ -14,6 +14,10 @@ namespace tilewise::codecs {
 // Undoes TIFF predictor 2 (horizontal differencing) in place on `rows` rows of 8-bit samples.
 void undo_horizontal_predictor(uint8_t* data, int64_t row_bytes, int64_t rows, int samples_per_pixel);
 
+// Turns `rows` rows of 16-bit samples (row_bytes apart, in desc.big_endian order, horizontally
+// differenced when desc.predictor == 2) into 8-bit samples (the high byte), packed at the start of each row.
+void narrow_16_to_8(uint8_t* data, int64_t row_bytes, int64_t rows, const TileDesc& desc);
+
 // Converts `out.height` rows of packed 8-bit samples (row_bytes apart) into out's RGB pixels.
 void samples_to_rgb(const uint8_t* src, int64_t row_bytes, const TileDesc& desc, const ImageView& out);
 

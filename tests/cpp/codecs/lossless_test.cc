@@ -187,6 +187,9 @@ TEST(CpuDecoder, ReportsCorruptAndTruncatedData) {
 
 TEST(CpuDecoder, RefusesWhatItCannotDecode) {
   TileDesc d = rgb_desc(Compression::kNone, 8, 8);
+  d.bits_per_sample = 12;
+  EXPECT_EQ(CpuDecoder::can_decode(d).code(), StatusCode::kUnsupported);
+  d = rgb_desc(Compression::kJpeg, 8, 8);
   d.bits_per_sample = 16;
   EXPECT_EQ(CpuDecoder::can_decode(d).code(), StatusCode::kUnsupported);
   d = rgb_desc(Compression::kDeflate, 8, 8);
@@ -195,6 +198,33 @@ TEST(CpuDecoder, RefusesWhatItCannotDecode) {
   d = rgb_desc(Compression::kNone, 8, 8);
   d.color = ColorSpace::kYCbCr;
   EXPECT_EQ(CpuDecoder::can_decode(d).code(), StatusCode::kUnsupported);
+}
+
+TEST(CpuDecoder, SixteenBitSamplesKeepTheirHighByteInEitherByteOrderWithPredictor) {
+  const int w = 5, h = 2;
+  std::vector<uint16_t> values = {0x1234, 0xFF00, 0x00FF, 0x8080, 0x0101, 0xABCD, 0x0000, 0xFFFF, 0x7F7F, 0x4242};
+  for (bool big : {false, true}) {
+    std::vector<uint8_t> raw;
+    for (int y = 0; y < h; ++y) {
+      uint16_t prev = 0;
+      for (int x = 0; x < w; ++x) {
+        const uint16_t v = values[y * w + x];
+        const uint16_t diff = static_cast<uint16_t>(x == 0 ? v : v - prev);  // predictor 2
+        prev = v;
+        raw.push_back(static_cast<uint8_t>(big ? diff >> 8 : diff & 0xFF));
+        raw.push_back(static_cast<uint8_t>(big ? diff & 0xFF : diff >> 8));
+      }
+    }
+    TileDesc d = rgb_desc(Compression::kDeflate, w, h, 1);
+    d.bits_per_sample = 16;
+    d.predictor = 2;
+    d.big_endian = big;
+    std::vector<uint8_t> rgb(static_cast<size_t>(w) * h * 3);
+    CpuDecoder decoder;
+    Status s = decoder.decode(zlib_compress(raw), d, ImageView{rgb.data(), w * 3, w, h, 3, {}});
+    ASSERT_TRUE(s.ok()) << s.message();
+    for (int i = 0; i < w * h; ++i) EXPECT_EQ(rgb[i * 3], values[i] >> 8) << "sample " << i << " big " << big;
+  }
 }
 
 TEST(CpuDecoder, MinIsWhiteGreyIsInverted) {

@@ -1,0 +1,177 @@
+#include "codecs/cpu/jpeg2000_decoder.h"
+
+#include <openjpeg.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+namespace tilewise::codecs {
+
+namespace {
+
+// An OpenJPEG input stream over a memory buffer.
+struct MemoryStream {
+  const uint8_t* data;
+  size_t size;
+  size_t pos;
+};
+
+OPJ_SIZE_T stream_read(void* buffer, OPJ_SIZE_T bytes, void* user) {
+  auto* s = static_cast<MemoryStream*>(user);
+  if (s->pos >= s->size) return static_cast<OPJ_SIZE_T>(-1);
+  const size_t n = std::min<size_t>(bytes, s->size - s->pos);
+  std::memcpy(buffer, s->data + s->pos, n);
+  s->pos += n;
+  return n;
+}
+OPJ_OFF_T stream_skip(OPJ_OFF_T bytes, void* user) {
+  auto* s = static_cast<MemoryStream*>(user);
+  if (bytes < 0) {
+    const size_t back = std::min<size_t>(static_cast<size_t>(-bytes), s->pos);
+    s->pos -= back;
+    return -static_cast<OPJ_OFF_T>(back);
+  }
+  const size_t n = std::min<size_t>(static_cast<size_t>(bytes), s->size - s->pos);
+  s->pos += n;
+  return static_cast<OPJ_OFF_T>(n);
+}
+OPJ_BOOL stream_seek(OPJ_OFF_T to, void* user) {
+  auto* s = static_cast<MemoryStream*>(user);
+  if (to < 0 || static_cast<size_t>(to) > s->size) return OPJ_FALSE;
+  s->pos = static_cast<size_t>(to);
+  return OPJ_TRUE;
+}
+
+void on_error(const char* msg, void* user) {
+  auto* error = static_cast<std::string*>(user);
+  if (error->empty()) {
+    *error = msg;
+    while (!error->empty() && (error->back() == '\n' || error->back() == ' ')) error->pop_back();
+  }
+}
+void on_quiet(const char*, void*) {}
+
+// RAII owners of OpenJPEG objects.
+struct Codec {
+  opj_codec_t* p = opj_create_decompress(OPJ_CODEC_J2K);
+  ~Codec() { if (p) opj_destroy_codec(p); }
+};
+struct Stream {
+  opj_stream_t* p;
+  explicit Stream(MemoryStream* m) : p(opj_stream_create(1 << 16, OPJ_TRUE)) {
+    if (!p) return;
+    opj_stream_set_user_data(p, m, nullptr);
+    opj_stream_set_user_data_length(p, m->size);
+    opj_stream_set_read_function(p, stream_read);
+    opj_stream_set_skip_function(p, stream_skip);
+    opj_stream_set_seek_function(p, stream_seek);
+  }
+  ~Stream() { if (p) opj_stream_destroy(p); }
+};
+struct Image {
+  opj_image_t* p = nullptr;
+  ~Image() { if (p) opj_image_destroy(p); }
+};
+
+uint8_t clamp8(int v) { return static_cast<uint8_t>(v < 0 ? 0 : v > 255 ? 255 : v); }
+
+}  // namespace
+
+Jpeg2000Decoder::Jpeg2000Decoder() {
+  for (int i = 0; i < 256; ++i) {
+    r_cr_[i] = static_cast<int16_t>(std::lround(1.402 * (i - 128)));
+    g_cb_[i] = static_cast<int32_t>(std::lround(65536 * (0.5 - 0.34414 * (i - 128))));
+    g_cr_[i] = static_cast<int32_t>(std::lround(65536 * -0.71414 * (i - 128)));
+    b_cb_[i] = static_cast<int16_t>(std::lround(1.772 * (i - 128)));
+  }
+}
+
+Status Jpeg2000Decoder::decode_window(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out,
+                                      int32_t x, int32_t y) {
+  std::string error;
+  MemoryStream memory{data.data(), data.size(), 0};
+  Codec codec;
+  Stream stream(&memory);
+  if (!codec.p || !stream.p) return out_of_memory("jpeg2000: cannot create an OpenJPEG decoder");
+  opj_set_error_handler(codec.p, on_error, &error);
+  opj_set_warning_handler(codec.p, on_quiet, nullptr);
+  opj_set_info_handler(codec.p, on_quiet, nullptr);
+  opj_dparameters_t params;
+  opj_set_default_decoder_parameters(&params);
+  if (!opj_setup_decoder(codec.p, &params)) return corrupt("jpeg2000: decoder setup failed");
+  opj_codec_set_threads(codec.p, 1);  // parallelism comes from decoding many tiles at once
+  Image image;
+  auto fail = [&](const char* what) {
+    return corrupt(std::string("jpeg2000: ") + (error.empty() ? what : error));
+  };
+  if (!opj_read_header(stream.p, codec.p, &image.p)) return fail("cannot read the codestream header");
+  const int64_t img_w = static_cast<int64_t>(image.p->x1) - image.p->x0;
+  const int64_t img_h = static_cast<int64_t>(image.p->y1) - image.p->y0;
+  if (img_w < x + out.width || img_h < y + out.height) {
+    return corrupt("jpeg2000: image is " + std::to_string(img_w) + "x" + std::to_string(img_h) +
+                   ", smaller than the " + std::to_string(desc.width) + "x" + std::to_string(desc.height) + " tile");
+  }
+  if (image.p->numcomps != 3 && image.p->numcomps != 1) {
+    return unsupported("jpeg2000: " + std::to_string(image.p->numcomps) + "-component images are not supported");
+  }
+  const bool whole = x == 0 && y == 0 && out.width == img_w && out.height == img_h;
+  // The window's absolute origin on the reference grid (opj_set_decode_area moves image->x0/y0).
+  const int64_t ax = static_cast<int64_t>(image.p->x0) + x, ay = static_cast<int64_t>(image.p->y0) + y;
+  // The decode area starts on a multiple of the coarsest component subsampling, so that every sample the
+  // window replicates lies inside the decoded part of its component.
+  OPJ_UINT32 step_x = 1, step_y = 1;
+  for (OPJ_UINT32 c = 0; c < image.p->numcomps; ++c) {
+    step_x = std::max(step_x, std::max<OPJ_UINT32>(image.p->comps[c].dx, 1));
+    step_y = std::max(step_y, std::max<OPJ_UINT32>(image.p->comps[c].dy, 1));
+  }
+  const int64_t area_x0 = ax / step_x * step_x, area_y0 = ay / step_y * step_y;
+  if (!whole && !opj_set_decode_area(codec.p, image.p, static_cast<OPJ_INT32>(area_x0),
+                                     static_cast<OPJ_INT32>(area_y0),
+                                     static_cast<OPJ_INT32>(ax + out.width), static_cast<OPJ_INT32>(ay + out.height))) {
+    return fail("cannot set the decode area");
+  }
+  if (!opj_decode(codec.p, stream.p, image.p) || !opj_end_decompress(codec.p, stream.p)) {
+    return fail("cannot decode the codestream");
+  }
+  const int n = static_cast<int>(image.p->numcomps);
+  const opj_image_comp_t* comps = image.p->comps;
+  for (int c = 0; c < n; ++c) {
+    if (comps[c].data == nullptr || comps[c].prec != 8 || comps[c].dx == 0 || comps[c].dy == 0) {
+      return unsupported("jpeg2000: component " + std::to_string(c) + " is not 8-bit");
+    }
+  }
+  // Component c's sample for window pixel (i, j) sits at ((ax + i) / dx - comp.x0, ...) in its plane.
+  for (int32_t j = 0; j < out.height; ++j) {
+    const OPJ_INT32* row[3];
+    int64_t cx0[3];
+    for (int c = 0; c < n; ++c) {
+      const int64_t sy = std::clamp<int64_t>((ay + j) / comps[c].dy - comps[c].y0, 0, comps[c].h - 1);
+      row[c] = comps[c].data + sy * comps[c].w;
+      cx0[c] = comps[c].x0;
+    }
+    uint8_t* d = out.row(j);
+    for (int32_t i = 0; i < out.width; ++i, d += 3) {
+      int v[3];
+      for (int c = 0; c < n; ++c) {
+        const int64_t sx = std::clamp<int64_t>((ax + i) / comps[c].dx - cx0[c], 0, comps[c].w - 1);
+        v[c] = clamp8(row[c][sx]);
+      }
+      if (n == 1) {
+        d[0] = d[1] = d[2] = static_cast<uint8_t>(v[0]);
+      } else if (desc.color == ColorSpace::kYCbCr) {
+        d[0] = clamp8(v[0] + r_cr_[v[2]]);
+        d[1] = clamp8(v[0] + ((g_cb_[v[1]] + g_cr_[v[2]]) >> 16));
+        d[2] = clamp8(v[0] + b_cb_[v[1]]);
+      } else {
+        d[0] = static_cast<uint8_t>(v[0]);
+        d[1] = static_cast<uint8_t>(v[1]);
+        d[2] = static_cast<uint8_t>(v[2]);
+      }
+    }
+  }
+  return Status();
+}
+
+}  // namespace tilewise::codecs

@@ -1,0 +1,103 @@
+// Aperio SVS.
+//
+// Aperio's "Digital Slides and Third-party data interchange" (p. 14): "The first image in an SVS file is
+// always the baseline image (full resolution). This image is always tiled ... The second image is always a
+// thumbnail ... always stripped. Following the thumbnail there may be one or more intermediate 'pyramid'
+// images ... tiled ... Optionally at the end of an SVS file there may be a slide label image ... and/or a
+// macro camera image ... always stripped."
+// So: tiled directories are levels; directory 1 (stripped) is the thumbnail; other stripped directories
+// are named by the first word of their ImageDescription's second line ("label 387x463"). Level-0's
+// ImageDescription is "Aperio Image Library vX\r\n<summary>|Key = Value|Key = Value...", giving the
+// aperio.* properties. JPEG 2000 tiles use compression 33003 (YCbCr components) or 33005 (RGB).
+#include <cstdlib>
+
+#include "formats/format_registry.h"
+#include "formats/level_builder.h"
+#include "formats/property_parsing.h"
+#include "formats/tiff_properties.h"
+
+namespace tilewise::formats {
+namespace {
+
+constexpr char kAperioPrefix[] = "Aperio";
+
+Status detect(const tiff::TiffFile& tiff) {
+  const tiff::Ifd& ifd0 = tiff.ifds()[0];
+  if (!ifd0.tiled) return unsupported("TIFF is not tiled");
+  if (!ifd0.image_description || ifd0.image_description->rfind(kAperioPrefix, 0) != 0) {
+    return unsupported("not an Aperio slide");
+  }
+  return Status();
+}
+
+// The associated image name of a stripped directory: "thumbnail" for directory 1, else the first word of
+// the description's second line.
+std::string associated_name(const tiff::Ifd& ifd) {
+  if (ifd.index == 1) return "thumbnail";
+  if (!ifd.image_description) return "";
+  const std::string& d = *ifd.image_description;
+  const size_t eol = d.find_first_of("\r\n");
+  if (eol == std::string::npos) return "";
+  size_t start = d.find_first_not_of("\r\n", eol);
+  if (start == std::string::npos) return "";
+  const size_t end = d.find_first_of(" \r\n", start);
+  return d.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+Result<SlideModel> open(std::shared_ptr<const tiff::TiffFile> tiff) {
+  SlideModel model;
+  model.tiff = tiff;
+  model.vendor = "aperio";
+  std::vector<const tiff::Ifd*> level_ifds;
+  for (const tiff::Ifd& ifd : tiff->ifds()) {
+    if (ifd.tiled) {
+      level_ifds.push_back(&ifd);
+      continue;
+    }
+    std::string name = associated_name(ifd);
+    if (name.empty()) {
+      model.warnings.push_back(describe_ifd(ifd) + ": stripped image without a name, ignored");
+      continue;
+    }
+    auto image = build_level(ifd);
+    if (!image.ok()) {
+      model.warnings.push_back("associated image '" + name + "' cannot be read: " + image.status().message());
+      continue;
+    }
+    model.associated.push_back({std::move(name), std::move(image).value(), {}});
+  }
+  TW_ASSIGN_OR_RETURN(model.levels, build_levels(level_ifds));
+
+  const tiff::Ifd& ifd0 = tiff->ifds()[0];
+  model.icc_profile = ifd0.icc_profile;
+  PropertyMap props;
+  add_tiff_properties(ifd0, props);
+  const std::string& description = *ifd0.image_description;
+  props["openslide.comment"] = description;
+  // Fields after the first '|' are "Key = Value".
+  std::vector<std::string> fields = split(description, '|');
+  for (size_t i = 1; i < fields.size(); ++i) {
+    const size_t eq = fields[i].find('=');
+    const std::string key = strip(fields[i].substr(0, eq));
+    if (key.empty()) continue;
+    props["aperio." + key] = eq == std::string::npos ? "" : strip(fields[i].substr(eq + 1));
+  }
+  if (auto mag = props.find("aperio.AppMag"); mag != props.end()) {
+    if (auto v = parse_int64(mag->second)) props["openslide.objective-power"] = std::to_string(*v);
+  }
+  if (auto mpp = props.find("aperio.MPP"); mpp != props.end()) {
+    if (auto v = parse_double(mpp->second)) {
+      props["openslide.mpp-x"] = format_double(*v);
+      props["openslide.mpp-y"] = format_double(*v);
+    }
+  }
+  TW_RETURN_IF_ERROR(add_quickhash(model, props));
+  add_standard_properties(model, props);
+  return model;
+}
+
+}  // namespace
+
+const FormatDriver kAperioDriver = {"aperio", &detect, &open};
+
+}  // namespace tilewise::formats

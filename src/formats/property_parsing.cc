@@ -1,0 +1,90 @@
+#include "formats/property_parsing.h"
+
+#include <cerrno>
+#include <clocale>
+#include <cmath>
+#include <cstdlib>
+
+namespace tilewise::formats {
+
+std::vector<std::string> split(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (;;) {
+    const size_t end = s.find(sep, start);
+    out.emplace_back(s.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
+    if (end == std::string_view::npos) return out;
+    start = end + 1;
+  }
+}
+
+std::string strip(std::string_view s) {
+  const char* ws = " \t\r\n\v\f";
+  const size_t a = s.find_first_not_of(ws);
+  if (a == std::string_view::npos) return "";
+  const size_t b = s.find_last_not_of(ws);
+  return std::string(s.substr(a, b - a + 1));
+}
+
+std::optional<int64_t> parse_int64(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(s.c_str(), &end, 10);
+  if (errno != 0 || end == s.c_str() || *end != '\0') return std::nullopt;
+  return static_cast<int64_t>(v);
+}
+
+std::optional<double> parse_double(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  // strtod honours the C locale's decimal point; metadata always uses '.', so parse in the "C" locale.
+  static locale_t c_locale = newlocale(LC_NUMERIC_MASK, "C", nullptr);
+  errno = 0;
+  char* end = nullptr;
+  const double v = strtod_l(s.c_str(), &end, c_locale);
+  if (errno != 0 || end == s.c_str() || *end != '\0' || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+std::optional<std::vector<uint8_t>> base64_decode(std::string_view s) {
+  std::vector<uint8_t> out;
+  out.reserve(s.size() * 3 / 4);
+  uint32_t acc = 0;
+  int bits = 0;
+  bool padding = false;
+  for (char ch : s) {
+    int v;
+    if (ch >= 'A' && ch <= 'Z') v = ch - 'A';
+    else if (ch >= 'a' && ch <= 'z') v = ch - 'a' + 26;
+    else if (ch >= '0' && ch <= '9') v = ch - '0' + 52;
+    else if (ch == '+') v = 62;
+    else if (ch == '/') v = 63;
+    else if (ch == '=') { padding = true; continue; }
+    else if (ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t') continue;
+    else return std::nullopt;
+    if (padding) return std::nullopt;  // data after padding
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<uint8_t>(acc >> bits));
+    }
+  }
+  return out;
+}
+
+bool is_utf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const int n = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xE ? 2 : (c >> 3) == 0x1E ? 3 : -1;
+    if (n < 0 || i + static_cast<size_t>(n) >= s.size() + (n == 0 ? 1 : 0)) return false;
+    for (int k = 1; k <= n; ++k) {
+      if ((static_cast<unsigned char>(s[i + static_cast<size_t>(k)]) >> 6) != 0x2) return false;
+    }
+    i += static_cast<size_t>(n) + 1;
+  }
+  return true;
+}
+
+}  // namespace tilewise::formats

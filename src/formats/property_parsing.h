@@ -1,0 +1,22 @@
+// Small text helpers for vendor metadata: splitting, trimming, strict number parsing (the whole string
+// must be a number, as OpenSlide's _openslide_parse_* require), and base64.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tilewise::formats {
+
+std::vector<std::string> split(std::string_view s, char sep);
+std::string strip(std::string_view s);  // ASCII whitespace at both ends
+std::optional<int64_t> parse_int64(const std::string& s);
+std::optional<double> parse_double(const std::string& s);
+// Decodes base64 (standard alphabet, padding optional, whitespace ignored); nullopt on invalid input.
+std::optional<std::vector<uint8_t>> base64_decode(std::string_view s);
+// True when `s` is valid UTF-8.
+bool is_utf8(std::string_view s);
+
+}  // namespace tilewise::formats

@@ -1,0 +1,19 @@
+// OpenSlide's quickhash-1: a SHA-256 over the raw tile bytes of the lowest-resolution level, then, for each
+// of the TIFF string tags ImageDescription, Make, Model, Software, DateTime, Artist, HostComputer,
+// Copyright and DocumentName of the property directory, "tiff.<Tag>\0<value>\0" (an absent tag hashes as an
+// empty string). When the level's tiles exceed 5 MiB OpenSlide computes no hash, and neither does this.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "tiff/tiff_file.h"
+#include "tilewise/status.h"
+
+namespace tilewise::formats {
+
+// The hex digest, nullopt when the level is too large to hash; an error when its bytes cannot be read.
+Result<std::optional<std::string>> quickhash1(const tiff::TiffFile& tiff, const tiff::Ifd& lowest_level,
+                                              const tiff::Ifd& property_ifd);
+
+}  // namespace tilewise::formats

@@ -1,0 +1,146 @@
+// JPEG 2000: codestreams made with OpenJPEG's encoder; windows must equal the whole decode, and YCbCr
+// components must convert with OpenSlide's formula.
+#include <gtest/gtest.h>
+#include <openjpeg.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "codecs/cpu/cpu_decoder.h"
+
+namespace tilewise::codecs {
+namespace {
+
+struct Sink {
+  std::vector<uint8_t> bytes;
+  size_t pos = 0;
+};
+
+OPJ_SIZE_T sink_write(void* buf, OPJ_SIZE_T n, void* user) {
+  auto* s = static_cast<Sink*>(user);
+  if (s->bytes.size() < s->pos + n) s->bytes.resize(s->pos + n);
+  std::memcpy(s->bytes.data() + s->pos, buf, n);
+  s->pos += n;
+  return n;
+}
+OPJ_OFF_T sink_skip(OPJ_OFF_T n, void* user) {
+  static_cast<Sink*>(user)->pos += static_cast<size_t>(n);
+  return n;
+}
+OPJ_BOOL sink_seek(OPJ_OFF_T to, void* user) {
+  static_cast<Sink*>(user)->pos = static_cast<size_t>(to);
+  return OPJ_TRUE;
+}
+
+// A lossless 3-component J2K codestream of planes[c][y * w + x]; chroma planes may be subsampled by 2.
+std::vector<uint8_t> encode(const std::vector<std::vector<uint8_t>>& planes, int w, int h, int chroma_sub) {
+  opj_image_cmptparm_t params[3];
+  std::memset(params, 0, sizeof params);
+  for (int c = 0; c < 3; ++c) {
+    const int sub = c == 0 ? 1 : chroma_sub;
+    params[c].dx = params[c].dy = static_cast<OPJ_UINT32>(sub);
+    params[c].w = static_cast<OPJ_UINT32>((w + sub - 1) / sub);
+    params[c].h = static_cast<OPJ_UINT32>((h + sub - 1) / sub);
+    params[c].prec = 8;
+  }
+  opj_image_t* image = opj_image_create(3, params, OPJ_CLRSPC_SRGB);
+  image->x1 = static_cast<OPJ_UINT32>(w);
+  image->y1 = static_cast<OPJ_UINT32>(h);
+  for (int c = 0; c < 3; ++c) {
+    for (size_t i = 0; i < planes[c].size(); ++i) image->comps[c].data[i] = planes[c][i];
+  }
+  opj_cparameters_t cp;
+  opj_set_default_encoder_parameters(&cp);
+  cp.tcp_mct = 0;
+  cp.numresolution = 4;
+  opj_codec_t* codec = opj_create_compress(OPJ_CODEC_J2K);
+  opj_setup_encoder(codec, &cp, image);
+  Sink sink;
+  opj_stream_t* stream = opj_stream_create(1 << 16, OPJ_FALSE);
+  opj_stream_set_user_data(stream, &sink, nullptr);
+  opj_stream_set_write_function(stream, sink_write);
+  opj_stream_set_skip_function(stream, sink_skip);
+  opj_stream_set_seek_function(stream, sink_seek);
+  EXPECT_TRUE(opj_start_compress(codec, image, stream) && opj_encode(codec, stream) && opj_end_compress(codec, stream));
+  opj_stream_destroy(stream);
+  opj_destroy_codec(codec);
+  opj_image_destroy(image);
+  return sink.bytes;
+}
+
+uint8_t clamp8(double v) { return static_cast<uint8_t>(std::min(255.0, std::max(0.0, v))); }
+
+class J2kWindows : public ::testing::TestWithParam<int> {};
+
+TEST_P(J2kWindows, WindowsEqualTheWholeDecodeAndYCbCrConvertsLikeOpenSlide) {
+  const int sub = GetParam();
+  const int w = 96, h = 80;
+  std::mt19937 rng(1);
+  std::vector<std::vector<uint8_t>> planes(3);
+  for (int c = 0; c < 3; ++c) {
+    const int s = c == 0 ? 1 : sub;
+    planes[c].resize(static_cast<size_t>((w + s - 1) / s) * ((h + s - 1) / s));
+    for (auto& v : planes[c]) v = static_cast<uint8_t>(rng() % 256);
+  }
+  const auto stream = encode(planes, w, h, sub);
+  TileDesc desc;
+  desc.compression = Compression::kJpeg2000;
+  desc.width = w;
+  desc.height = h;
+  desc.color = ColorSpace::kYCbCr;
+  CpuDecoder decoder;
+  std::vector<uint8_t> whole(static_cast<size_t>(w) * h * 3);
+  Status s = decoder.decode(stream, desc, ImageView{whole.data(), w * 3, w, h, 3, {}});
+  ASSERT_TRUE(s.ok()) << s.message();
+  // Lossless codestream: every pixel follows OpenSlide's YCbCr formula on the (replicated) samples.
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      const int yv = planes[0][y * w + x];
+      const int cw = (w + sub - 1) / sub;
+      const int cb = planes[1][(y / sub) * cw + x / sub] - 128, cr = planes[2][(y / sub) * cw + x / sub] - 128;
+      const int g = yv + ((static_cast<int>(std::lround(65536 * (0.5 - 0.34414 * cb))) +
+                           static_cast<int>(std::lround(65536 * -0.71414 * cr))) >> 16);
+      const uint8_t* p = &whole[(static_cast<size_t>(y) * w + x) * 3];
+      ASSERT_EQ(p[0], clamp8(yv + std::lround(1.402 * cr))) << x << "," << y;
+      ASSERT_EQ(p[1], clamp8(g)) << x << "," << y;
+      ASSERT_EQ(p[2], clamp8(yv + std::lround(1.772 * cb))) << x << "," << y;
+    }
+  }
+  for (int i = 0; i < 60; ++i) {
+    const int x = static_cast<int>(rng() % w), y = static_cast<int>(rng() % h);
+    const int ww = 1 + static_cast<int>(rng() % (w - x)), hh = 1 + static_cast<int>(rng() % (h - y));
+    std::vector<uint8_t> win(static_cast<size_t>(ww) * hh * 3);
+    s = decoder.decode_window(stream, desc, ImageView{win.data(), ww * 3, ww, hh, 3, {}}, x, y);
+    ASSERT_TRUE(s.ok()) << s.message();
+    for (int r = 0; r < hh; ++r) {
+      ASSERT_EQ(0, std::memcmp(&win[static_cast<size_t>(r) * ww * 3], &whole[(static_cast<size_t>(y + r) * w + x) * 3],
+                               static_cast<size_t>(ww) * 3))
+          << "window " << x << "," << y << " " << ww << "x" << hh;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(ChromaSubsampling, J2kWindows, ::testing::Values(1, 2));
+
+TEST(J2k, DamagedCodestreamsAreErrors) {
+  std::vector<std::vector<uint8_t>> planes(3, std::vector<uint8_t>(32 * 32, 100));
+  auto stream = encode(planes, 32, 32, 1);
+  TileDesc desc;
+  desc.compression = Compression::kJpeg2000;
+  desc.width = 32;
+  desc.height = 32;
+  std::vector<uint8_t> out(32 * 32 * 3);
+  CpuDecoder decoder;
+  for (size_t cut : {size_t{0}, size_t{10}, stream.size() / 3}) {
+    std::vector<uint8_t> broken(stream.begin(), stream.begin() + static_cast<long>(cut));
+    Status s = decoder.decode(broken, desc, ImageView{out.data(), 96, 32, 32, 3, {}});
+    EXPECT_FALSE(s.ok()) << "cut " << cut;
+  }
+  desc.width = 64;  // a codestream smaller than the tile
+  std::vector<uint8_t> wide(64 * 32 * 3);
+  EXPECT_EQ(decoder.decode(stream, desc, ImageView{wide.data(), 192, 64, 32, 3, {}}).code(), StatusCode::kCorrupt);
+}
+
+}  // namespace
+}  // namespace tilewise::codecs
