@@ -1,9 +1,12 @@
-"""Runs every benchmark of this machine (CPU now; GPU benchmarks join when the GPU path lands)."""
+"""Runs every CPU benchmark (bench_cpu.py, bench_jpeg2000.py); arguments are passed to each."""
 
 import runpy
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.argv = [sys.argv[0]] + sys.argv[1:]
-runpy.run_path(str(Path(__file__).resolve().parent / "bench_cpu.py"), run_name="__main__")
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+args = sys.argv[1:]
+for script in ("bench_cpu.py", "bench_jpeg2000.py"):
+    sys.argv = [script] + args
+    runpy.run_path(str(HERE / script), run_name="__main__")
