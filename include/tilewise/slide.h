@@ -62,6 +62,10 @@ struct OpenOptions {};
 
 using Properties = std::vector<std::pair<std::string, std::string>>;  // sorted by key
 
+// The vendor name of the format driver that recognises the file ("aperio", "generic-tiff", ...), without
+// opening it fully; nullopt for a missing, unreadable or unrecognised file (OpenSlide's detect_vendor).
+std::optional<std::string> detect_format(const std::string& path);
+
 class Slide {
  public:
   // Opens a slide file. Errors: NotFound (no such file), Unsupported (not a format tilewise reads),

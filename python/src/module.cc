@@ -1,6 +1,7 @@
 // tilewise._core: the nanobind extension. A thin layer over include/tilewise/; the Python package
 // (python/tilewise/) builds the user-facing API on it.
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
 #include "errors.h"
@@ -10,6 +11,7 @@ namespace nb = nanobind;
 
 namespace tilewise::python {
 void bind_slide(nb::module_& m);
+void bind_loader(nb::module_& m);
 }
 
 NB_MODULE(_core, m) {
@@ -37,5 +39,8 @@ NB_MODULE(_core, m) {
   m.def("worker_threads", &worker_threads);
   m.def("set_max_region_bytes", &set_max_region_bytes, nb::arg("bytes"));
   m.def("max_region_bytes", &max_region_bytes);
+  m.def("detect_format", &detect_format, nb::arg("path"),
+        "The vendor name of the format that recognises the file, or None.");
   python::bind_slide(m);
+  python::bind_loader(m);
 }

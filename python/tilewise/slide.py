@@ -35,6 +35,51 @@ def _pair(value: Sequence[int], what: str) -> Tuple[int, int]:
         raise InvalidArgumentError(f"{what} must be a pair of integers, got {value!r}") from None
 
 
+def _locations(locations) -> np.ndarray:
+    """(N, 2) int64 array of level-0 (x, y) from an array, a sequence of pairs or a flat sequence."""
+    arr = np.asarray(locations, dtype=np.int64)
+    if arr.ndim == 1 and arr.size % 2 == 0:
+        arr = arr.reshape(-1, 2)
+    if arr.ndim != 2 or arr.shape[1] != 2:
+        raise InvalidArgumentError(f"locations must be (x, y) pairs, got an array of shape {arr.shape}")
+    return np.ascontiguousarray(arr)
+
+
+class RegionBatches:
+    """Iterator over the batches of :meth:`Slide.read_regions`; ``len()`` is the number of batches.
+
+    Stopping early (``break``, ``close()``, or dropping the iterator) cancels the reads not yet started."""
+
+    def __init__(self, loader: "_core.BatchLoader"):
+        self._loader = loader
+        self.last_indices: list = []  # location indices of the batch returned last
+
+    def __len__(self) -> int:
+        return len(self._loader)
+
+    def __iter__(self) -> "RegionBatches":
+        return self
+
+    def __next__(self) -> np.ndarray:
+        item = self._loader.next()
+        if item is None:
+            raise StopIteration
+        pixels, indices, error = item
+        self.last_indices = indices
+        if error is not None:
+            _core.raise_status(*error)
+        return pixels
+
+    def close(self) -> None:
+        self._loader.close()
+
+    def __enter__(self) -> "RegionBatches":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
 class _AssociatedImages(Mapping):
     """Associated images (label, macro, thumbnail, ...), decoded on first access."""
 
@@ -161,6 +206,34 @@ class Slide:
             self._slide.read_region_into(x, y, int(level), out, fill_rgb, use_cache)
             return out
         return self._slide.read_region(x, y, int(level), w, h, fill_rgb, use_cache)
+
+    def read_regions(
+        self,
+        locations,
+        size: Sequence[int],
+        level: int = 0,
+        batch_size: int = 64,
+        num_workers: int = 0,
+        prefetch: int = 2,
+        shuffle: bool = False,
+        seed: int = 0,
+        drop_last: bool = False,
+        device: str = "cpu",
+        fill: Optional[Sequence[int]] = None,
+        use_cache: bool = True,
+    ) -> "RegionBatches":
+        """Reads many regions of ``size`` at level-0 ``locations`` ((N, 2) array or sequence of (x, y)) in
+        batches of (B, h, w, 3) uint8 arrays, on a persistent worker pool (``num_workers`` concurrent reads,
+        0 = one per CPU) with ``prefetch`` batches read ahead. Order follows ``locations``, or a shuffle
+        reproducible from ``seed``. Every array stays valid while you hold it. A region that cannot be read
+        raises its error (naming the batch, item and location) when its batch is reached."""
+        _check_device(device)
+        w, h = _pair(size, "size")
+        locs = _locations(locations)
+        fill_rgb = None if fill is None else tuple(int(c) for c in fill)
+        loader = _core.BatchLoader(self._slide, locs, int(level), w, h, int(batch_size), int(num_workers),
+                                   int(prefetch), bool(shuffle), int(seed), bool(drop_last), fill_rgb, use_cache)
+        return RegionBatches(loader)
 
     # --- lifecycle ------------------------------------------------------------------------------
     def close(self) -> None:

@@ -12,6 +12,14 @@ namespace tilewise {
 
 const char* version() { return "0.1.0"; }
 
+std::optional<std::string> detect_format(const std::string& path) {
+  auto source = io::open_file(path);
+  if (!source.ok()) return std::nullopt;
+  std::string vendor = formats::detect_vendor(*source);
+  if (vendor.empty()) return std::nullopt;
+  return vendor;
+}
+
 namespace internal {
 
 namespace {

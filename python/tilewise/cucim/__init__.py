@@ -1,0 +1,470 @@
+"""cuCIM compatibility: ``from tilewise.cucim import CuImage`` runs code written for ``from cucim import CuImage``.
+
+Same shapes, dtypes, errors (``ValueError``), metadata keys, iterator semantics and out-of-bounds fill (black
+for generic TIFF, white for Aperio and Philips), read through tilewise. Differences, by design:
+
+- ``CuImage.cache("shared_memory", ...)`` configures tilewise's per-process cache (tilewise has no shared-
+  memory cache); ``"nocache"`` disables it. cuCIM's default is no cache; tilewise keeps its own cache on.
+- Several locations with ``num_workers=0`` are read (cuCIM raises).
+- Iterators never free arrays already handed out (cuCIM's does).
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from typing import Iterator, List, Optional, Sequence
+
+import numpy as np
+
+from .. import _core
+from ..errors import TilewiseError
+from ..slide import Slide, _locations
+
+__all__ = ["CuImage", "CuImageIterator", "DLDataType", "DLDataTypeCode", "preferred_memory_capacity", "cache"]
+
+_MIB = 1 << 20
+
+
+class DLDataTypeCode(enum.IntEnum):
+    DLInt = 0
+    DLUInt = 1
+    DLFloat = 2
+    DLBfloat = 4
+
+
+class DLDataType:
+    """DLPack data type, compared by (code, bits, lanes) as cuCIM's is."""
+
+    __slots__ = ("code", "bits", "lanes")
+
+    def __init__(self, code: DLDataTypeCode = DLDataTypeCode.DLUInt, bits: int = 8, lanes: int = 1):
+        self.code, self.bits, self.lanes = DLDataTypeCode(code), int(bits), int(lanes)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, DLDataType) and (self.code, self.bits, self.lanes) == (other.code, other.bits, other.lanes)
+
+    def __hash__(self) -> int:
+        return hash((int(self.code), self.bits, self.lanes))
+
+    def __repr__(self) -> str:
+        return f"<tilewise.cucim.DLDataType code:{self.code.name}({int(self.code)}) bits:{self.bits} lanes:{self.lanes}>"
+
+
+_UINT8 = DLDataType(DLDataTypeCode.DLUInt, 8, 1)
+
+
+class Device:
+    """The device of an image or region; ``str()`` is "cpu" or "cuda:N"."""
+
+    def __init__(self, name: str = "cpu"):
+        self._name = name
+
+    def __str__(self) -> str:
+        return self._name
+
+    def __repr__(self) -> str:
+        return self._name
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Device) and other._name == self._name
+
+
+def _check_device(device) -> Device:
+    name = str(device) if device is not None else "cpu"
+    if name != "cpu":
+        raise ValueError(f"device {name!r} is not available in this build of tilewise (use 'cpu')")
+    return Device("cpu")
+
+
+def _spacing(props) -> tuple:
+    """(spacing x, spacing y, units) in micrometres from the TIFF resolution tags, as cuCIM reports them."""
+    unit = props.get("tiff.ResolutionUnit", "")
+    xres, yres = props.get("tiff.XResolution"), props.get("tiff.YResolution")
+    per = {"centimeter": 1e4, "inch": 25400.0}.get(unit)
+    if per and xres and yres and float(xres) > 0 and float(yres) > 0:
+        return per / float(xres), per / float(yres), "micrometer"
+    return 1.0, 1.0, ""
+
+
+class CuImage:
+    """A slide (``CuImage(path)``) or a region read from one (returned by ``read_region``)."""
+
+    def __init__(self, path: "str | os.PathLike[str] | None" = None, *args, **kwargs):
+        self._array: Optional[np.ndarray] = None
+        self._slide: Optional[Slide] = None
+        self._path = "" if path is None else os.fspath(path)
+        self._dims = "YXC"
+        if path is None:
+            return
+        if not os.path.exists(self._path):
+            raise ValueError(f"Cannot open {self._path}!")
+        try:
+            self._slide = Slide(self._path)
+        except TilewiseError as e:
+            raise ValueError(f"Cannot open {self._path}! ({e})") from e
+
+    @classmethod
+    def _region(cls, array: np.ndarray, path: str, dims: str) -> "CuImage":
+        region = cls.__new__(cls)
+        region._array, region._slide, region._path, region._dims = array, None, path, dims
+        return region
+
+    # --- pickling (slides re-open themselves; regions carry their pixels) ------------------------
+    def __reduce__(self):
+        if self._slide is not None:
+            return (CuImage, (self._path,))
+        return (CuImage._region, (self._array, self._path, self._dims))
+
+    # --- basic properties ----------------------------------------------------------------------
+    @property
+    def path(self) -> str:
+        return self._path
+
+    @property
+    def is_loaded(self) -> bool:
+        return self._slide is not None or self._array is not None
+
+    @property
+    def device(self) -> Device:
+        return Device("cpu")
+
+    @property
+    def ndim(self) -> int:
+        return len(self._dims)
+
+    @property
+    def dims(self) -> str:
+        return self._dims
+
+    @property
+    def shape(self) -> List[int]:
+        if self._array is not None:
+            return list(self._array.shape)
+        w, h = self._slide.dimensions
+        return [h, w, 3]
+
+    @property
+    def dtype(self) -> DLDataType:
+        return _UINT8
+
+    @property
+    def typestr(self) -> str:
+        return "|u1"
+
+    @property
+    def channel_names(self) -> List[str]:
+        return ["R", "G", "B"]
+
+    @property
+    def coord_sys(self) -> str:
+        return "LPS"
+
+    @property
+    def origin(self) -> List[float]:
+        return [0.0, 0.0, 0.0]
+
+    @property
+    def direction(self) -> List[List[float]]:
+        return [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+
+    def _by_dim(self, values: dict, dim_order: str) -> list:
+        order = dim_order or self._dims
+        return [values[d] for d in order]
+
+    def size(self, dim_order: str = "") -> List[int]:
+        shape = self.shape
+        return self._by_dim(dict(zip(self._dims, shape)), dim_order)
+
+    def spacing(self, dim_order: str = "") -> List[float]:
+        sx, sy, _ = _spacing(self._slide.properties) if self._slide is not None else (1.0, 1.0, "")
+        return self._by_dim({"X": sx, "Y": sy, "C": 1.0, "N": 1.0}, dim_order)
+
+    def spacing_units(self, dim_order: str = "") -> List[str]:
+        unit = _spacing(self._slide.properties)[2] if self._slide is not None else ""
+        return self._by_dim({"X": unit, "Y": unit, "C": "color", "N": "batch"}, dim_order)
+
+    @property
+    def resolutions(self) -> dict:
+        if self._slide is None:
+            h, w = self._array.shape[-3:-1]
+            return {"level_count": 1, "level_dimensions": ((w, h),), "level_downsamples": (1.0,),
+                    "level_tile_sizes": ((w, h),)}
+        levels = self._slide.levels
+        return {
+            "level_count": len(levels),
+            "level_dimensions": tuple(lv.dimensions for lv in levels),
+            # cuCIM keeps downsamples as float32
+            "level_downsamples": tuple(float(np.float32(lv.downsample)) for lv in levels),
+            "level_tile_sizes": tuple(lv.tile_size for lv in levels),
+        }
+
+    @property
+    def associated_images(self) -> set:
+        return set(self._slide.associated_images) if self._slide is not None else set()
+
+    def associated_image(self, name: str, device="cpu") -> "CuImage":
+        _check_device(device)
+        if self._slide is None or name not in self._slide.associated_images:
+            raise ValueError(f"Associated image '{name}' does not exist!")
+        return CuImage._region(self._slide.associated_images[name], self._path, "YXC")
+
+    @property
+    def raw_metadata(self) -> str:
+        if self._slide is None:
+            return ""
+        return self._slide.properties.get("tiff.ImageDescription", "")
+
+    @property
+    def metadata(self) -> dict:
+        res = self.resolutions
+        sx, sy, unit = _spacing(self._slide.properties) if self._slide is not None else (1.0, 1.0, "")
+        meta = {
+            "cucim": {
+                "associated_images": sorted(self.associated_images),
+                "channel_names": self.channel_names,
+                "coord_sys": self.coord_sys,
+                "dims": self._dims,
+                "direction": self.direction,
+                "dtype": {"bits": 8, "code": 1, "lanes": 1},
+                "ndim": self.ndim,
+                "origin": self.origin,
+                "path": self._path,
+                "resolutions": {
+                    "level_count": res["level_count"],
+                    "level_dimensions": [list(d) for d in res["level_dimensions"]],
+                    "level_downsamples": list(res["level_downsamples"]),
+                    "level_tile_sizes": [list(t) for t in res["level_tile_sizes"]],
+                },
+                "shape": self.shape,
+                "spacing": [sy, sx, 1.0] if self._dims == "YXC" else [1.0, sy, sx, 1.0],
+                "spacing_units": [unit, unit, "color"] if self._dims == "YXC" else ["batch", unit, unit, "color"],
+                "typestr": self.typestr,
+            }
+        }
+        if self._slide is None:
+            return meta
+        props = self._slide.properties
+        has_resolution = "tiff.XResolution" in props
+        meta["tiff"] = {
+            "model": props.get("tiff.Model", ""),
+            "resolution_unit": props.get("tiff.ResolutionUnit", "") if has_resolution else "",
+            "software": props.get("tiff.Software", ""),
+            "x_resolution": float(props.get("tiff.XResolution", 1.0)),
+            "y_resolution": float(props.get("tiff.YResolution", 1.0)),
+        }
+        vendor = self._slide.format
+        if vendor in ("aperio", "philips"):
+            prefix = vendor + "."
+            meta[vendor] = {k[len(prefix):]: v for k, v in props.items() if k.startswith(prefix)}
+            if vendor == "aperio":
+                meta["aperio"]["Header"] = props.get("tiff.ImageDescription", "").split("|", 1)[0]
+        return meta
+
+    # --- pixels --------------------------------------------------------------------------------
+    def _fill(self) -> tuple:
+        return (255, 255, 255) if self._slide.format in ("aperio", "philips") else (0, 0, 0)
+
+    def read_region(self, location=(), size=(), level: int = 0, num_workers: int = 0, batch_size: int = 1,
+                    drop_last: bool = False, prefetch_factor: int = 2, shuffle: bool = False, seed: int = 0,
+                    device="cpu", buf=None, shm_name: str = "", **kwargs):
+        """Reads one region (a ``CuImage``) or, for several locations or ``batch_size > 1``, returns a
+        ``CuImageIterator`` over regions or batches, as cuCIM does."""
+        if self._slide is None:
+            raise ValueError("read_region needs an image opened from a file")
+        _check_device(device)
+        levels = self._slide.levels
+        if not isinstance(level, (int, np.integer)) or level < 0 or level >= len(levels):
+            shown = level if isinstance(level, (int, np.integer)) and level >= 0 else 65535
+            raise ValueError(f"Invalid level ({shown}) in the request! (Should be < {len(levels)})")
+        lw, lh = levels[level].dimensions
+        if size is None or len(size) == 0:
+            size = (lw, lh)
+        w, h = int(size[0]), int(size[1])
+        for v in (w, h):
+            if v <= 0:
+                raise ValueError(f"Invalid size ({v}) in the request! (Should be > 0)")
+        if w > lw:
+            raise ValueError(f"Invalid size (it exceeds the original image width {lw})")
+        if h > lh:
+            raise ValueError(f"Invalid size (it exceeds the original image height {lh})")
+        if location is None or len(location) == 0:
+            location = (0, 0)
+        locs = _locations(location)
+        if len(locs) == 1 and batch_size == 1:
+            x, y = (int(v) for v in locs[0])
+            array = self._slide.read_region((x, y), (w, h), level=int(level), fill=self._fill())
+            return CuImage._region(array, self._path, "YXC")
+        loader = _core.BatchLoader(self._slide._slide, locs, int(level), w, h, int(batch_size), int(num_workers),
+                                   max(1, int(prefetch_factor)), bool(shuffle), int(seed), bool(drop_last),
+                                   self._fill(), True)
+        return CuImageIterator(loader, self._path, batch_size)
+
+    # --- array protocols (regions) ---------------------------------------------------------------
+    @property
+    def __array_interface__(self) -> dict:
+        if self._array is None:
+            raise AttributeError("__array_interface__ is available on regions, not on the whole image")
+        return self._array.__array_interface__
+
+    def __array__(self, dtype=None, copy=None):
+        if self._array is None:
+            raise ValueError("read a region first (CuImage.read_region)")
+        return self._array if dtype is None else self._array.astype(dtype)
+
+    def save(self, file_path: str) -> None:
+        """Saves a region as .ppm (as cuCIM does), or any format PIL knows from the extension."""
+        if self._array is None or self._array.ndim != 3:
+            raise ValueError("only a single (H, W, C) region can be saved")
+        path = os.fspath(file_path)
+        if path.lower().endswith(".ppm"):
+            h, w = self._array.shape[:2]
+            with open(path, "wb") as f:
+                f.write(f"P6\n{w} {h}\n255\n".encode())
+                f.write(np.ascontiguousarray(self._array).tobytes())
+            return
+        from PIL import Image
+
+        Image.fromarray(self._array).save(path)
+
+    # --- lifecycle -----------------------------------------------------------------------------
+    def close(self) -> None:
+        if self._slide is not None:
+            self._slide.close()
+
+    def __enter__(self) -> "CuImage":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<tilewise.cucim.CuImage path={self._path!r} shape={self.shape} dims={self._dims}>"
+
+    @staticmethod
+    def cache(type=None, **kwargs) -> "ImageCache":  # noqa: A002 - cuCIM's argument name
+        """The tile cache; with arguments, reconfigures it (see the module notes)."""
+        if type is not None or kwargs:
+            _configure_cache(type, **kwargs)
+        return ImageCache()
+
+
+class CuImageIterator:
+    """Regions (batch_size 1: (H, W, C)) or batches ((N, H, W, C)) of a multi-location read."""
+
+    def __init__(self, loader, path: str, batch_size: int):
+        self._loader, self._path, self._batch_size = loader, path, batch_size
+
+    def __len__(self) -> int:
+        return len(self._loader)
+
+    def __iter__(self) -> Iterator[CuImage]:
+        return self
+
+    def __next__(self) -> CuImage:
+        item = self._loader.next()
+        if item is None:
+            raise StopIteration
+        pixels, _, error = item
+        if error is not None:
+            _core.raise_status(*error)
+        if self._batch_size == 1:
+            return CuImage._region(pixels[0], self._path, "YXC")
+        return CuImage._region(pixels, self._path, "NYXC")
+
+
+# --- cache ------------------------------------------------------------------------------------
+class CacheType(enum.Enum):
+    NoCache = "nocache"
+    PerProcess = "per_process"
+    SharedMemory = "shared_memory"
+
+    def __repr__(self) -> str:
+        return f"CacheType.{self.name}"
+
+    __str__ = __repr__
+
+
+_cache_state = {"type": CacheType.PerProcess, "record_stat": True}
+
+
+def _configure_cache(type=None, memory_capacity: int = 1024, capacity: Optional[int] = None,
+                     record_stat: bool = False, **_ignored) -> None:
+    kind = CacheType(type) if type is not None else _cache_state["type"]
+    _cache_state["type"] = kind
+    _cache_state["record_stat"] = bool(record_stat)
+    _core.set_cache_capacity(0 if kind is CacheType.NoCache else int(memory_capacity) * _MIB)
+    _core.reset_cache_stats()
+
+
+class ImageCache:
+    """A view of tilewise's process-wide tile cache with cuCIM's ``ImageCache`` attributes."""
+
+    @property
+    def type(self) -> CacheType:
+        return CacheType.NoCache if _core.cache_capacity() == 0 else _cache_state["type"]
+
+    @property
+    def memory_capacity(self) -> int:
+        return _core.cache_capacity()
+
+    @property
+    def capacity(self) -> int:  # tiles of 256 x 256 RGB that fit, as cuCIM counts
+        return self.memory_capacity // (256 * 256 * 3)
+
+    @property
+    def memory_size(self) -> int:
+        return _core.cache_stats()["bytes"]
+
+    @property
+    def size(self) -> int:
+        return _core.cache_stats()["entries"]
+
+    @property
+    def hit_count(self) -> int:
+        return _core.cache_stats()["hits"]
+
+    @property
+    def miss_count(self) -> int:
+        return _core.cache_stats()["misses"]
+
+    @property
+    def free_memory(self) -> int:
+        return max(0, self.memory_capacity - self.memory_size)
+
+    @property
+    def config(self) -> dict:
+        return {"type": self.type.value, "memory_capacity": self.memory_capacity // _MIB, "capacity": self.capacity,
+                "record_stat": _cache_state["record_stat"]}
+
+    def record(self, value: Optional[bool] = None) -> bool:
+        if value is not None:
+            _cache_state["record_stat"] = bool(value)
+            if value:
+                _core.reset_cache_stats()
+        return _cache_state["record_stat"]
+
+    def reserve(self, memory_capacity: int, capacity: Optional[int] = None) -> None:
+        if memory_capacity * _MIB > _core.cache_capacity():
+            _core.set_cache_capacity(int(memory_capacity) * _MIB)
+
+
+def cache(type=None, **kwargs) -> ImageCache:  # noqa: A001
+    return CuImage.cache(type, **kwargs)
+
+
+def preferred_memory_capacity(img: Optional[CuImage] = None, image_size: Optional[Sequence[int]] = None,
+                              tile_size: Optional[Sequence[int]] = None, patch_size: Optional[Sequence[int]] = None,
+                              bytes_per_pixel: int = 3) -> int:
+    """A cache size in MiB that holds every tile a row of patches can touch (cuCIM's formula)."""
+    if img is not None:
+        image_size = img.size("XY")
+        tile_size = img.resolutions["level_tile_sizes"][0]
+    tile_size = tile_size or (256, 256)
+    patch_size = patch_size or (256, 256)
+    if image_size is None or len(image_size) != 2 or len(tile_size) != 2 or len(patch_size) != 2:
+        raise ValueError("Please specify image_size, tile_size and patch_size as (width, height)")
+    across = (image_size[0] + tile_size[0] - 1) // tile_size[0]
+    down = min(image_size[1] + tile_size[1] - 1, patch_size[1] + tile_size[1] - 1) // tile_size[1] + 1
+    needed = across * tile_size[0] * tile_size[1] * down * bytes_per_pixel
+    return needed // _MIB + (1 if needed % _MIB else 0)

@@ -1,0 +1,253 @@
+// Synchronisation model of the batch loader.
+//
+// - Workers: a process-wide pool of threads that only ever grows (LoaderPool, re-created in a forked
+//   child); loaders submit one task per region. A loader keeps at most `num_workers` of its regions in
+//   flight and at most `prefetch` batches started ahead of the consumer, so loaders share the pool fairly.
+// - State (one per loader, shared with its tasks through a shared_ptr, so tasks may outlive the loader):
+//   one mutex guards the scheduling counters, the per-batch "remaining items" counts and the ready flags;
+//   it is never held while reading pixels. A task writes only its own slot of its batch's buffer and its
+//   own status entry, then takes the mutex to count itself done and, if it was the batch's last item,
+//   notifies the consumer.
+// - Cancellation: the loader's destructor sets `cancelled`; tasks not yet started return at once; tasks
+//   running finish their read and drop their references. Nothing waits on them.
+// - Buffers: each batch owns a BatchBuffer from the process-wide pixel pool (tilewise/memory.h); the
+//   consumer's Batch shares it, so it lives until the last holder releases it.
+#include "tilewise/batch_loader.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "tilewise/cache_config.h"
+#include "tilewise/memory.h"
+#include "util/fork_safe.h"
+
+namespace tilewise {
+
+BatchBuffer::BatchBuffer(size_t bytes) : data_(static_cast<uint8_t*>(allocate_pixels(bytes))), bytes_(bytes) {}
+BatchBuffer::~BatchBuffer() { free_pixels(data_, bytes_); }
+
+bool Batch::ok() const {
+  return std::all_of(statuses.begin(), statuses.end(), [](const Status& s) { return s.ok(); });
+}
+
+Status Batch::first_error(const std::vector<std::pair<int64_t, int64_t>>& locations) const {
+  for (size_t i = 0; i < statuses.size(); ++i) {
+    if (statuses[i].ok()) continue;
+    const int64_t at = locations_index[i];
+    std::string where = "batch " + std::to_string(index) + " item " + std::to_string(i);
+    if (at >= 0 && static_cast<size_t>(at) < locations.size()) {
+      where += " (location " + std::to_string(at) + ": " + std::to_string(locations[static_cast<size_t>(at)].first) +
+               ", " + std::to_string(locations[static_cast<size_t>(at)].second) + ")";
+    }
+    return statuses[i].with_context(where);
+  }
+  return Status();
+}
+
+namespace {
+
+// A growing pool of plain worker threads for loader tasks.
+class LoaderPool {
+ public:
+  void ensure_threads(int n) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    while (static_cast<int>(threads_.size()) < n) {
+      threads_.emplace_back([this] { run(); });
+      threads_.back().detach();  // the pool lives for the process; threads never exit
+    }
+  }
+  void submit(std::function<void()> task) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      queue_.push_back(std::move(task));
+    }
+    wake_.notify_one();
+  }
+  static LoaderPool& global() {
+    static auto* pool = new internal::ForkSafe<LoaderPool>([] { return new LoaderPool(); });
+    return pool->get();
+  }
+
+ private:
+  void run() {
+    for (;;) {
+      std::function<void()> task;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(lock, [this] { return !queue_.empty(); });
+        task = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      task();
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::function<void()>> queue_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace
+
+struct BatchLoader::State {
+  State(Slide s, std::vector<std::pair<int64_t, int64_t>> locs, const BatchOptions& opt)
+      : slide(std::move(s)), locations(std::move(locs)), options(opt) {}
+
+  Slide slide;
+  std::vector<std::pair<int64_t, int64_t>> locations;
+  std::vector<int64_t> order;  // location index of each item, in delivery order
+  BatchOptions options;
+  int64_t batches = 0;
+  size_t item_bytes = 0;
+
+  struct Pending {
+    std::shared_ptr<BatchBuffer> pixels;
+    std::vector<Status> statuses;
+    int64_t remaining = 0;
+  };
+
+  std::mutex mutex;
+  std::condition_variable ready;
+  std::deque<Pending> pending;  // batches [delivered, delivered + pending.size())
+  int64_t delivered = 0;        // batches handed to the consumer
+  int64_t next_item = 0;        // next item (in `order`) to submit
+  int in_flight = 0;
+  bool cancelled = false;
+
+  int64_t batch_size_of(int64_t b) const {
+    return std::min<int64_t>(options.batch_size, static_cast<int64_t>(order.size()) - b * options.batch_size);
+  }
+
+  // Submits items while the worker and prefetch limits allow. Requires `mutex`.
+  void schedule_locked(const std::shared_ptr<State>& self) {
+    const int64_t total_items = std::min<int64_t>(static_cast<int64_t>(order.size()), batches * options.batch_size);
+    while (!cancelled && next_item < total_items && in_flight < options.num_workers) {
+      const int64_t b = next_item / options.batch_size;
+      if (b >= delivered + options.prefetch) break;
+      while (delivered + static_cast<int64_t>(pending.size()) <= b) {
+        const int64_t n = batch_size_of(delivered + static_cast<int64_t>(pending.size()));
+        Pending p;
+        p.pixels = std::make_shared<BatchBuffer>(item_bytes * static_cast<size_t>(n));
+        p.statuses.resize(static_cast<size_t>(n));
+        p.remaining = n;
+        pending.push_back(std::move(p));
+      }
+      const int64_t item = next_item++;
+      ++in_flight;
+      Pending& batch = pending[static_cast<size_t>(b - delivered)];
+      LoaderPool::global().submit([self, item, b, pixels = batch.pixels] { read_item(self, item, b, pixels); });
+    }
+  }
+
+  static void read_item(const std::shared_ptr<State>& self, int64_t item, int64_t b,
+                        const std::shared_ptr<BatchBuffer>& pixels) {
+    self->read_item_impl(self, item, b, pixels);
+  }
+
+  void read_item_impl(const std::shared_ptr<State>& self, int64_t item, int64_t b,
+                      const std::shared_ptr<BatchBuffer>& pixels) {
+    const int64_t slot = item - b * options.batch_size;
+    Status status;
+    bool skip;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      skip = cancelled;
+    }
+    if (!skip) {
+      if (pixels->data() == nullptr) {
+        status = out_of_memory("cannot allocate the batch buffer");
+      } else {
+        const auto [x, y] = locations[static_cast<size_t>(order[static_cast<size_t>(item)])];
+        ImageView view{pixels->data() + item_bytes * static_cast<size_t>(slot), options.width * 3,
+                       static_cast<int32_t>(options.width), static_cast<int32_t>(options.height), 3, {}};
+        status = slide.read_region(x, y, options.level, options.width, options.height, view, options.read);
+        if (!status.ok()) {  // a failed item reads as fill, never as stale pixels
+          const auto fill = options.read.fill.value_or(slide.background());
+          for (size_t i = 0; i < item_bytes; i += 3) std::memcpy(view.data + i, fill.data(), 3);
+        }
+      }
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    --in_flight;
+    if (b >= delivered && b < delivered + static_cast<int64_t>(pending.size())) {
+      Pending& batch = pending[static_cast<size_t>(b - delivered)];
+      batch.statuses[static_cast<size_t>(slot)] = std::move(status);
+      if (--batch.remaining == 0) ready.notify_all();
+    }
+    schedule_locked(self);  // a worker slot is free: start the next item, if any may start
+  }
+};
+
+Result<std::unique_ptr<BatchLoader>> BatchLoader::create(const Slide& slide,
+                                                         std::vector<std::pair<int64_t, int64_t>> locations,
+                                                         const BatchOptions& options) {
+  if (options.level < 0 || options.level >= slide.level_count()) {
+    return invalid_argument("level " + std::to_string(options.level) + " does not exist (the slide has " +
+                            std::to_string(slide.level_count()) + " levels)");
+  }
+  if (options.width <= 0 || options.height <= 0) return invalid_argument("region size must be positive");
+  if (options.batch_size <= 0) return invalid_argument("batch_size must be positive");
+  if (options.num_workers < 0) return invalid_argument("num_workers must not be negative");
+  TW_RETURN_IF_ERROR(check_region_size(options.width, options.height * options.batch_size));
+  auto state = std::make_shared<State>(slide, std::move(locations), options);
+  State& s = *state;
+  if (s.options.num_workers == 0) s.options.num_workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  s.options.prefetch = std::max(1, s.options.prefetch);
+  s.item_bytes = static_cast<size_t>(options.width) * static_cast<size_t>(options.height) * 3;
+  s.order.resize(s.locations.size());
+  for (size_t i = 0; i < s.order.size(); ++i) s.order[i] = static_cast<int64_t>(i);
+  if (options.shuffle) {
+    // Fisher-Yates with an explicit generator, so a seed gives the same order on every platform.
+    std::mt19937_64 rng(options.seed);
+    for (size_t i = s.order.size(); i > 1; --i) {
+      std::swap(s.order[i - 1], s.order[static_cast<size_t>(rng() % i)]);
+    }
+  }
+  const int64_t n = static_cast<int64_t>(s.order.size());
+  s.batches = options.drop_last ? n / options.batch_size : (n + options.batch_size - 1) / options.batch_size;
+  LoaderPool::global().ensure_threads(s.options.num_workers);
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.schedule_locked(state);
+  }
+  return std::unique_ptr<BatchLoader>(new BatchLoader(std::move(state)));
+}
+
+BatchLoader::~BatchLoader() {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->cancelled = true;
+  state_->pending.clear();  // running tasks keep their own buffer references
+}
+
+int64_t BatchLoader::batch_count() const { return state_->batches; }
+int64_t BatchLoader::location_count() const { return static_cast<int64_t>(state_->locations.size()); }
+
+std::optional<Batch> BatchLoader::next() {
+  State& s = *state_;
+  std::unique_lock<std::mutex> lock(s.mutex);
+  if (s.delivered >= s.batches) return std::nullopt;
+  s.schedule_locked(state_);
+  s.ready.wait(lock, [&] { return !s.pending.empty() && s.pending.front().remaining == 0; });
+  State::Pending done = std::move(s.pending.front());
+  s.pending.pop_front();
+  Batch batch;
+  batch.index = s.delivered++;
+  batch.count = static_cast<int64_t>(done.statuses.size());
+  batch.width = s.options.width;
+  batch.height = s.options.height;
+  batch.pixels = std::move(done.pixels);
+  batch.statuses = std::move(done.statuses);
+  for (int64_t i = 0; i < batch.count; ++i) {
+    batch.locations_index.push_back(s.order[static_cast<size_t>(batch.index * s.options.batch_size + i)]);
+  }
+  s.schedule_locked(state_);
+  return batch;
+}
+
+}  // namespace tilewise

@@ -1,0 +1,147 @@
+"""tilewise.cucim behaves like cuCIM's CuImage. The expectations below were read off cucim-cu13 26.10 on
+the same kinds of files; when cuCIM is installed (the benchmark environment), it is also used as an oracle."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+import slidegen
+import tilewise
+import vendor_tiff
+from conftest import assert_same
+from tilewise.cucim import CuImage, DLDataType, DLDataTypeCode, preferred_memory_capacity
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("cucim")
+    generic = d / "generic.tif"
+    slidegen.write_vips_pyramid(generic, slidegen.tissue_image(1024, 768, seed=14))
+    aperio = d / "aperio.svs"
+    vendor_tiff.write_aperio(aperio, slidegen.tissue_image(1000, 700, seed=15), codec="jpeg-ycbcr")
+    return {"generic": generic, "aperio": aperio}
+
+
+def test_image_properties(files):
+    img = CuImage(files["generic"])
+    assert img.shape == [768, 1024, 3] and img.ndim == 3 and img.dims == "YXC"
+    assert img.dtype == DLDataType(DLDataTypeCode.DLUInt, 8, 1)
+    assert img.typestr == "|u1" and str(img.device) == "cpu" and img.is_loaded
+    assert img.size("XY") == [1024, 768] and img.size() == [768, 1024, 3]
+    assert img.spacing() == [0.25, 0.25, 1.0] and img.spacing("XY") == [0.25, 0.25]
+    assert img.spacing_units() == ["micrometer", "micrometer", "color"]
+    assert img.channel_names == ["R", "G", "B"] and img.coord_sys == "LPS"
+    assert img.origin == [0.0, 0.0, 0.0] and img.direction == [[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0]]
+    assert img.resolutions == {"level_count": 3, "level_dimensions": ((1024, 768), (512, 384), (256, 192)),
+                               "level_downsamples": (1.0, 2.0, 4.0),
+                               "level_tile_sizes": ((256, 256), (256, 256), (256, 256))}
+    md = img.metadata
+    assert set(md["cucim"]) == {"associated_images", "channel_names", "coord_sys", "dims", "direction", "dtype", "ndim",
+                                "origin", "path", "resolutions", "shape", "spacing", "spacing_units", "typestr"}
+    assert md["tiff"] == {"model": "", "resolution_unit": "centimeter", "software": "", "x_resolution": 40000.0,
+                          "y_resolution": 40000.0}
+    assert img.associated_images == set() and img.raw_metadata == ""
+
+
+def test_aperio_metadata_and_associated_images(files):
+    img = CuImage(files["aperio"])
+    md = img.metadata
+    assert md["aperio"]["AppMag"] == "20" and md["aperio"]["MPP"] == "0.499"
+    assert md["aperio"]["Header"].startswith("Aperio Image Library")
+    assert md["tiff"]["resolution_unit"] == "" and md["tiff"]["x_resolution"] == 1.0
+    assert img.spacing() == [1.0, 1.0, 1.0] and img.spacing_units() == ["", "", "color"]
+    assert img.associated_images == {"thumbnail", "label", "macro"}
+    label = img.associated_image("label")
+    assert label.shape == [160, 200, 3] and label.dims == "YXC"
+    assert img.raw_metadata.startswith("Aperio Image Library")
+
+
+def test_read_region_semantics(files):
+    img = CuImage(files["generic"])
+    region = img.read_region((10, 20), (30, 40))
+    assert isinstance(region, CuImage) and region.shape == [40, 30, 3] and region.dims == "YXC"
+    assert region.dtype == DLDataType(DLDataTypeCode.DLUInt, 8, 1) and region.typestr == "|u1"
+    array = np.asarray(region)
+    assert array.shape == (40, 30, 3) and array.dtype == np.uint8
+    assert region.__array_interface__["shape"] == (40, 30, 3)
+    assert region.size("XY") == [30, 40]
+    assert region.resolutions["level_dimensions"] == ((30, 40),)
+    assert_same(array, tilewise.open(files["generic"]).read_region((10, 20), (30, 40)))
+    assert np.asarray(img.read_region((-5, -5), (10, 10)))[0, 0].tolist() == [0, 0, 0]  # generic: black
+    assert np.asarray(CuImage(files["aperio"]).read_region((-5, -5), (10, 10)))[0, 0].tolist() == [255, 255, 255]
+    whole = img.read_region()
+    assert whole.shape == [768, 1024, 3]
+    assert img.read_region(level=2).shape == [192, 256, 3]
+    for level in (-1, 3):
+        with pytest.raises(ValueError, match="Invalid level"):
+            img.read_region((0, 0), (10, 10), level=level)
+    with pytest.raises(ValueError, match=r"Invalid size \(0\)"):
+        img.read_region((0, 0), (0, 10))
+    with pytest.raises(ValueError, match="exceeds the original image width 1024"):
+        img.read_region((0, 0), (1025, 10))
+    with pytest.raises(ValueError, match="Cannot open"):
+        CuImage("/nonexistent/file.svs")
+
+
+def test_iterators(files):
+    img = CuImage(files["generic"])
+    slide = tilewise.open(files["generic"])
+    locs = [(0, 0), (100, 50), (900, 700), (-10, 3), (512, 512)]
+    it = img.read_region(locs, (64, 48), num_workers=2)
+    assert len(it) == 5
+    regions = list(it)
+    assert all(r.shape == [48, 64, 3] and r.dims == "YXC" for r in regions)
+    for r, loc in zip(regions, locs):
+        assert_same(np.asarray(r), slide.read_region(loc, (64, 48), fill=(0, 0, 0)))
+    flat = [v for loc in locs for v in loc]
+    batches = list(img.read_region(flat, (64, 48), batch_size=2, num_workers=2))
+    assert [b.shape for b in batches] == [[2, 48, 64, 3], [2, 48, 64, 3], [1, 48, 64, 3]]
+    assert batches[0].dims == "NYXC"
+    dropped = img.read_region(np.array(locs, dtype=np.int64), (64, 48), batch_size=2, drop_last=True, num_workers=1)
+    assert len(dropped) == 2 and len(list(dropped)) == 2
+    shuffled = [np.asarray(b) for b in img.read_region(locs, (64, 48), batch_size=5, shuffle=True, seed=1, num_workers=2)]
+    again = [np.asarray(b) for b in img.read_region(locs, (64, 48), batch_size=5, shuffle=True, seed=1, num_workers=2)]
+    assert np.array_equal(shuffled[0], again[0])
+    # Arrays already handed out stay valid (cuCIM's iterator frees them).
+    held = [np.asarray(r) for r in img.read_region(locs * 10, (64, 48), num_workers=4)]
+    for array, loc in zip(held[:5], locs):
+        assert_same(array, slide.read_region(loc, (64, 48), fill=(0, 0, 0)))
+
+
+def test_cache_api_and_preferred_capacity(files):
+    img = CuImage(files["generic"])
+    cache = CuImage.cache("per_process", memory_capacity=64, record_stat=True)
+    assert str(cache.type) == "CacheType.PerProcess"
+    assert cache.memory_capacity == 64 << 20 and cache.capacity == (64 << 20) // (256 * 256 * 3)
+    for _ in range(3):
+        img.read_region((10, 10), (300, 300))
+    assert cache.hit_count > 0 and cache.miss_count > 0 and cache.size > 0 and cache.memory_size > 0
+    assert cache.record() is True
+    nocache = CuImage.cache("nocache")
+    assert str(nocache.type) == "CacheType.NoCache" and nocache.size == 0
+    assert preferred_memory_capacity(img, patch_size=(256, 256)) == 2
+    assert preferred_memory_capacity(None, image_size=(100000, 80000), tile_size=(256, 256), patch_size=(256, 256)) == 147
+    assert preferred_memory_capacity(image_size=(46000, 32914), tile_size=(240, 240), patch_size=(224, 224)) == 64
+    CuImage.cache("per_process", memory_capacity=256)
+
+
+def test_pickle_and_context_manager(files):
+    with CuImage(files["aperio"]) as img:
+        clone = pickle.loads(pickle.dumps(img))
+        assert clone.shape == img.shape
+        region = img.read_region((0, 0), (20, 20))
+        assert np.array_equal(np.asarray(pickle.loads(pickle.dumps(region))), np.asarray(region))
+
+
+def test_against_cucim_when_installed(files):
+    cucim = pytest.importorskip("cucim", reason="cuCIM is installed only for benchmarks (requirements-bench.txt)")
+    for path in files.values():
+        ours, theirs = CuImage(path), cucim.CuImage(str(path))
+        assert ours.shape == list(theirs.shape) and ours.resolutions == theirs.resolutions
+        assert ours.spacing() == list(theirs.spacing()) and ours.metadata["cucim"]["spacing_units"] == list(
+            theirs.metadata["cucim"]["spacing_units"])
+        for loc, size in [((0, 0), (64, 64)), ((-7, -9), (50, 40)), ((300, 200), (256, 256))]:
+            assert np.array_equal(np.asarray(ours.read_region(loc, size)), np.asarray(theirs.read_region(loc, size)))

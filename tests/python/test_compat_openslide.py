@@ -1,0 +1,141 @@
+"""tilewise.openslide behaves like openslide-python (the real package is the oracle)."""
+
+from __future__ import annotations
+
+import pickle
+from ctypes import ArgumentError
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import slidegen
+import tilewise.openslide as tos
+import vendor_tiff
+from conftest import shared_file
+from tilewise.openslide.deepzoom import DeepZoomGenerator
+
+openslide = pytest.importorskip("openslide")
+from openslide.deepzoom import DeepZoomGenerator as RealDeepZoom  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def slides(tmp_path_factory):
+    d = tmp_path_factory.mktemp("compat")
+    vips = d / "vips.tif"
+    slidegen.write_vips_pyramid(vips, slidegen.tissue_image(1500, 1100, seed=12))
+    svs = d / "aperio.svs"
+    vendor_tiff.write_aperio(svs, slidegen.tissue_image(1000, 800, seed=13), codec="jpeg-ycbcr")
+    return [vips, svs]
+
+
+def test_metadata_matches(slides):
+    for path in slides + [shared_file("openslide-python/boxes.tiff"), shared_file("openslide-python/small.svs")]:
+        ours, theirs = tos.OpenSlide(path), openslide.OpenSlide(str(path))
+        assert ours.level_count == theirs.level_count
+        assert ours.dimensions == theirs.dimensions
+        assert ours.level_dimensions == theirs.level_dimensions
+        assert ours.level_downsamples == theirs.level_downsamples
+        assert dict(ours.properties) == dict(theirs.properties)
+        assert set(ours.associated_images) == set(theirs.associated_images)
+        for name, image in theirs.associated_images.items():
+            mine = ours.associated_images[name]
+            assert mine.mode == image.mode == "RGBA" and mine.size == image.size
+            assert np.array_equal(np.asarray(mine), np.asarray(image))
+        for d in (0.5, 1, 2, 3, 4.5, 16, 100):
+            assert ours.get_best_level_for_downsample(d) == theirs.get_best_level_for_downsample(d)
+        assert (ours.color_profile is None) == (theirs.color_profile is None)
+        assert tos.OpenSlide.detect_format(path) == openslide.OpenSlide.detect_format(str(path))
+
+
+def test_read_region_rgba_transparent_outside(slides):
+    for path in slides:
+        ours, theirs = tos.OpenSlide(path), openslide.OpenSlide(str(path))
+        for level in range(ours.level_count):
+            ds = int(ours.level_downsamples[level])
+            if ds != ours.level_downsamples[level]:
+                continue  # OpenSlide resamples at fractional level coordinates (see the module notes)
+            for x, y, w, h in [(0, 0, 300, 200), (-40, -30, 100, 90), (700, 500, 900, 700), (5, 7, 1, 1)]:
+                a = ours.read_region((x * ds, y * ds), level, (w, h))
+                b = theirs.read_region((x * ds, y * ds), level, (w, h))
+                assert a.mode == b.mode == "RGBA" and a.size == b.size
+                assert np.array_equal(np.asarray(a), np.asarray(b)), (path.name, level, x, y)
+    osr = tos.OpenSlide(slides[0])
+    assert np.asarray(osr.read_region((0, 0), 9, (10, 10))).max() == 0  # invalid level: transparent
+    assert osr.read_region((0, 0), 0, (400, 0)).size == (400, 0)
+    with pytest.raises(tos.OpenSlideError, match="negative"):
+        osr.read_region((0, 0), 0, (10, -5))
+
+
+def on_level_grid(osr, location, level) -> bool:
+    """True when the level-0 location maps to whole pixels of the level (where OpenSlide does not resample)."""
+    return all((v / osr.level_downsamples[level]).is_integer() for v in location)
+
+
+def test_thumbnails_and_deepzoom_match(slides):
+    for path in slides + [shared_file("openslide-python/boxes.tiff")]:
+        ours, theirs = tos.OpenSlide(path), openslide.OpenSlide(str(path))
+        assert np.array_equal(np.asarray(ours.get_thumbnail((200, 200))), np.asarray(theirs.get_thumbnail((200, 200))))
+        for kwargs in ({}, {"tile_size": 128, "overlap": 2}, {"limit_bounds": True}):
+            a, b = DeepZoomGenerator(ours, **kwargs), RealDeepZoom(theirs, **kwargs)
+            assert a.level_count == b.level_count and a.tile_count == b.tile_count
+            assert a.level_tiles == b.level_tiles and a.level_dimensions == b.level_dimensions
+            assert a.get_dzi("jpeg") == b.get_dzi("jpeg")
+            for level in range(a.level_count):
+                cols, rows = a.level_tiles[level]
+                for address in {(0, 0), (cols - 1, rows - 1), (cols // 2, rows // 2)}:
+                    assert a.get_tile_coordinates(level, address) == b.get_tile_coordinates(level, address)
+                    assert a.get_tile_dimensions(level, address) == b.get_tile_dimensions(level, address)
+                    ta, tb = a.get_tile(level, address), b.get_tile(level, address)
+                    assert ta.size == tb.size
+                    if on_level_grid(theirs, *b.get_tile_coordinates(level, address)[:2]):
+                        assert np.array_equal(np.asarray(ta), np.asarray(tb)), (path.name, level, address)
+            with pytest.raises(ValueError):
+                a.get_tile(a.level_count, (0, 0))
+            with pytest.raises(ValueError):
+                a.get_tile(0, (5, 5))
+
+
+def test_errors_and_handles_like_openslide_python(tmp_path):
+    with pytest.raises(tos.OpenSlideUnsupportedFormatError):
+        tos.OpenSlide(tmp_path / "missing.svs")
+    (tmp_path / "text.txt").write_text("not a slide")
+    with pytest.raises(tos.OpenSlideUnsupportedFormatError):
+        tos.OpenSlide(tmp_path / "text.txt")
+    assert tos.OpenSlide.detect_format(tmp_path / "text.txt") is None
+    with pytest.raises(tos.OpenSlideError) as e:
+        tos.OpenSlide(shared_file("openslide-python/unopenable.tiff"))
+    assert not isinstance(e.value, tos.OpenSlideUnsupportedFormatError)
+    osr = tos.OpenSlide(shared_file("openslide-python/boxes.tiff"))
+    props, associated = osr.properties, osr.associated_images
+    with osr:
+        assert osr.level_count == 4
+    for call in (lambda: osr.level_count, lambda: osr.read_region((0, 0), 0, (1, 1)), lambda: props["openslide.vendor"],
+                 lambda: associated["label"], osr.close):
+        with pytest.raises(ArgumentError):
+            call()
+    bad = tos.OpenSlide(shared_file("openslide-python/unreadable.svs"))
+    assert bad.properties["openslide.vendor"] == "aperio"
+    with pytest.raises(tos.OpenSlideError):
+        bad.read_region((0, 0), 0, (16, 16))
+    with pytest.raises(tos.OpenSlideError):  # errors are sticky, as in OpenSlide
+        bad.properties["openslide.vendor"]
+
+
+def test_image_slide_open_slide_cache_and_pickle(tmp_path, slides):
+    png = tmp_path / "plain.png"
+    Image.fromarray(slidegen.tissue_image(120, 80, seed=1)).save(png)
+    image_slide = tos.open_slide(png)
+    assert isinstance(image_slide, tos.ImageSlide)
+    real = openslide.open_slide(str(png))
+    assert image_slide.dimensions == real.dimensions and image_slide.level_count == 1
+    for args in (((0, 0), 0, (120, 80)), ((-10, -10), 0, (50, 50)), ((100, 70), 0, (40, 40))):
+        assert np.array_equal(np.asarray(image_slide.read_region(*args)), np.asarray(real.read_region(*args)))
+    assert isinstance(tos.open_slide(slides[0]), tos.OpenSlide)
+    osr = tos.OpenSlide(slides[0])
+    osr.set_cache(tos.OpenSlideCache(64 << 20))
+    with pytest.raises(TypeError):
+        osr.set_cache(64)
+    clone = pickle.loads(pickle.dumps(osr))
+    assert clone.dimensions == osr.dimensions
+    assert all(hasattr(tos, name) for name in dir(openslide) if name.startswith("PROPERTY_NAME_"))
