@@ -7,6 +7,10 @@ cd "$(dirname "$0")/.."
 jobs=$(nproc)
 status=0
 
+echo "== Corruption catalogue"
+.venv/bin/python tests/data/catalogue.py build/catalogue
+export TILEWISE_CATALOGUE_DIR="$PWD/build/catalogue"
+
 echo "== C++ tests (Release)"
 ctest --test-dir build/py --output-on-failure -j "$jobs" || status=1
 

@@ -117,15 +117,15 @@ Status CpuDecoder::decode_lossless(std::span<const uint8_t> data, const TileDesc
         produced = needed;
         break;
       case Compression::kDeflate: {
-        TW_ASSIGN_OR_RETURN(produced, deflate_->decode(data, {scratch_.data(), scratch_.size()}));
+        TW_ASSIGN_OR_RETURN(produced, deflate_->decode(data, {scratch_.data(), whole}));
         break;
       }
       case Compression::kZstd: {
-        TW_ASSIGN_OR_RETURN(produced, zstd_->decode(data, {scratch_.data(), scratch_.size()}));
+        TW_ASSIGN_OR_RETURN(produced, zstd_->decode(data, {scratch_.data(), whole}));
         break;
       }
       case Compression::kLzw: {
-        TW_ASSIGN_OR_RETURN(produced, lzw_decode(data, {scratch_.data(), scratch_.size()}));
+        TW_ASSIGN_OR_RETURN(produced, lzw_decode(data, {scratch_.data(), whole}));
         break;
       }
       default: return internal_error("unexpected compression");

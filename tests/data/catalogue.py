@@ -1,0 +1,287 @@
+"""The corruption catalogue: damaged variants of good slides, each with its expected outcome.
+
+    python tests/data/catalogue.py OUTDIR      # writes the files and OUTDIR/catalogue.json
+
+Each entry: {"name", "file", "expect", "pattern"}. `expect` is one of
+  "open-fails"   open raises; the message matches `pattern`
+  "read-fails"   open succeeds, reading every level raises; the message matches `pattern`
+  "reads"        open succeeds and every level reads
+  "clean"        no crash and no leak: open or read may fail, but any error message names the file
+The same manifest drives tests/cpp/catalogue (under AddressSanitizer in CI) and tests/python/test_catalogue.py.
+Base files are small (a few hundred pixels) so that the catalogue also seeds the fuzzers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import sys
+from pathlib import Path
+
+import numpy as np
+import tifffile
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import slidegen  # noqa: E402
+import vendor_tiff  # noqa: E402
+
+
+def base_files(out: Path) -> dict:
+    """Good slides of every format and codec."""
+    img = slidegen.tissue_image(320, 240, seed=21)
+    files = {}
+
+    def tf(name, **kw):
+        p = out / f"{name}.tif"
+        slidegen.write_tifffile_pyramid(p, img, levels=2, **kw)
+        files[name] = p
+
+    tf("jpeg", compression="jpeg", tile=(64, 64))
+    tf("deflate", compression="deflate", tile=(64, 64))
+    tf("lzw", compression="lzw", tile=(64, 64), predictor=True)
+    tf("zstd", compression="zstd", tile=(64, 64))
+    tf("raw", compression=None, tile=(64, 64))
+    tf("strips", compression="deflate", tile=None, rowsperstrip=16)
+    tf("bigtiff", compression="deflate", tile=(64, 64), bigtiff=True, byteorder=">")
+    p = out / "vips.tif"
+    slidegen.write_vips_pyramid(p, img, tile=64)
+    files["vips"] = p
+    for codec in ("jpeg-rgb", "j2k-ycbcr"):
+        p = out / f"aperio-{codec}.svs"
+        vendor_tiff.write_aperio(p, img, codec=codec, tile=64, downsamples=(4,))
+        files[f"aperio-{codec}"] = p
+    p = out / "philips.tiff"
+    vendor_tiff.write_philips(p, img, tile=64, levels=2)
+    files["philips"] = p
+    p = out / "ome.ome.tif"
+    with tifffile.TiffWriter(p, ome=True) as tw:
+        tw.write(img, subifds=1, tile=(64, 64), compression="deflate", photometric="rgb",
+                 metadata={"axes": "YXS", "PhysicalSizeX": 0.5})
+        tw.write(img[::2, ::2], subfiletype=1, tile=(64, 64), compression="deflate", photometric="rgb")
+    files["ome"] = p
+    return files
+
+
+class Tiff:
+    """Minimal view of a classic little-endian TIFF for surgical edits."""
+
+    def __init__(self, data: bytes):
+        self.data = bytearray(data)
+        assert self.data[:4] == b"II*\0", "catalogue edits use classic little-endian files"
+
+    def ifds(self):
+        off = struct.unpack_from("<I", self.data, 4)[0]
+        out = []
+        while off and off not in out:
+            out.append(off)
+            n = struct.unpack_from("<H", self.data, off)[0]
+            off = struct.unpack_from("<I", self.data, off + 2 + 12 * n)[0]
+        return out
+
+    def entry(self, ifd: int, tag: int):
+        n = struct.unpack_from("<H", self.data, ifd)[0]
+        for i in range(n):
+            pos = ifd + 2 + 12 * i
+            if struct.unpack_from("<H", self.data, pos)[0] == tag:
+                return pos
+        raise KeyError(tag)
+
+    def set_value(self, ifd: int, tag: int, value: int, typ: int = None) -> None:
+        pos = self.entry(ifd, tag)
+        t = struct.unpack_from("<H", self.data, pos + 2)[0] if typ is None else typ
+        struct.pack_into("<HI", self.data, pos + 2, t, 1)
+        struct.pack_into("<I" if t == 4 else "<HH", self.data, pos + 8, *((value,) if t == 4 else (value, 0)))
+
+    def array(self, ifd: int, tag: int):
+        """(offset of the values, count, type size) of an array tag."""
+        pos = self.entry(ifd, tag)
+        typ, count = struct.unpack_from("<HI", self.data, pos + 2)
+        size = {1: 1, 7: 1, 3: 2, 4: 4, 16: 8}[typ]
+        where = pos + 8 if size * count <= 4 else struct.unpack_from("<I", self.data, pos + 8)[0]
+        return where, count, size
+
+    def set_array_item(self, ifd: int, tag: int, index: int, value: int) -> None:
+        where, count, size = self.array(ifd, tag)
+        struct.pack_into({2: "<H", 4: "<I", 8: "<Q"}[size], self.data, where + index * size, value)
+
+    def get_array_item(self, ifd: int, tag: int, index: int) -> int:
+        where, count, size = self.array(ifd, tag)
+        return struct.unpack_from({2: "<H", 4: "<I", 8: "<Q"}[size], self.data, where + index * size)[0]
+
+    def chunk(self, ifd: int, index: int):
+        tiled = True
+        try:
+            self.entry(ifd, 324)
+        except KeyError:
+            tiled = False
+        offsets, counts = (324, 325) if tiled else (273, 279)
+        return self.get_array_item(ifd, offsets, index), self.get_array_item(ifd, counts, index), (offsets, counts)
+
+
+def build(out: Path) -> list:
+    out.mkdir(parents=True, exist_ok=True)
+    files = base_files(out)
+    entries = []
+
+    def add(name, data, expect, pattern=""):
+        path = out / name
+        if isinstance(data, (bytes, bytearray)):
+            path.write_bytes(bytes(data))
+        entries.append({"name": name, "file": path.name if path.exists() else name, "expect": expect, "pattern": pattern})
+
+    for key, path in files.items():  # the good files themselves
+        add(f"good-{path.name}", path.read_bytes(), "reads")
+
+    # Truncations at many offsets of several files.
+    for key in ("jpeg", "deflate", "vips", "aperio-j2k-ycbcr", "philips", "strips"):
+        data = files[key].read_bytes()
+        for frac in (0.0, 0.001, 0.02, 0.1, 0.35, 0.6, 0.9, 0.999):
+            cut = int(len(data) * frac)
+            add(f"trunc-{key}-{cut}.tif", data[:cut], "clean", "")
+
+    def edit(key, fn):
+        t = Tiff(files[key].read_bytes())
+        fn(t)
+        return t.data
+
+    # Byte counts and offsets.
+    add("zero-bytecount.tif", edit("deflate", lambda t: t.set_array_item(t.ifds()[0], 325, 0, 0)), "reads")
+    add("huge-bytecount.tif", edit("deflate", lambda t: t.set_array_item(t.ifds()[0], 325, 2, 0xFFFFFFF0)),
+        "read-fails", r"level 0 tile \(2,0\) at offset \d+: .*past the end")
+    add("offset-past-eof.tif", edit("jpeg", lambda t: t.set_array_item(t.ifds()[0], 324, 5, 0xFFFFFF00)),
+        "read-fails", r"level 0 tile \(0,1\) at offset 4294967040")
+    add("strip-offset-past-eof.tif", edit("strips", lambda t: t.set_array_item(t.ifds()[0], 273, 3, 0x7FFFFFFF)),
+        "read-fails", r"level 0 tile \(0,3\)")
+    add("short-tile-table.tif", edit("deflate", lambda t: struct.pack_into("<I", t.data, t.entry(t.ifds()[0], 325) + 4, 3)),
+        "open-fails", r"byte counts table has 3 entries")
+    add("tag-data-outside.tif", edit("jpeg", lambda t: struct.pack_into("<I", t.data, t.entry(t.ifds()[0], 324) + 8, 0x7FFFFFF0)),
+        "open-fails", r"outside the file")
+
+    # Directory structure.
+    def ifd_loop(t):
+        ifds = t.ifds()
+        n = struct.unpack_from("<H", t.data, ifds[-1])[0]
+        struct.pack_into("<I", t.data, ifds[-1] + 2 + 12 * n, ifds[0])
+    add("ifd-loop.tif", edit("deflate", ifd_loop), "open-fails", r"IFD loop")
+    add("ifd-offset-past-eof.tif", edit("deflate", lambda t: struct.pack_into("<I", t.data, 4, 0x7FFFFF00)),
+        "open-fails", r"outside the file")
+    add("ifd-zero-entries.tif", edit("deflate", lambda t: struct.pack_into("<H", t.data, t.ifds()[0], 0)),
+        "open-fails", r"has 0 entries")
+    add("ifd-many-entries.tif", edit("deflate", lambda t: struct.pack_into("<H", t.data, t.ifds()[0], 65535)),
+        "clean", "")
+    add("first-ifd-zero.tif", edit("deflate", lambda t: struct.pack_into("<I", t.data, 4, 0)),
+        "open-fails", r"no image directory")
+
+    # Sizes.
+    add("absurd-width.tif", edit("deflate", lambda t: t.set_value(t.ifds()[0], 256, 0x7FFFFFFF, 4)),
+        "open-fails", r"tile offsets table has \d+ entries, the image needs")
+    add("zero-height.tif", edit("deflate", lambda t: t.set_value(t.ifds()[0], 257, 0, 4)),
+        "open-fails", r"is empty")
+    add("zero-tile-width.tif", edit("deflate", lambda t: t.set_value(t.ifds()[0], 322, 0, 4)),
+        "open-fails", r"tile size 0x64 is invalid")
+    add("huge-tile.tif", edit("deflate", lambda t: (t.set_value(t.ifds()[0], 322, 65536 * 4, 4),
+                                                  t.set_value(t.ifds()[0], 323, 65536 * 4, 4))),
+        "open-fails", r"exceeds the \d+ MiB limit")
+    add("odd-tile-size.tif", edit("raw", lambda t: t.set_value(t.ifds()[0], 322, 48, 4)), "clean", "")
+
+    # Codec and colour values.
+    add("unknown-compression.tif", edit("deflate", lambda t: t.set_value(t.ifds()[0], 259, 9999, 3)),
+        "open-fails", r"Unsupported TIFF compression: 9999")
+    add("wrong-compression-deflate-as-lzw.tif", edit("deflate", lambda t: t.set_value(t.ifds()[0], 259, 5, 3)),
+        "read-fails", r"lzw")
+    add("wrong-compression-jpeg-as-zstd.tif", edit("jpeg", lambda t: t.set_value(t.ifds()[0], 259, 50000, 3)),
+        "open-fails", r"uncompressed YCbCr images are not supported")
+    add("wrong-compression-deflate-as-zstd.tif", edit("deflate", lambda t: t.set_value(t.ifds()[0], 259, 50000, 3)),
+        "read-fails", r"zstd: ")
+    add("cmyk-photometric.tif", edit("deflate", lambda t: t.set_value(t.ifds()[0], 262, 5, 3)),
+        "open-fails", r"photometric interpretation 5")
+    add("palette-photometric.tif", edit("raw", lambda t: t.set_value(t.ifds()[0], 262, 3, 3)),
+        "open-fails", r"photometric")
+    add("bits-12.tif", edit("raw", lambda t: struct.pack_into("<HIHH", t.data, t.entry(t.ifds()[0], 258) + 2, 3, 1, 12, 0)),
+        "open-fails", r"12-bit")
+    add("planar-separate.tif", edit("deflate", lambda t: t.set_value(t.ifds()[0], 284, 2, 3)), "clean", "")
+    add("predictor-3.tif", edit("lzw", lambda t: t.set_value(t.ifds()[0], 317, 3, 3)),
+        "open-fails", r"predictor 3")
+    add("jpeg-ycbcr-as-rgb.tif", edit("jpeg", lambda t: t.set_value(t.ifds()[0], 262, 2, 3)), "reads")
+
+    # Damaged payloads.
+    def damage_chunk(key, index, how, ifd_index=0):
+        t = Tiff(files[key].read_bytes())
+        off, count, _ = t.chunk(t.ifds()[ifd_index], index)
+        if how == "zeros":
+            t.data[off + count // 4 : off + count] = bytes(count - count // 4)
+        elif how == "flip":
+            rng = np.random.default_rng(index)
+            for i in rng.integers(off + 2, off + count, 16):
+                t.data[int(i)] ^= 0xFF
+        elif how == "header":
+            t.data[off : off + 8] = b"\x00" * 8
+        return t.data
+
+    add("jpeg-payload-zeros.tif", damage_chunk("jpeg", 3, "zeros"), "read-fails", r"tile \(3,0\).*jpeg: ")
+    add("jpeg-payload-header.tif", damage_chunk("jpeg", 0, "header"), "read-fails", r"tile \(0,0\).*jpeg: ")
+    add("jpeg-payload-flips.tif", damage_chunk("vips", 4, "flip"), "clean", "")
+    add("jpegtables-damaged.tif", edit("vips", lambda t: t.data.__setitem__(slice(t.array(t.ifds()[0], 347)[0] + 2,
+                                                                                     t.array(t.ifds()[0], 347)[0] + 40),
+                                                                            b"\xff" * 38)),
+        "read-fails", r"jpeg: ")
+    # OpenJPEG decodes zeroed packet data without complaint (the codestream stays well-formed).
+    add("j2k-payload-zeros.svs", damage_chunk("aperio-j2k-ycbcr", 2, "zeros"), "clean", "")
+    add("j2k-payload-header.svs", damage_chunk("aperio-j2k-ycbcr", 0, "header"), "read-fails", r"jpeg2000: ")
+    add("j2k-payload-flips.svs", damage_chunk("aperio-j2k-ycbcr", 1, "flip"), "clean", "")
+    add("deflate-payload-zeros.tif", damage_chunk("deflate", 1, "zeros"), "read-fails", r"tile \(1,0\).*deflate: ")
+    add("deflate-payload-header.tif", damage_chunk("deflate", 0, "header"), "read-fails", r"deflate: ")
+    add("lzw-payload-flips.tif", damage_chunk("lzw", 2, "flip"), "clean", "")
+    add("lzw-payload-header.tif", damage_chunk("lzw", 0, "header"), "clean", "")
+    add("zstd-payload-zeros.tif", damage_chunk("zstd", 1, "zeros"), "read-fails", r"zstd: ")
+    add("zstd-payload-flips.tif", damage_chunk("zstd", 3, "flip"), "clean", "")
+    add("strip-payload-zeros.tif", damage_chunk("strips", 2, "zeros"), "read-fails", r"tile \(0,2\).*deflate: ")
+
+    # Streams that decompress to more than their tile (a decoder must stop at the tile's end).
+    import imagecodecs
+    import zlib
+    for key, encode in (("lzw", imagecodecs.lzw_encode), ("deflate", zlib.compress),
+                        ("zstd", imagecodecs.zstd_encode)):
+        t = Tiff(files[key].read_bytes())
+        ifd = t.ifds()[0]
+        payload = encode(bytes(range(256)) * (64 * 64 * 3 * 2 // 256))  # twice a 64 x 64 RGB tile
+        t.set_array_item(ifd, 324, 0, len(t.data))
+        t.set_array_item(ifd, 325, 0, len(payload))
+        t.data += payload
+        add(f"{key}-overlong.tif", t.data, "read-fails", rf"tile \(0,0\).*{key}: data decompresses to more than")
+
+    # Metadata.
+    def bad_xml(t):
+        pos = t.data.find(b"</DataObject></Array>")
+        t.data[pos : pos + 3] = b"<<<"
+    add("philips-bad-xml.tiff", edit("philips", bad_xml), "reads")
+    add("ome-bad-xml.ome.tif", bytes(Tiff(files["ome"].read_bytes()).data).replace(b"<Pixels", b"<Pix<els", 1),
+        "reads")
+    latin = out / "latin1-description.tif"
+    tifffile.imwrite(latin, slidegen.tissue_image(100, 80, seed=1), tile=(64, 64), metadata=None,
+                     description="r\xe9solution \xb5m".encode("latin-1"))
+    add(latin.name, None, "reads")
+    huge = out / "huge-description.tif"
+    tifffile.imwrite(huge, slidegen.tissue_image(100, 80, seed=2), tile=(64, 64), metadata=None,
+                     description="x" * (24 << 20))
+    add(huge.name, None, "reads")
+
+    # Not slides at all.
+    add("empty.tif", b"", "open-fails", r"empty")
+    add("not-a-tiff.png", b"\x89PNG\r\n\x1a\n" + bytes(100), "open-fails", r"not a TIFF file")
+    add("text.tif", b"this is not an image\n" * 10, "open-fails", r"not a TIFF file")
+    add("header-only.tif", b"II*\x00", "open-fails", r"not a TIFF file")
+    add("bigtiff-bad-header.tif", b"II+\x00\x08\x00\x01\x00" + bytes(16), "open-fails", r"malformed BigTIFF header")
+    (out / "a-directory.tif").mkdir(exist_ok=True)
+    entries.append({"name": "a-directory.tif", "file": "a-directory.tif", "expect": "open-fails", "pattern": "directory"})
+
+    manifest = out / "catalogue.json"
+    manifest.write_text(json.dumps(entries, indent=1))
+    return entries
+
+
+if __name__ == "__main__":
+    target = Path(sys.argv[1] if len(sys.argv) > 1 else "build/catalogue")
+    entries = build(target)
+    print(f"{len(entries)} catalogue entries in {target}")

@@ -1,0 +1,62 @@
+"""The corruption catalogue (tests/data/catalogue.py) through the Python API: every damaged file opens or
+fails with a tilewise error naming it, exactly as its entry expects; nothing crashes."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+import catalogue
+import tilewise
+
+
+@pytest.fixture(scope="module")
+def entries(tmp_path_factory):
+    out = tmp_path_factory.mktemp("catalogue")
+    return out, catalogue.build(out)
+
+
+def outcome(path: Path):
+    """('open-fails'|'read-fails'|'reads', message)."""
+    try:
+        slide = tilewise.open(path)
+    except tilewise.TilewiseError as e:
+        return "open-fails", str(e)
+    errors = []
+    for level, lv in enumerate(slide.levels):
+        try:
+            slide.read_region((0, 0), lv.dimensions, level=level)
+        except tilewise.TilewiseError as e:
+            errors.append(str(e))
+    for name in slide.associated_images:
+        try:
+            slide.associated_images[name]
+        except tilewise.TilewiseError as e:
+            errors.append(str(e))
+    return ("read-fails", errors[0]) if errors else ("reads", "")
+
+
+def test_catalogue_has_at_least_40_damaged_variants(entries):
+    _, items = entries
+    assert len([e for e in items if not e["name"].startswith("good-")]) >= 40
+
+
+def test_every_entry_behaves_as_catalogued(entries):
+    out, items = entries
+    failures = []
+    for e in items:
+        path = out / e["file"]
+        got, message = outcome(path)
+        if message and e["file"] not in message:
+            failures.append(f"{e['name']}: message does not name the file: {message}")
+        if e["expect"] == "clean":
+            continue
+        if got != e["expect"]:
+            failures.append(f"{e['name']}: expected {e['expect']}, got {got} ({message})")
+        elif e["pattern"] and not re.search(e["pattern"], message):
+            failures.append(f"{e['name']}: message {message!r} does not match {e['pattern']!r}")
+    assert not failures, "\n".join(failures)
