@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test: the C++ suites (Release, then AddressSanitizer + UndefinedBehaviorSanitizer, then
-# ThreadSanitizer for the concurrent layers) and the Python suite. Assumes scripts/bootstrap.sh and
+# Runs every test: the corruption catalogue generator, the C++ suites (Release, then AddressSanitizer +
+# UndefinedBehaviorSanitizer, then ThreadSanitizer for the concurrent layers), a bounded fuzz run, and the
+# Python suite. Assumes scripts/bootstrap.sh and
 # scripts/build.sh ran (./run test does all three).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +27,11 @@ if [ "${TILEWISE_SKIP_SANITIZERS:-0}" != 1 ]; then
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     sanitizer_build asan address,undefined "."
   TSAN_OPTIONS=halt_on_error=1 sanitizer_build tsan thread "ThreadPool|TileCache|RegionReader|FileSource|BatchLoader|LoaderCombos"
+fi
+
+if [ "${TILEWISE_SKIP_FUZZ:-0}" != 1 ]; then
+  echo "== Fuzz smoke run (libFuzzer, ASan + UBSan; scripts/fuzz.sh 600 for a long run)"
+  scripts/fuzz.sh "${TILEWISE_FUZZ_SECONDS:-15}" || status=1
 fi
 
 echo "== Python tests"

@@ -91,3 +91,22 @@ def test_repeated_iterator_runs_with_16_workers(slide_path):
     growth = rss() - base
     # Bound: 32 MiB. Each run holds at most prefetch + 1 batches of 12 MiB, reused from the pixel pool.
     assert growth < 32 * MIB, f"resident set grew by {growth / MIB:.1f} MiB over 101 iterator runs"
+
+
+def test_open_read_close_cycles_leak_neither_descriptors_nor_memory(slide_path):
+    """10,000 open/read/close cycles: open file descriptors return to their count after each close, and the
+    resident set stays within 16 MiB (a leaked slide would keep its model and descriptor: ~10,000 fds)."""
+    process = psutil.Process()
+
+    def cycle(n):
+        for i in range(n):
+            with tilewise.open(slide_path) as slide:
+                slide.read_region((i % 3000, i % 2000), (64, 64))
+            gc.collect() if i % 1000 == 0 else None
+
+    cycle(500)
+    fds, base = process.num_fds(), rss()
+    cycle(10000)
+    assert process.num_fds() == fds
+    growth = rss() - base
+    assert growth < 16 * MIB, f"resident set grew by {growth / MIB:.1f} MiB over 10,000 open/read/close cycles"

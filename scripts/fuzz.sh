@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with clang (ASan + UBSan + coverage) and runs each for SECONDS seconds
+# (default 30) on a seed corpus made from the catalogue's good files. Crashes are written to
+# build/fuzz-artifacts/; each one found should become a catalogue entry.
+#   scripts/fuzz.sh [SECONDS] [TARGET...]     e.g. scripts/fuzz.sh 600 fuzz_codecs
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-30}
+shift || true
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_tiff_parser fuzz_codecs fuzz_open_read)
+CC=clang-14 CXX=clang++-14 cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DTILEWISE_BUILD_FUZZERS=ON -DTILEWISE_BUILD_PYTHON=OFF -DTILEWISE_BUILD_CLI=OFF -DTILEWISE_BUILD_TESTS=OFF >/dev/null
+cmake --build build/fuzz -j "$(nproc)" >/dev/null
+[ -f build/catalogue/catalogue.json ] || .venv/bin/python tests/data/catalogue.py build/catalogue >/dev/null
+.venv/bin/python tests/fuzz/make_seeds.py build/catalogue build/fuzz-corpus
+mkdir -p build/fuzz-artifacts
+status=0
+for t in "${targets[@]}"; do
+  corpus=build/fuzz-corpus/${t#fuzz_}
+  [ "$t" = fuzz_tiff_parser ] && corpus=build/fuzz-corpus/tiff
+  mkdir -p "build/fuzz-work/$t"
+  echo "== $t for ${seconds}s"
+  ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    "build/fuzz/tests/fuzz/$t" -max_total_time="$seconds" -rss_limit_mb=4096 -max_len=262144 -timeout=20 \
+    -artifact_prefix="build/fuzz-artifacts/$t-" -print_final_stats=1 "build/fuzz-work/$t" "$corpus" \
+    2>&1 | grep -E "^#[0-9]+.*(DONE|INITED)|stat::number_of_executed_units|stat::peak_rss|cov:|ERROR|SUMMARY|Test unit written" \
+    | tail -8 || status=1
+  [ "${PIPESTATUS[0]}" = 0 ] || status=1
+done
+exit $status

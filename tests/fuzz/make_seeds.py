@@ -1,0 +1,50 @@
+"""Seed corpora for the fuzzers, from the catalogue's good files: whole files (tiff, open_read) and their
+tiles prefixed with the codec selector bytes fuzz_codecs expects."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import tifffile
+
+SELECTOR = {7: 0, 33003: 1, 33005: 1, 8: 2, 32946: 2, 5: 3, 50000: 4, 1: 5}
+
+
+def main(catalogue: Path, out: Path) -> None:
+    entries = json.loads((catalogue / "catalogue.json").read_text())
+    for d in ("tiff", "codecs", "open_read"):
+        (out / d).mkdir(parents=True, exist_ok=True)
+    n = 0
+    for e in entries:
+        if not e["name"].startswith("good-"):
+            continue
+        path = catalogue / e["file"]
+        data = path.read_bytes()
+        if len(data) <= 512 * 1024:
+            (out / "tiff" / path.name).write_bytes(data)
+            (out / "open_read" / path.name).write_bytes(data)
+        with tifffile.TiffFile(path) as tf:
+            for page_index, page in enumerate(tf.pages[:2]):
+                code = int(page.compression)
+                if code not in SELECTOR:
+                    continue
+                tables = page.jpegtables or b""
+                w = page.tilewidth or page.imagewidth
+                h = page.tilelength or page.rowsperstrip
+                spp = page.samplesperpixel
+                flags = {1: 0, 3: 1, 4: 2}.get(spp, 1) | (8 if int(page.photometric) == 6 else 0) | (
+                    16 if int(page.predictor) == 2 else 0)
+                for i in range(min(3, len(page.dataoffsets))):
+                    tf.filehandle.seek(page.dataoffsets[i])
+                    chunk = tf.filehandle.read(page.databytecounts[i])
+                    head = bytes([SELECTOR[code], (w - 1) % 256, (h - 1) % 256, flags, len(tables) // 4])
+                    body = tables[: (len(tables) // 4) * 4] + (tables[(len(tables) // 4) * 4:] if False else b"")
+                    (out / "codecs" / f"{path.stem}-{page_index}-{i}").write_bytes(head + body + chunk)
+                    n += 1
+    print(f"seeds: {len(list((out / 'tiff').iterdir()))} files, {n} tiles in {out}")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]), Path(sys.argv[2]))
