@@ -41,3 +41,27 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   .venv/bin/python -m pip install -q "${args[@]}"
   echo "$want" > "$stamp"
 fi
+
+# The GPU path compiles against nvImageCodec 0.8's header, taken from its wheel into build/ (the library is
+# loaded at run time from the user's environment). Without network or CUDA the build falls back to a stub.
+header=build/nvimgcodec-0.8/include/nvimgcodec.h
+if [ ! -f "$header" ] && command -v nvcc >/dev/null 2>&1; then
+  mkdir -p build/nvimgcodec-0.8
+  if .venv/bin/python -m pip download -q --no-deps --only-binary=:all: -d build/nvimgcodec-0.8 \
+      "nvidia-nvimgcodec-cu13>=0.8,<0.9" >/dev/null 2>&1; then
+    .venv/bin/python - <<'PY'
+import glob, zipfile, os
+wheel = glob.glob("build/nvimgcodec-0.8/nvidia_nvimgcodec*.whl")[0]
+os.makedirs("build/nvimgcodec-0.8/include", exist_ok=True)
+with zipfile.ZipFile(wheel) as z:
+    for name in z.namelist():
+        if name.startswith("nvidia/nvimgcodec/include/") and not name.endswith("/"):
+            target = os.path.join("build/nvimgcodec-0.8/include", os.path.basename(name))
+            with open(target, "wb") as f:
+                f.write(z.read(name))
+os.remove(wheel)
+PY
+  else
+    echo "bootstrap: nvImageCodec 0.8 header not downloaded; building without the GPU path"
+  fi
+fi

@@ -35,5 +35,5 @@ if [ "${TILEWISE_SKIP_FUZZ:-0}" != 1 ]; then
 fi
 
 echo "== Python tests"
-.venv/bin/python -m pytest -q tests/python || status=1
+.venv/bin/python -m pytest -q -rs tests/python tests/gpu || status=1
 exit $status

@@ -20,3 +20,20 @@ void set_pixel_pool_capacity(size_t bytes);
 size_t pixel_pool_cached_bytes();
 
 }  // namespace tilewise
+
+#include <string>
+
+#include "tilewise/status.h"
+
+namespace tilewise {
+
+// GPU support. Ok when `device` (a CUDA device index) can be read to: this build has the GPU path, a GPU is
+// present and nvImageCodec 0.8 loads; otherwise the reason (Unsupported).
+Status gpu_status(int device = 0);
+// Where to look first for libnvimgcodec.so.0 (the nvidia-nvimgcodec-cu13 wheel's nvidia/nvimgcodec folder).
+void set_nvimgcodec_directory(const std::string& directory);
+// Device memory for region outputs (cudaMalloc/cudaFree on `device`); nullptr with `error` set on failure.
+void* allocate_device_pixels(size_t bytes, int device, Status* error);
+void free_device_pixels(void* buffer, int device);
+
+}  // namespace tilewise

@@ -5,6 +5,7 @@
 #include <nanobind/stl/string.h>
 
 #include "errors.h"
+#include "tilewise/memory.h"
 #include "tilewise/tilewise.h"
 
 namespace nb = nanobind;
@@ -39,6 +40,12 @@ NB_MODULE(_core, m) {
   m.def("worker_threads", &worker_threads);
   m.def("set_max_region_bytes", &set_max_region_bytes, nb::arg("bytes"));
   m.def("max_region_bytes", &max_region_bytes);
+  m.def("gpu_status", [](int device) -> nb::object {
+    Status s = gpu_status(device);
+    if (s.ok()) return nb::none();
+    return nb::str(s.message().c_str());
+  }, nb::arg("device") = 0, "None when the device can be used, else the reason.");
+  m.def("set_nvimgcodec_directory", &set_nvimgcodec_directory, nb::arg("directory"));
   m.def("detect_format", &detect_format, nb::arg("path"),
         "The vendor name of the format that recognises the file, or None.");
   python::bind_slide(m);

@@ -64,6 +64,41 @@ Array3 read_region(const Slide& slide, int64_t x, int64_t y, int level, int64_t 
   return array;
 }
 
+// Reads into new device memory on `device`; returns (array, device pointer): the array (DLPack-capable) owns
+// the memory and frees it with cudaFree.
+nb::tuple read_region_cuda(const Slide& slide, int64_t x, int64_t y,
+                                                                     int level, int64_t width, int64_t height,
+                                                                     const Fill& fill, bool use_cache, int device) {
+  if (width < 0 || height < 0) throw StatusError(invalid_argument("region size must not be negative"));
+  throw_if_error(check_region_size(width, height));
+  throw_if_error(gpu_status(device));
+  const size_t bytes = static_cast<size_t>(width) * static_cast<size_t>(height) * 3;
+  Status error;
+  void* buffer = allocate_device_pixels(bytes, device, &error);
+  throw_if_error(error);
+  struct Owned {
+    void* data;
+    int device;
+  };
+  nb::capsule owner(new Owned{buffer, device}, [](void* p) noexcept {
+    auto* owned = static_cast<Owned*>(p);
+    free_device_pixels(owned->data, owned->device);
+    delete owned;
+  });
+  ImageView view{static_cast<uint8_t*>(buffer), width * 3, static_cast<int32_t>(width), static_cast<int32_t>(height), 3,
+                 Device{DeviceType::kCuda, device}};
+  Status s;
+  {
+    nb::gil_scoped_release release;
+    s = slide.read_region(x, y, level, width, height, view, options(fill, use_cache));
+  }
+  throw_if_error(s);
+  nb::ndarray<uint8_t, nb::ndim<3>, nb::device::cuda> array(
+      buffer, {static_cast<size_t>(height), static_cast<size_t>(width), 3}, owner, {}, nb::dtype<uint8_t>(),
+      nb::device::cuda::value, device);
+  return nb::make_tuple(nb::cast(array), reinterpret_cast<uintptr_t>(buffer));
+}
+
 // Reads into a caller-provided writable (H, W, 3) uint8 array whose rows may be strided.
 void read_region_into(const Slide& slide, int64_t x, int64_t y, int level,
                       nb::ndarray<uint8_t, nb::ndim<3>, nb::device::cpu> out, const Fill& fill, bool use_cache) {
@@ -167,6 +202,8 @@ void bind_slide(nb::module_& m) {
            nb::arg("level_frame") = false,
            "Reads a region at level-0 location (x, y) (or level coordinates with level_frame=True) into a new "
            "(height, width, 3) uint8 array.")
+      .def("read_region_cuda", &read_region_cuda, nb::arg("x"), nb::arg("y"), nb::arg("level"), nb::arg("width"),
+           nb::arg("height"), nb::arg("fill") = nb::none(), nb::arg("use_cache") = true, nb::arg("device") = 0)
       .def("read_region_into", &read_region_into, nb::arg("x"), nb::arg("y"), nb::arg("level"), nb::arg("out"),
            nb::arg("fill") = nb::none(), nb::arg("use_cache") = true);
 }

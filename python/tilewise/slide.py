@@ -9,7 +9,7 @@ from typing import Iterator, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import _core
+from . import _core, _gpu
 from .errors import InvalidArgumentError, UnsupportedError
 
 
@@ -21,10 +21,6 @@ class Level(NamedTuple):
     tile_size: Tuple[int, int]
     compression: str
 
-
-def _check_device(device: str) -> None:
-    if device != "cpu":
-        raise UnsupportedError(f"device {device!r} is not available in this build of tilewise (use 'cpu')")
 
 
 def _pair(value: Sequence[int], what: str) -> Tuple[int, int]:
@@ -194,12 +190,16 @@ class Slide:
         Returns a (h, w, 3) uint8 array. Pixels outside the level are ``fill`` (default: the format's
         background, white). With ``out``, reads into that (h, w, 3) uint8 array instead.
         """
-        _check_device(device)
+        kind, index = _gpu.parse_device(device)
         x, y = _pair(location, "location")
         w, h = _pair(size, "size")
         if w < 0 or h < 0:
             raise InvalidArgumentError(f"size must not be negative, got {(w, h)}")
         fill_rgb = None if fill is None else tuple(int(c) for c in fill)
+        if kind == "cuda":
+            _gpu.check(index)
+            array, pointer = self._slide.read_region_cuda(x, y, int(level), w, h, fill_rgb, use_cache, index)
+            return _gpu.DeviceArray(array, pointer, index)
         if out is not None:
             if out.shape != (h, w, 3) or out.dtype != np.uint8:
                 raise InvalidArgumentError(f"out must be a ({h}, {w}, 3) uint8 array")
@@ -227,7 +227,11 @@ class Slide:
         0 = one per CPU) with ``prefetch`` batches read ahead. Order follows ``locations``, or a shuffle
         reproducible from ``seed``. Every array stays valid while you hold it. A region that cannot be read
         raises its error (naming the batch, item and location) when its batch is reached."""
-        _check_device(device)
+        kind, index = _gpu.parse_device(device)
+        if kind == "cuda":
+            _gpu.check(index)
+            raise UnsupportedError("read_regions(device='cuda') is not implemented yet: use read_region(device='cuda') "
+                                   "or read on the CPU")
         w, h = _pair(size, "size")
         locs = _locations(locations)
         fill_rgb = None if fill is None else tuple(int(c) for c in fill)

@@ -82,11 +82,11 @@ class TileCache {
   std::list<Entry> lru_;  // front = most recently used
   std::unordered_map<TileKey, std::list<Entry>::iterator, KeyHash> map_;
   // Keys of recent misses, oldest first in ghost_order_ (bounded by ghost_capacity_).
+  uint64_t capacity_;
   std::unordered_map<TileKey, uint64_t, KeyHash> ghosts_;  // key -> sequence number of its latest miss
   std::deque<std::pair<TileKey, uint64_t>> ghost_order_;
   size_t ghost_capacity_;
   uint64_t ghost_seq_ = 0;
-  uint64_t capacity_;
   uint64_t bytes_ = 0;
   uint64_t hits_ = 0, misses_ = 0, evictions_ = 0;
 };

@@ -44,6 +44,7 @@ void copy_rect(const uint8_t* src, int64_t src_stride, const ImageView& dst, int
 }  // namespace
 
 Status RegionReader::read(const RegionRequest& req) const {
+  if (!req.out.device.is_cpu()) return read_device(req);
   const formats::LevelModel& level = *req.level;
   if (req.width < 0 || req.height < 0) return invalid_argument("region size must not be negative");
   if (req.width == 0 || req.height == 0) return Status();

@@ -34,9 +34,11 @@ struct RegionRequest {
 class RegionReader {
  public:
   RegionReader(const formats::SlideModel& model, uint64_t slide_uid) : model_(model), slide_uid_(slide_uid) {}
+  // Reads into request.out, on the CPU or (when out.device is CUDA) on the GPU (device_region_reader.cc).
   Status read(const RegionRequest& request) const;
 
  private:
+  Status read_device(const RegionRequest& request) const;
   const formats::SlideModel& model_;
   uint64_t slide_uid_;
 };

@@ -1,6 +1,7 @@
 #include "region/tile_fetcher.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "codecs/decoder_pool.h"
 #include "util/checked_math.h"
@@ -23,8 +24,11 @@ std::string TileFetcher::context(const TileRef& tile, uint64_t offset) const {
          std::to_string(tile.row) + ") at offset " + std::to_string(offset);
 }
 
-template <typename Fn>
-Status TileFetcher::with_tile_bytes(const TileRef& tile, Fn&& decode) const {
+std::string TileFetcher::context(const TileRef& tile) const {
+  return context(tile, tile.level->ifd->chunk_offsets[static_cast<size_t>(tile.index())]);
+}
+
+Result<std::vector<uint8_t>> TileFetcher::read_bytes(const TileRef& tile, bool splice_tables) const {
   const size_t index = static_cast<size_t>(tile.index());
   const tiff::Ifd& ifd = *tile.level->ifd;
   const uint64_t offset = ifd.chunk_offsets[index];
@@ -34,14 +38,25 @@ Status TileFetcher::with_tile_bytes(const TileRef& tile, Fn&& decode) const {
     return corrupt(context(tile, offset) + ": " + std::to_string(length) + " bytes would run past the end of the file (" +
                    std::to_string(source.size()) + " bytes)");
   }
+  const auto tables = tile.level->desc.jpeg_tables;
+  // Splice: the tables without their EOI, then the tile without its SOI.
+  const bool splice = splice_tables && tables.size() > 4 && length > 2;
+  const size_t head = splice ? tables.size() - 2 : 0;
+  std::vector<uint8_t> bytes(head + length);
+  if (splice) std::memcpy(bytes.data(), tables.data(), head);
+  Status s = source.pread({bytes.data() + head, length}, offset);
+  if (!s.ok()) return s.with_context(context(tile, offset));
+  if (splice) bytes.erase(bytes.begin() + static_cast<long>(head), bytes.begin() + static_cast<long>(head) + 2);
+  return bytes;
+}
+
+template <typename Fn>
+Status TileFetcher::with_tile_bytes(const TileRef& tile, Fn&& decode) const {
   // Bytes are read into a per-call buffer: decoders never see the file, and no lock is held while reading.
-  std::vector<uint8_t> bytes(length);
-  Status s = source.pread(bytes, offset);
-  if (s.ok()) {
-    auto decoder = codecs::DecoderPool::global().acquire();
-    s = decode(*decoder, std::span<const uint8_t>(bytes));
-  }
-  return s.with_context(context(tile, offset));
+  auto bytes = read_bytes(tile);
+  if (!bytes.ok()) return bytes.status();
+  auto decoder = codecs::DecoderPool::global().acquire();
+  return decode(*decoder, std::span<const uint8_t>(*bytes)).with_context(context(tile));
 }
 
 Status TileFetcher::decode(const TileRef& tile, const ImageView& out) const {

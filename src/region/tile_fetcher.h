@@ -34,6 +34,11 @@ class TileFetcher {
   // True when the chunk is stored with no bytes (sparse); it then reads as background.
   bool is_empty(const TileRef& tile) const;
 
+  // The tile's encoded bytes; for JPEG with shared tables, a complete stream with the tables spliced in
+  // (for decoders that cannot be primed with tables, such as nvImageCodec) when `splice_tables` is set.
+  Result<std::vector<uint8_t>> read_bytes(const TileRef& tile, bool splice_tables = false) const;
+  std::string context(const TileRef& tile) const;
+
   // Decodes the tile's first out.height rows into out (out.width == tile width).
   Status decode(const TileRef& tile, const ImageView& out) const;
   // Decodes the window of out's size at (x, y) of the tile.

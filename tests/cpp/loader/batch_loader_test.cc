@@ -90,7 +90,9 @@ TEST_P(LoaderCombos, BatchesEqualSingleReadsInOrder) {
     }
   }
   EXPECT_EQ(static_cast<int64_t>(seen.size()), c.drop_last ? expected_batches * c.batch_size : 37);
-  if (!c.shuffle && !all.empty()) EXPECT_EQ(all.front().locations_index.front(), 0);
+  if (!c.shuffle && !all.empty()) {
+    EXPECT_EQ(all.front().locations_index.front(), 0);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Options, LoaderCombos,

@@ -1,0 +1,107 @@
+"""Finding the GPU libraries and describing device arrays.
+
+nvImageCodec 0.8 comes from the nvidia-nvimgcodec-cu13 wheel, nvJPEG and nvJPEG2000 from nvidia-nvjpeg and
+nvidia-nvjpeg2k-cu13 (or the CUDA toolkit). They are located in site-packages on first use: nvJPEG/nvJPEG2000
+are preloaded globally so that nvImageCodec's extensions find them, and the core is told where
+libnvimgcodec.so.0 is.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import os
+from typing import Optional, Tuple
+
+from . import _core
+from .errors import InvalidArgumentError, UnsupportedError
+
+_configured = False
+
+
+def _package_dir(name: str) -> Optional[str]:
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return list(spec.submodule_search_locations)[0]
+
+
+def configure() -> None:
+    global _configured
+    if _configured:
+        return
+    _configured = True
+    for package, library in (("nvidia.nvjpeg", "libnvjpeg.so.13"), ("nvidia.nvjpeg2k", "libnvjpeg2k.so.0")):
+        folder = _package_dir(package)
+        if folder:
+            path = os.path.join(folder, "lib", library)
+            if os.path.exists(path):
+                try:
+                    ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+                except OSError:
+                    pass
+    folder = os.environ.get("TILEWISE_NVIMGCODEC_DIR") or _package_dir("nvidia.nvimgcodec")
+    if folder:
+        _core.set_nvimgcodec_directory(folder)
+
+
+def parse_device(device) -> Tuple[str, int]:
+    """("cpu", 0) or ("cuda", index) from "cpu", "cuda", "cuda:N" or a torch/cupy-style device object."""
+    text = str(device) if device is not None else "cpu"
+    if text == "cpu":
+        return "cpu", 0
+    if text == "cuda":
+        return "cuda", 0
+    if text.startswith("cuda:") and text[5:].isdigit():
+        return "cuda", int(text[5:])
+    raise InvalidArgumentError(f"unknown device {device!r} (use 'cpu', 'cuda' or 'cuda:N')")
+
+
+def check(index: int) -> None:
+    configure()
+    reason = _core.gpu_status(index)
+    if reason is not None:
+        raise UnsupportedError(f"device cuda:{index} is not available: {reason}")
+
+
+class DeviceArray:
+    """A (H, W, 3) uint8 array in GPU memory. cupy, torch and jax take it without a copy through
+    ``__dlpack__`` or ``__cuda_array_interface__``. Stream semantics: the data is complete when the read
+    returns (tilewise synchronises its own stream), so any stream may use it; ``stream`` arguments are
+    accepted and need no synchronisation."""
+
+    def __init__(self, array, pointer: int, device: int):
+        self._array = array  # nanobind ndarray owning the device memory
+        self._pointer = pointer
+        self._device = device
+
+    @property
+    def shape(self):
+        return tuple(self._array.shape)
+
+    @property
+    def dtype(self):
+        import numpy as np
+
+        return np.dtype(np.uint8)
+
+    @property
+    def device(self) -> str:
+        return f"cuda:{self._device}"
+
+    def __dlpack__(self, stream=None, **kwargs):
+        return self._array.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self._array.__dlpack_device__()
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        return {"shape": self.shape, "typestr": "|u1", "data": (self._pointer, False), "strides": None,
+                "version": 3, "stream": None}
+
+    def __repr__(self) -> str:
+        return f"tilewise.DeviceArray(shape={self.shape}, device={self.device!r})"

@@ -1,0 +1,31 @@
+#include "codecs/gpu/gpu_decoder.h"
+#include "tilewise/memory.h"
+
+#ifdef TILEWISE_HAVE_GPU
+#include "codecs/gpu/nvimgcodec_library.h"
+#endif
+
+namespace tilewise {
+
+Status gpu_status(int device) { return codecs::gpu::device_status(device); }
+
+void set_nvimgcodec_directory(const std::string& directory) {
+#ifdef TILEWISE_HAVE_GPU
+  codecs::gpu::set_library_directory(directory);
+#else
+  (void)directory;
+#endif
+}
+
+void* allocate_device_pixels(size_t bytes, int device, Status* error) {
+  auto p = codecs::gpu::device_malloc(bytes, device);
+  if (!p.ok()) {
+    if (error) *error = p.status();
+    return nullptr;
+  }
+  return *p;
+}
+
+void free_device_pixels(void* buffer, int device) { codecs::gpu::device_free(buffer, device); }
+
+}  // namespace tilewise

@@ -1,0 +1,135 @@
+"""GPU path (device="cuda"): results against the CPU path, interop, concurrency and device memory.
+
+Runs on a machine with an NVIDIA GPU and nvImageCodec 0.8 (scripts/gpu-test.sh); skips with the reason
+everywhere else (CI has no GPU). Slides come from TILEWISE_GPU_DATA (generated on the developer machine)
+or are generated here when tifffile and imagecodecs are available.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tilewise
+
+REASON = tilewise._core.gpu_status(0) if tilewise._gpu.configure() is None else None
+pytestmark = pytest.mark.skipif(REASON is not None, reason=f"no usable GPU: {REASON}")
+
+DATA = Path(os.environ.get("TILEWISE_GPU_DATA", Path(__file__).resolve().parents[2] / ".gpudata"))
+# nvJPEG's IDCT and chroma upsampling differ from libjpeg-turbo's by a few levels (gpu.md: up to 11 seen).
+JPEG_TOLERANCE = 16
+
+
+def to_host(array) -> np.ndarray:
+    import cupy
+
+    return cupy.asnumpy(cupy.from_dlpack(array))
+
+
+def slide(name: str) -> tilewise.Slide:
+    path = DATA / name
+    if not path.exists():
+        pytest.skip(f"{path} is missing (generate .gpudata on the developer machine)")
+    return tilewise.open(path)
+
+
+def regions(s, level, rng, n=20):
+    lw, lh = s.levels[level].dimensions
+    ds = s.levels[level].downsample
+    cases = [(0, 0, lw, lh), (0, 0, 256, 256), (-30, -20, 100, 90), (lw - 50, lh - 40, 200, 100), (lw + 5, 0, 10, 10)]
+    for _ in range(n):
+        w, h = int(rng.integers(1, 600)), int(rng.integers(1, 600))
+        cases.append((int(rng.integers(-w // 2, lw)), int(rng.integers(-h // 2, lh)), w, h))
+    return [(int(x * ds), int(y * ds), w, h) for x, y, w, h in cases]
+
+
+@pytest.mark.parametrize("name,tolerance", [("tifffile_jpeg.tif", JPEG_TOLERANCE), ("vips_jpeg.tif", JPEG_TOLERANCE),
+                                            ("aperio_rgb.svs", 0), ("deflate.tif", 0)])
+def test_device_reads_match_the_cpu_path(name, tolerance):
+    s = slide(name)
+    rng = np.random.default_rng(0)
+    worst = 0
+    for level in range(s.level_count):
+        for x, y, w, h in regions(s, level, rng):
+            gpu = s.read_region((x, y), (w, h), level=level, device="cuda")
+            assert gpu.shape == (h, w, 3)
+            cpu = s.read_region((x, y), (w, h), level=level)
+            diff = np.abs(to_host(gpu).astype(int) - cpu.astype(int))
+            worst = max(worst, int(diff.max()) if diff.size else 0)
+            assert worst <= tolerance, f"{name} level {level} ({x},{y}) {w}x{h}: max difference {worst}"
+    print(f"\n{name}: max |GPU - CPU| = {worst}")
+
+
+def test_interop_with_cupy_and_torch():
+    import cupy
+
+    s = slide("vips_jpeg.tif")
+    gpu = s.read_region((100, 100), (300, 200), device="cuda:0")
+    a = cupy.asarray(gpu)  # __cuda_array_interface__
+    b = cupy.from_dlpack(gpu)
+    assert a.shape == (200, 300, 3) and a.dtype == cupy.uint8
+    assert int(a.data.ptr) == int(b.data.ptr) == gpu.__cuda_array_interface__["data"][0]
+    assert gpu.__dlpack_device__()[0] == 2  # kDLCUDA
+    try:
+        import torch
+    except ImportError:
+        return
+    t = torch.from_dlpack(gpu)
+    assert t.is_cuda and tuple(t.shape) == (200, 300, 3)
+    assert int(t.data_ptr()) == int(a.data.ptr)
+
+
+@pytest.mark.parametrize("threads", [16, 64])
+def test_concurrent_device_reads(threads):
+    s = slide("vips_jpeg.tif")
+    rng = np.random.default_rng(threads)
+    w0, h0 = s.dimensions
+    locs = [(int(rng.integers(-100, w0)), int(rng.integers(-100, h0))) for _ in range(threads * 4)]
+    expected = {loc: s.read_region(loc, (256, 256)) for loc in locs}
+    errors = []
+
+    def work(loc):
+        got = to_host(s.read_region(loc, (256, 256), device="cuda"))
+        if np.abs(got.astype(int) - expected[loc].astype(int)).max() > JPEG_TOLERANCE:
+            errors.append(loc)
+
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(work, locs))
+    assert errors == []
+
+
+def test_device_memory_is_flat():
+    import cupy
+
+    s = slide("bench_ihc_6144.tif")
+    w, h = s.dimensions
+    free = lambda: cupy.cuda.runtime.memGetInfo()[0]  # noqa: E731
+    for _ in range(3):
+        del_ = s.read_region((0, 0), (w, h), device="cuda")
+        del del_
+    base = free()
+    for _ in range(30):
+        region = s.read_region((0, 0), (w, h), device="cuda")
+        del region
+    assert base - free() < 64 << 20, "device memory grew over 30 full-image reads"
+    rng = np.random.default_rng(1)
+    for _ in range(500):
+        s.read_region((int(rng.integers(-200, w)), int(rng.integers(-200, h))), (256, 256), device="cuda")
+    base = free()
+    for _ in range(10000):
+        s.read_region((int(rng.integers(-200, w)), int(rng.integers(-200, h))), (256, 256),
+                      level=int(rng.integers(0, s.level_count)), device="cuda")
+    assert base - free() < 64 << 20, "device memory grew over 10,000 random reads"
+
+
+def test_errors_stay_clear():
+    s = slide("vips_jpeg.tif")
+    with pytest.raises(tilewise.InvalidArgumentError):
+        s.read_region((0, 0), (10, 10), device="cuda:99")
+    with pytest.raises(ValueError):
+        s.read_region((0, 0), (10, 10), level=9, device="cuda")
