@@ -15,11 +15,16 @@ export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
 libs="$root/.deps/usr/lib/x86_64-linux-gnu"
 export PKG_CONFIG_SYSROOT_DIR="$root/.deps"
 export PKG_CONFIG_PATH="$libs/pkgconfig:$root/.deps/usr/share/pkgconfig"
+# Keep -I<.deps>/usr/include: the machine's own /usr/include may hold other versions of the same headers
+# (Ubuntu's libjpeg-turbo 8 jpeglib.h against Debian's libjpeg 62 library crashes at the first decoder).
+export PKG_CONFIG_ALLOW_SYSTEM_CFLAGS=1 PKG_CONFIG_ALLOW_SYSTEM_LIBS=1
+# Debian keeps jconfig.h (which sets JPEG_LIB_VERSION) in the multiarch include folder.
+export CPATH="$root/.deps/usr/include/x86_64-linux-gnu:$root/.deps/usr/include"
 export LD_LIBRARY_PATH="$libs:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export TILEWISE_NVIMGCODEC_DIR="$site/nvidia/nvimgcodec"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 echo "== build"
-CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) python3 -m pip install -q --no-build-isolation --no-deps --target "$site" \
+CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) python3 -m pip install -q --no-build-isolation --no-deps --upgrade --target "$site" \
   --config-settings=build-dir=/tmp/tw-build \
   --config-settings=cmake.define.TILEWISE_NVIMGCODEC_INCLUDE_DIR="$site/nvidia/nvimgcodec/include" \
   --config-settings=cmake.define.TILEWISE_BUILD_CLI=OFF \

@@ -9,6 +9,8 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <memory>
+
 #include "errors.h"
 #include "tilewise/memory.h"
 #include "tilewise/tilewise.h"
@@ -64,28 +66,27 @@ Array3 read_region(const Slide& slide, int64_t x, int64_t y, int level, int64_t 
   return array;
 }
 
-// Reads into new device memory on `device`; returns (array, device pointer): the array (DLPack-capable) owns
-// the memory and frees it with cudaFree.
-nb::tuple read_region_cuda(const Slide& slide, int64_t x, int64_t y,
-                                                                     int level, int64_t width, int64_t height,
-                                                                     const Fill& fill, bool use_cache, int device) {
+// Device memory holding one region: shared by every DLPack capsule handed out for it, freed (cudaFree) when
+// the last holder lets go.
+struct DeviceBuffer {
+  std::shared_ptr<uint8_t> memory;
+  int device = 0;
+  int64_t height = 0, width = 0;
+};
+
+// Reads into new device memory on `device`.
+DeviceBuffer read_region_cuda(const Slide& slide, int64_t x, int64_t y, int level, int64_t width, int64_t height,
+                              const Fill& fill, bool use_cache, int device) {
   if (width < 0 || height < 0) throw StatusError(invalid_argument("region size must not be negative"));
   throw_if_error(check_region_size(width, height));
   throw_if_error(gpu_status(device));
   const size_t bytes = static_cast<size_t>(width) * static_cast<size_t>(height) * 3;
   Status error;
-  void* buffer = allocate_device_pixels(bytes, device, &error);
+  auto* raw = static_cast<uint8_t*>(allocate_device_pixels(bytes, device, &error));
   throw_if_error(error);
-  struct Owned {
-    void* data;
-    int device;
-  };
-  nb::capsule owner(new Owned{buffer, device}, [](void* p) noexcept {
-    auto* owned = static_cast<Owned*>(p);
-    free_device_pixels(owned->data, owned->device);
-    delete owned;
-  });
-  ImageView view{static_cast<uint8_t*>(buffer), width * 3, static_cast<int32_t>(width), static_cast<int32_t>(height), 3,
+  DeviceBuffer out{std::shared_ptr<uint8_t>(raw, [device](uint8_t* p) { free_device_pixels(p, device); }), device, height,
+                   width};
+  ImageView view{raw, width * 3, static_cast<int32_t>(width), static_cast<int32_t>(height), 3,
                  Device{DeviceType::kCuda, device}};
   Status s;
   {
@@ -93,10 +94,7 @@ nb::tuple read_region_cuda(const Slide& slide, int64_t x, int64_t y,
     s = slide.read_region(x, y, level, width, height, view, options(fill, use_cache));
   }
   throw_if_error(s);
-  nb::ndarray<uint8_t, nb::ndim<3>, nb::device::cuda> array(
-      buffer, {static_cast<size_t>(height), static_cast<size_t>(width), 3}, owner, {}, nb::dtype<uint8_t>(),
-      nb::device::cuda::value, device);
-  return nb::make_tuple(nb::cast(array), reinterpret_cast<uintptr_t>(buffer));
+  return out;
 }
 
 // Reads into a caller-provided writable (H, W, 3) uint8 array whose rows may be strided.
@@ -119,6 +117,23 @@ void read_region_into(const Slide& slide, int64_t x, int64_t y, int level,
 }  // namespace
 
 void bind_slide(nb::module_& m) {
+  nb::class_<DeviceBuffer>(m, "DeviceBuffer")
+      .def_prop_ro("ptr", [](const DeviceBuffer& b) { return reinterpret_cast<uintptr_t>(b.memory.get()); })
+      .def_prop_ro("device", [](const DeviceBuffer& b) { return b.device; })
+      .def_prop_ro("shape", [](const DeviceBuffer& b) { return nb::make_tuple(b.height, b.width, 3); })
+      .def("__dlpack_device__", [](const DeviceBuffer& b) { return nb::make_tuple(2, b.device); })  // kDLCUDA
+      .def(
+          "__dlpack__",
+          [](const DeviceBuffer& b, nb::args, nb::kwargs) {
+            // A fresh capsule per call, each holding a reference to the memory.
+            auto* holder = new std::shared_ptr<uint8_t>(b.memory);
+            nb::capsule owner(holder, [](void* p) noexcept { delete static_cast<std::shared_ptr<uint8_t>*>(p); });
+            return nb::ndarray<uint8_t, nb::ndim<3>, nb::device::cuda>(
+                b.memory.get(), {static_cast<size_t>(b.height), static_cast<size_t>(b.width), 3}, owner, {},
+                nb::dtype<uint8_t>(), nb::device::cuda::value, b.device);
+          },
+          "A DLPack capsule of the region (the data is complete: no stream synchronisation is needed).");
+
   nb::class_<Slide>(m, "Slide")
       .def_static(
           "open",

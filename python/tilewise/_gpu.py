@@ -64,23 +64,23 @@ def check(index: int) -> None:
     configure()
     reason = _core.gpu_status(index)
     if reason is not None:
+        if "does not exist" in reason:
+            raise InvalidArgumentError(f"device cuda:{index}: {reason}")
         raise UnsupportedError(f"device cuda:{index} is not available: {reason}")
 
 
 class DeviceArray:
     """A (H, W, 3) uint8 array in GPU memory. cupy, torch and jax take it without a copy through
     ``__dlpack__`` or ``__cuda_array_interface__``. Stream semantics: the data is complete when the read
-    returns (tilewise synchronises its own stream), so any stream may use it; ``stream`` arguments are
-    accepted and need no synchronisation."""
+    returns (tilewise synchronises its own stream), so any stream may use it at once; ``stream`` arguments
+    are accepted and need no synchronisation."""
 
-    def __init__(self, array, pointer: int, device: int):
-        self._array = array  # nanobind ndarray owning the device memory
-        self._pointer = pointer
-        self._device = device
+    def __init__(self, buffer: "_core.DeviceBuffer"):
+        self._buffer = buffer
 
     @property
     def shape(self):
-        return tuple(self._array.shape)
+        return tuple(self._buffer.shape)
 
     @property
     def dtype(self):
@@ -90,17 +90,17 @@ class DeviceArray:
 
     @property
     def device(self) -> str:
-        return f"cuda:{self._device}"
+        return f"cuda:{self._buffer.device}"
 
-    def __dlpack__(self, stream=None, **kwargs):
-        return self._array.__dlpack__()
+    def __dlpack__(self, *args, **kwargs):
+        return self._buffer.__dlpack__(*args, **kwargs)
 
     def __dlpack_device__(self):
-        return self._array.__dlpack_device__()
+        return self._buffer.__dlpack_device__()
 
     @property
     def __cuda_array_interface__(self) -> dict:
-        return {"shape": self.shape, "typestr": "|u1", "data": (self._pointer, False), "strides": None,
+        return {"shape": self.shape, "typestr": "|u1", "data": (self._buffer.ptr, False), "strides": None,
                 "version": 3, "stream": None}
 
     def __repr__(self) -> str:

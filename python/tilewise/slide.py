@@ -198,8 +198,7 @@ class Slide:
         fill_rgb = None if fill is None else tuple(int(c) for c in fill)
         if kind == "cuda":
             _gpu.check(index)
-            array, pointer = self._slide.read_region_cuda(x, y, int(level), w, h, fill_rgb, use_cache, index)
-            return _gpu.DeviceArray(array, pointer, index)
+            return _gpu.DeviceArray(self._slide.read_region_cuda(x, y, int(level), w, h, fill_rgb, use_cache, index))
         if out is not None:
             if out.shape != (h, w, 3) or out.dtype != np.uint8:
                 raise InvalidArgumentError(f"out must be a ({h}, {w}, 3) uint8 array")

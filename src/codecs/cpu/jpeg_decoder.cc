@@ -35,16 +35,31 @@ struct JpegDecoder::State {
   }
 };
 
+namespace {
+// jpeg_create_decompress reports failures (for example a libjpeg whose version differs from the headers
+// tilewise was built with) through error_exit, so the jump target must be set first.
+bool create_decompress(JpegDecoder::State* st) {
+  if (setjmp(st->err.jump)) return false;
+  jpeg_create_decompress(&st->cinfo);
+  return true;
+}
+}  // namespace
+
 JpegDecoder::JpegDecoder() : state_(std::make_unique<State>()) {
   std::memset(&state_->cinfo, 0, sizeof state_->cinfo);
   state_->cinfo.err = jpeg_std_error(&state_->err.pub);
   state_->err.pub.error_exit = &State::on_error;
   state_->err.pub.emit_message = &State::on_message;
   state_->err.pub.output_message = [](j_common_ptr) {};
-  jpeg_create_decompress(&state_->cinfo);
+  state_->err.message[0] = '\0';
+  if (!create_decompress(state_.get())) {
+    init_error_ = std::string("jpeg: libjpeg cannot be initialised: ") + state_->err.message;
+  }
 }
 
-JpegDecoder::~JpegDecoder() { jpeg_destroy_decompress(&state_->cinfo); }
+JpegDecoder::~JpegDecoder() {
+  if (init_error_.empty()) jpeg_destroy_decompress(&state_->cinfo);
+}
 
 namespace {
 
@@ -156,6 +171,7 @@ bool read_dimensions(JpegDecoder::State* st, std::span<const uint8_t> data, int3
 }  // namespace
 
 Result<std::pair<int32_t, int32_t>> JpegDecoder::dimensions(std::span<const uint8_t> data) {
+  if (!init_error_.empty()) return internal_error(init_error_);
   if (data.size() < 4) return corrupt("jpeg: stream is too short");
   state_->err.message[0] = '\0';
   int32_t w = 0, h = 0;
@@ -169,6 +185,7 @@ Status JpegDecoder::decode(std::span<const uint8_t> data, const TileDesc& desc, 
 
 Status JpegDecoder::decode_window(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out,
                                   int32_t x, int32_t y, bool partial) {
+  if (!init_error_.empty()) return internal_error(init_error_);
   if (data.size() < 4) return corrupt("jpeg: " + std::to_string(data.size()) + "-byte tile is too short");
   state_->err.message[0] = '\0';
   if (!decode_impl(state_.get(), data, desc, out, Window{x, y}, partial)) {

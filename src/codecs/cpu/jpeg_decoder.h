@@ -9,6 +9,7 @@
 #include <memory>
 #include <utility>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "codecs/tile_desc.h"
@@ -41,6 +42,7 @@ class JpegDecoder {
 
  private:
   std::unique_ptr<State> state_;
+  std::string init_error_;  // set when libjpeg could not be initialised
 };
 
 }  // namespace tilewise::codecs
