@@ -56,6 +56,19 @@ def main() -> None:
             t = timed(run)
             rows.append((f"random 256x256 to {device}, {threads} threads", n / t, "patches/s"))
 
+    # Batch loader to device memory (batch 64) against the CPU loader, workers 8 and 16.
+    arr = np.array(locs, dtype=np.int64)
+    tilewise.set_worker_threads(1)
+    for workers in (8, 16):
+        for device in ("cuda", "cpu"):
+            def run_loader():
+                for _ in s.read_regions(arr, (256, 256), batch_size=64, num_workers=workers, prefetch=2, device=device):
+                    pass
+                cupy.cuda.Device(0).synchronize()
+            t = timed(run_loader)
+            rows.append((f"batch loader to {device}, batch 64, {workers} workers", n / t, "patches/s"))
+    tilewise.set_worker_threads(0)
+
     # Ceiling: nvImageCodec's hardware decoder on the same level-0 tiles, batches of 64, from 1 and 2 threads.
     try:
         from nvidia import nvimgcodec

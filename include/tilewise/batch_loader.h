@@ -32,21 +32,26 @@ struct BatchOptions {
   uint64_t seed = 0;
   bool drop_last = false;
   ReadOptions read;
+  Device device;  // where batches are made: host memory, or a CUDA device (decoded there by the GPU path)
 };
 
 // The pixels of one batch; shared and immutable once delivered.
 class BatchBuffer {
  public:
-  explicit BatchBuffer(size_t bytes);
+  explicit BatchBuffer(size_t bytes, Device device = {});
   ~BatchBuffer();
   BatchBuffer(const BatchBuffer&) = delete;
   BatchBuffer& operator=(const BatchBuffer&) = delete;
   uint8_t* data() const { return data_; }
   size_t size() const { return bytes_; }
+  const Device& device() const { return device_; }
+  const Status& error() const { return error_; }  // why data() is null
 
  private:
-  uint8_t* data_;
+  uint8_t* data_ = nullptr;
   size_t bytes_;
+  Device device_;
+  Status error_;
 };
 
 struct Batch {

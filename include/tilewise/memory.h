@@ -21,6 +21,7 @@ size_t pixel_pool_cached_bytes();
 
 }  // namespace tilewise
 
+#include <cstdint>
 #include <string>
 
 #include "tilewise/status.h"
@@ -35,5 +36,9 @@ void set_nvimgcodec_directory(const std::string& directory);
 // Device memory for region outputs (cudaMalloc/cudaFree on `device`); nullptr with `error` set on failure.
 void* allocate_device_pixels(size_t bytes, int device, Status* error);
 void free_device_pixels(void* buffer, int device);
+// Fills `height` rows of `width` RGB pixels (`pitch` bytes apart) of device memory with a colour; returns
+// when done.
+Status fill_device_pixels(uint8_t* buffer, size_t pitch, int32_t width, int32_t height, const uint8_t rgb[3],
+                          int device);
 
 }  // namespace tilewise

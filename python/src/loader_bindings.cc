@@ -6,6 +6,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
+#include "device_buffer.h"
 #include "errors.h"
 #include "tilewise/batch_loader.h"
 
@@ -30,7 +31,7 @@ void bind_loader(nb::module_& m) {
           "__init__",
           [](PyLoader* self, const Slide& slide, Locations locations, int level, int64_t width, int64_t height,
              int batch_size, int num_workers, int prefetch, bool shuffle, uint64_t seed, bool drop_last,
-             std::optional<std::array<uint8_t, 3>> fill, bool use_cache) {
+             std::optional<std::array<uint8_t, 3>> fill, bool use_cache, int device) {
             if (locations.shape(1) != 2) throw StatusError(invalid_argument("locations must be an (N, 2) array"));
             new (self) PyLoader();
             const size_t n = locations.shape(0);
@@ -49,6 +50,7 @@ void bind_loader(nb::module_& m) {
             opt.drop_last = drop_last;
             opt.read.fill = fill;
             opt.read.use_cache = use_cache;
+            if (device >= 0) opt.device = Device{DeviceType::kCuda, device};
             auto created = BatchLoader::create(slide, self->locations, opt);
             if (!created.ok()) {
               self->~PyLoader();
@@ -58,7 +60,7 @@ void bind_loader(nb::module_& m) {
           },
           nb::arg("slide"), nb::arg("locations"), nb::arg("level"), nb::arg("width"), nb::arg("height"),
           nb::arg("batch_size"), nb::arg("num_workers"), nb::arg("prefetch"), nb::arg("shuffle"), nb::arg("seed"),
-          nb::arg("drop_last"), nb::arg("fill") = nb::none(), nb::arg("use_cache") = true)
+          nb::arg("drop_last"), nb::arg("fill") = nb::none(), nb::arg("use_cache") = true, nb::arg("device") = -1)
       .def("__len__", [](const PyLoader& self) { return self.loader ? self.loader->batch_count() : 0; })
       .def("close", [](PyLoader& self) { self.loader.reset(); })
       .def(
@@ -71,12 +73,16 @@ void bind_loader(nb::module_& m) {
               batch = self.loader->next();
             }
             if (!batch) return nb::none();
-            auto* holder = new std::shared_ptr<BatchBuffer>(batch->pixels);
-            nb::capsule owner(holder, [](void* p) noexcept { delete static_cast<std::shared_ptr<BatchBuffer>*>(p); });
-            nb::ndarray<nb::numpy, uint8_t, nb::ndim<4>> pixels(
-                batch->pixels->data(),
-                {static_cast<size_t>(batch->count), static_cast<size_t>(batch->height), static_cast<size_t>(batch->width), 3},
-                owner);
+            nb::object pixels;
+            const std::vector<size_t> shape = {static_cast<size_t>(batch->count), static_cast<size_t>(batch->height),
+                                               static_cast<size_t>(batch->width), 3};
+            if (!batch->pixels->device().is_cpu()) {
+              pixels = nb::cast(DeviceBuffer{batch->pixels, batch->pixels->data(), batch->pixels->device().index, shape});
+            } else {
+              auto* holder = new std::shared_ptr<BatchBuffer>(batch->pixels);
+              nb::capsule owner(holder, [](void* p) noexcept { delete static_cast<std::shared_ptr<BatchBuffer>*>(p); });
+              pixels = nb::cast(nb::ndarray<nb::numpy, uint8_t, nb::ndim<4>>(batch->pixels->data(), 4, shape.data(), owner));
+            }
             nb::list indices;
             for (int64_t i : batch->locations_index) indices.append(i);
             Status error = batch->first_error(self.locations);

@@ -11,6 +11,7 @@
 
 #include <memory>
 
+#include "device_buffer.h"
 #include "errors.h"
 #include "tilewise/memory.h"
 #include "tilewise/tilewise.h"
@@ -66,14 +67,6 @@ Array3 read_region(const Slide& slide, int64_t x, int64_t y, int level, int64_t 
   return array;
 }
 
-// Device memory holding one region: shared by every DLPack capsule handed out for it, freed (cudaFree) when
-// the last holder lets go.
-struct DeviceBuffer {
-  std::shared_ptr<uint8_t> memory;
-  int device = 0;
-  int64_t height = 0, width = 0;
-};
-
 // Reads into new device memory on `device`.
 DeviceBuffer read_region_cuda(const Slide& slide, int64_t x, int64_t y, int level, int64_t width, int64_t height,
                               const Fill& fill, bool use_cache, int device) {
@@ -84,8 +77,8 @@ DeviceBuffer read_region_cuda(const Slide& slide, int64_t x, int64_t y, int leve
   Status error;
   auto* raw = static_cast<uint8_t*>(allocate_device_pixels(bytes, device, &error));
   throw_if_error(error);
-  DeviceBuffer out{std::shared_ptr<uint8_t>(raw, [device](uint8_t* p) { free_device_pixels(p, device); }), device, height,
-                   width};
+  DeviceBuffer out{std::shared_ptr<void>(raw, [device](void* p) { free_device_pixels(p, device); }), raw, device,
+                   {static_cast<size_t>(height), static_cast<size_t>(width), 3}};
   ImageView view{raw, width * 3, static_cast<int32_t>(width), static_cast<int32_t>(height), 3,
                  Device{DeviceType::kCuda, device}};
   Status s;
@@ -118,19 +111,22 @@ void read_region_into(const Slide& slide, int64_t x, int64_t y, int level,
 
 void bind_slide(nb::module_& m) {
   nb::class_<DeviceBuffer>(m, "DeviceBuffer")
-      .def_prop_ro("ptr", [](const DeviceBuffer& b) { return reinterpret_cast<uintptr_t>(b.memory.get()); })
+      .def_prop_ro("ptr", [](const DeviceBuffer& b) { return reinterpret_cast<uintptr_t>(b.data); })
       .def_prop_ro("device", [](const DeviceBuffer& b) { return b.device; })
-      .def_prop_ro("shape", [](const DeviceBuffer& b) { return nb::make_tuple(b.height, b.width, 3); })
+      .def_prop_ro("shape", [](const DeviceBuffer& b) {
+        nb::list out;
+        for (size_t d : b.shape) out.append(d);
+        return nb::tuple(out);
+      })
       .def("__dlpack_device__", [](const DeviceBuffer& b) { return nb::make_tuple(2, b.device); })  // kDLCUDA
       .def(
           "__dlpack__",
           [](const DeviceBuffer& b, nb::args, nb::kwargs) {
             // A fresh capsule per call, each holding a reference to the memory.
-            auto* holder = new std::shared_ptr<uint8_t>(b.memory);
-            nb::capsule owner(holder, [](void* p) noexcept { delete static_cast<std::shared_ptr<uint8_t>*>(p); });
-            return nb::ndarray<uint8_t, nb::ndim<3>, nb::device::cuda>(
-                b.memory.get(), {static_cast<size_t>(b.height), static_cast<size_t>(b.width), 3}, owner, {},
-                nb::dtype<uint8_t>(), nb::device::cuda::value, b.device);
+            auto* holder = new std::shared_ptr<void>(b.owner);
+            nb::capsule owner(holder, [](void* p) noexcept { delete static_cast<std::shared_ptr<void>*>(p); });
+            return nb::ndarray<uint8_t, nb::device::cuda>(b.data, b.shape.size(), b.shape.data(), owner, nullptr,
+                                                          nb::dtype<uint8_t>(), nb::device::cuda::value, b.device);
           },
           "A DLPack capsule of the region (the data is complete: no stream synchronisation is needed).");
 

@@ -64,6 +64,8 @@ class RegionBatches:
         self.last_indices = indices
         if error is not None:
             _core.raise_status(*error)
+        if isinstance(pixels, _core.DeviceBuffer):
+            return _gpu.DeviceArray(pixels)
         return pixels
 
     def close(self) -> None:
@@ -229,13 +231,12 @@ class Slide:
         kind, index = _gpu.parse_device(device)
         if kind == "cuda":
             _gpu.check(index)
-            raise UnsupportedError("read_regions(device='cuda') is not implemented yet: use read_region(device='cuda') "
-                                   "or read on the CPU")
         w, h = _pair(size, "size")
         locs = _locations(locations)
         fill_rgb = None if fill is None else tuple(int(c) for c in fill)
         loader = _core.BatchLoader(self._slide, locs, int(level), w, h, int(batch_size), int(num_workers),
-                                   int(prefetch), bool(shuffle), int(seed), bool(drop_last), fill_rgb, use_cache)
+                                   int(prefetch), bool(shuffle), int(seed), bool(drop_last), fill_rgb, use_cache,
+                                   index if kind == "cuda" else -1)
         return RegionBatches(loader)
 
     # --- lifecycle ------------------------------------------------------------------------------

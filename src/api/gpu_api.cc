@@ -28,4 +28,11 @@ void* allocate_device_pixels(size_t bytes, int device, Status* error) {
 
 void free_device_pixels(void* buffer, int device) { codecs::gpu::device_free(buffer, device); }
 
+Status fill_device_pixels(uint8_t* buffer, size_t pitch, int32_t width, int32_t height, const uint8_t rgb[3],
+                          int device) {
+  TW_ASSIGN_OR_RETURN(auto decoder, codecs::gpu::GpuDecoderPool::acquire(device));
+  TW_RETURN_IF_ERROR(codecs::gpu::device_fill(buffer, pitch, width, height, rgb, decoder->stream()));
+  return codecs::gpu::device_synchronize(decoder->stream());
+}
+
 }  // namespace tilewise

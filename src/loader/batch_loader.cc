@@ -29,8 +29,21 @@
 
 namespace tilewise {
 
-BatchBuffer::BatchBuffer(size_t bytes) : data_(static_cast<uint8_t*>(allocate_pixels(bytes))), bytes_(bytes) {}
-BatchBuffer::~BatchBuffer() { free_pixels(data_, bytes_); }
+BatchBuffer::BatchBuffer(size_t bytes, Device device) : bytes_(bytes), device_(device) {
+  if (device.is_cpu()) {
+    data_ = static_cast<uint8_t*>(allocate_pixels(bytes));
+    if (!data_) error_ = out_of_memory("cannot allocate a " + std::to_string(bytes) + "-byte batch buffer");
+  } else {
+    data_ = static_cast<uint8_t*>(allocate_device_pixels(bytes, device.index, &error_));
+  }
+}
+BatchBuffer::~BatchBuffer() {
+  if (device_.is_cpu()) {
+    free_pixels(data_, bytes_);
+  } else {
+    free_device_pixels(data_, device_.index);
+  }
+}
 
 bool Batch::ok() const {
   return std::all_of(statuses.begin(), statuses.end(), [](const Status& s) { return s.ok(); });
@@ -133,7 +146,7 @@ struct BatchLoader::State {
       while (delivered + static_cast<int64_t>(pending.size()) <= b) {
         const int64_t n = batch_size_of(delivered + static_cast<int64_t>(pending.size()));
         Pending p;
-        p.pixels = std::make_shared<BatchBuffer>(item_bytes * static_cast<size_t>(n));
+        p.pixels = std::make_shared<BatchBuffer>(item_bytes * static_cast<size_t>(n), options.device);
         p.statuses.resize(static_cast<size_t>(n));
         p.remaining = n;
         pending.push_back(std::move(p));
@@ -161,15 +174,20 @@ struct BatchLoader::State {
     }
     if (!skip) {
       if (pixels->data() == nullptr) {
-        status = out_of_memory("cannot allocate the batch buffer");
+        status = pixels->error();
       } else {
         const auto [x, y] = locations[static_cast<size_t>(order[static_cast<size_t>(item)])];
         ImageView view{pixels->data() + item_bytes * static_cast<size_t>(slot), options.width * 3,
-                       static_cast<int32_t>(options.width), static_cast<int32_t>(options.height), 3, {}};
+                       static_cast<int32_t>(options.width), static_cast<int32_t>(options.height), 3, options.device};
         status = slide.read_region(x, y, options.level, options.width, options.height, view, options.read);
         if (!status.ok()) {  // a failed item reads as fill, never as stale pixels
           const auto fill = options.read.fill.value_or(slide.background());
-          for (size_t i = 0; i < item_bytes; i += 3) std::memcpy(view.data + i, fill.data(), 3);
+          if (options.device.is_cpu()) {
+            for (size_t i = 0; i < item_bytes; i += 3) std::memcpy(view.data + i, fill.data(), 3);
+          } else {
+            (void)fill_device_pixels(view.data, static_cast<size_t>(view.stride), view.width, view.height, fill.data(),
+                                     options.device.index);
+          }
         }
       }
     }
@@ -194,6 +212,7 @@ Result<std::unique_ptr<BatchLoader>> BatchLoader::create(const Slide& slide,
   if (options.width <= 0 || options.height <= 0) return invalid_argument("region size must be positive");
   if (options.batch_size <= 0) return invalid_argument("batch_size must be positive");
   if (options.num_workers < 0) return invalid_argument("num_workers must not be negative");
+  if (!options.device.is_cpu()) TW_RETURN_IF_ERROR(gpu_status(options.device.index));
   TW_RETURN_IF_ERROR(check_region_size(options.width, options.height * options.batch_size));
   auto state = std::make_shared<State>(slide, std::move(locations), options);
   State& s = *state;

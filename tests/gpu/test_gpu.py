@@ -127,6 +127,21 @@ def test_device_memory_is_flat():
     assert base - free() < 64 << 20, "device memory grew over 10,000 random reads"
 
 
+@pytest.mark.parametrize("name,tolerance", [("vips_jpeg.tif", JPEG_TOLERANCE), ("deflate.tif", 0)])
+def test_device_batches_match_cpu_batches(name, tolerance):
+    s = slide(name)
+    rng = np.random.default_rng(5)
+    w0, h0 = s.dimensions
+    locs = [(int(rng.integers(-100, w0)), int(rng.integers(-100, h0))) for _ in range(70)]
+    cpu = list(s.read_regions(locs, (128, 96), batch_size=16, num_workers=4, shuffle=True, seed=3))
+    it = s.read_regions(locs, (128, 96), batch_size=16, num_workers=4, shuffle=True, seed=3, device="cuda")
+    gpu = [to_host(b) for b in it]
+    assert len(gpu) == len(cpu) == 5
+    for a, b in zip(gpu, cpu):
+        assert a.shape == b.shape
+        assert np.abs(a.astype(int) - b.astype(int)).max() <= tolerance
+
+
 def test_errors_stay_clear():
     s = slide("vips_jpeg.tif")
     with pytest.raises(tilewise.InvalidArgumentError):
