@@ -251,6 +251,15 @@ def build(out: Path) -> list:
         t.data += payload
         add(f"{key}-overlong.tif", t.data, "read-fails", rf"tile \(0,0\).*{key}: data decompresses to more than")
 
+    # A JPEG 2000 codestream that claims a larger image than its tile (OpenJPEG would allocate for it).
+    t = Tiff(files["aperio-j2k-ycbcr"].read_bytes())
+    ifd = t.ifds()[0]
+    big = imagecodecs.jpeg2k_encode(np.zeros((1024, 1024, 3), np.uint8), level=40, codecformat="J2K")
+    t.set_array_item(ifd, 324, 0, len(t.data))
+    t.set_array_item(ifd, 325, 0, len(big))
+    t.data += big
+    add("j2k-larger-than-tile.svs", t.data, "read-fails", r"tile \(0,0\).*jpeg2000: image is 1024x1024, larger than")
+
     # Metadata.
     def bad_xml(t):
         pos = t.data.find(b"</DataObject></Array>")

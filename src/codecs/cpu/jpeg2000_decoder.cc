@@ -109,6 +109,12 @@ Status Jpeg2000Decoder::decode_window(std::span<const uint8_t> data, const TileD
   if (!opj_read_header(stream.p, codec.p, &image.p)) return fail("cannot read the codestream header");
   const int64_t img_w = static_cast<int64_t>(image.p->x1) - image.p->x0;
   const int64_t img_h = static_cast<int64_t>(image.p->y1) - image.p->y0;
+  // A codestream larger than its tile is refused before decoding: its header alone would make OpenJPEG
+  // allocate for the size it claims (found by fuzz_codecs: ~1 GB for a few bytes of input).
+  if (img_w > desc.width || img_h > desc.height) {
+    return corrupt("jpeg2000: image is " + std::to_string(img_w) + "x" + std::to_string(img_h) + ", larger than the " +
+                   std::to_string(desc.width) + "x" + std::to_string(desc.height) + " tile");
+  }
   if (img_w < x + out.width || img_h < y + out.height) {
     return corrupt("jpeg2000: image is " + std::to_string(img_w) + "x" + std::to_string(img_h) +
                    ", smaller than the " + std::to_string(desc.width) + "x" + std::to_string(desc.height) + " tile");
