@@ -7,27 +7,20 @@ decoding the tiles, tables spliced, in batches). Prints one table."""
 from __future__ import annotations
 
 import os
-import statistics
-import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
 import tilewise
+from common import time_runs
 
 DATA = Path(os.environ.get("TILEWISE_GPU_DATA", Path(__file__).resolve().parents[1] / ".gpudata"))
 
 
 def timed(fn, reps=3):
-    fn()
-    times = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+    """Median seconds of `reps` runs after one warm-up (bench/common.py)."""
+    return time_runs(fn, reps)["median"]
 
 
 def main() -> None:

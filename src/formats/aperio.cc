@@ -59,12 +59,7 @@ Result<SlideModel> open(std::shared_ptr<const tiff::TiffFile> tiff) {
       model.warnings.push_back(describe_ifd(ifd) + ": stripped image without a name, ignored");
       continue;
     }
-    auto image = build_level(ifd);
-    if (!image.ok()) {
-      model.warnings.push_back("associated image '" + name + "' cannot be read: " + image.status().message());
-      continue;
-    }
-    model.associated.push_back({std::move(name), std::move(image).value(), {}});
+    add_associated_image(model, name, ifd);
   }
   TW_ASSIGN_OR_RETURN(model.levels, build_levels(level_ifds));
 

@@ -101,6 +101,15 @@ Result<LevelModel> build_level(const tiff::Ifd& ifd, const ModelLimits& limits) 
   return level;
 }
 
+void add_associated_image(SlideModel& model, const std::string& name, const tiff::Ifd& ifd) {
+  auto image = build_level(ifd);
+  if (!image.ok()) {
+    model.warnings.push_back("associated image '" + name + "' cannot be read: " + image.status().message());
+    return;
+  }
+  model.associated.push_back({name, std::move(image).value(), {}});
+}
+
 void compute_downsamples(std::vector<LevelModel>& levels) {
   if (levels.empty()) return;
   const double w0 = static_cast<double>(levels[0].info.width), h0 = static_cast<double>(levels[0].info.height);

@@ -14,6 +14,10 @@ Result<LevelModel> build_level(const tiff::Ifd& ifd, const ModelLimits& limits =
 // build_level for each directory, then compute_downsamples; the first directory is level 0.
 Result<std::vector<LevelModel>> build_levels(const std::vector<const tiff::Ifd*>& ifds, const ModelLimits& limits = {});
 
+// Adds the directory as associated image `name`; when it cannot be read (unsupported codec, huge), records
+// a warning instead: associated images never stop a slide from opening.
+void add_associated_image(SlideModel& model, const std::string& name, const tiff::Ifd& ifd);
+
 // Sets every level's downsample from level 0, as OpenSlide does: the mean of the width and height ratios.
 void compute_downsamples(std::vector<LevelModel>& levels);
 

@@ -118,13 +118,7 @@ Result<SlideModel> open(std::shared_ptr<const tiff::TiffFile> tiff) {
     const std::string name = images[i].attribute("Name").value();
     if (name != "label" && name != "macro" && name != "thumbnail") continue;
     const tiff::Ifd* ifd = ifd_at(*tiff, child(images[i], "Pixels"));
-    if (ifd == nullptr) continue;
-    auto image = build_level(*ifd);
-    if (!image.ok()) {
-      model.warnings.push_back("associated image '" + name + "' cannot be read: " + image.status().message());
-      continue;
-    }
-    model.associated.push_back({name, std::move(image).value(), {}});
+    if (ifd != nullptr) add_associated_image(model, name, *ifd);
   }
 
   model.icc_profile = ifd0.icc_profile;

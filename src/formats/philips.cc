@@ -155,13 +155,7 @@ Result<SlideModel> open(std::shared_ptr<const tiff::TiffFile> tiff) {
       }
       level_ifds.push_back(&ifd);
     } else if (desc.rfind("Label", 0) == 0 || desc.rfind("Macro", 0) == 0) {
-      const std::string name = desc.rfind("Label", 0) == 0 ? "label" : "macro";
-      auto image = build_level(ifd);
-      if (!image.ok()) {
-        model.warnings.push_back("associated image '" + name + "' cannot be read: " + image.status().message());
-        continue;
-      }
-      model.associated.push_back({name, std::move(image).value(), {}});
+      add_associated_image(model, desc.rfind("Label", 0) == 0 ? "label" : "macro", ifd);
     }
   }
   if (level_ifds.empty()) return corrupt("no tiled directory");
