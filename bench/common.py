@@ -104,8 +104,8 @@ class Table:
                  "| workload | tool | median | min-max | unit | tilewise / tool | note |",
                  "|---|---|---:|---:|---|---:|---|"]
         for r in self.rows:
-            base = next((x["value"] for x in self.rows if x["workload"] == r["workload"]
-                         and x["tool"].startswith("tilewise")), None)
+            base = max((x["value"] for x in self.rows if x["workload"] == r["workload"]
+                        and x["tool"].startswith("tilewise")), default=None)
             ratio = f"{base / r['value']:.2f}x" if base and r["value"] and not r["tool"].startswith("tilewise") else ""
             rng = f"{r['lo']:.1f}-{r['hi']:.1f}" if r["lo"] == r["lo"] else ""
             lines.append(f"| {r['workload']} | {r['tool']} | {r['value']:.1f} | {rng} | {r['unit']} | {ratio} | "
