@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (ASan + UBSan + coverage) and runs each for SECONDS seconds
-# (default 30) on a seed corpus made from the catalogue's good files. Crashes are written to
-# build/fuzz-artifacts/; each one found should become a catalogue entry.
+# (default 30) on a seed corpus made from the catalogue's good files plus tests/fuzz/regressions/ (inputs
+# that once failed). A single allocation above 512 MB counts as a failure. Crashes are written to
+# build/fuzz-artifacts/; each one found becomes a regression input and, where it applies to files, a
+# catalogue entry.
 #   scripts/fuzz.sh [SECONDS] [TARGET...]     e.g. scripts/fuzz.sh 600 fuzz_codecs
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +25,8 @@ for t in "${targets[@]}"; do
   echo "== $t for ${seconds}s"
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     "build/fuzz/tests/fuzz/$t" -max_total_time="$seconds" -rss_limit_mb=4096 -max_len=262144 -timeout=20 \
-    -artifact_prefix="build/fuzz-artifacts/$t-" -print_final_stats=1 "build/fuzz-work/$t" "$corpus" \
+    -malloc_limit_mb=512 -artifact_prefix="build/fuzz-artifacts/$t-" -print_final_stats=1 "build/fuzz-work/$t" "$corpus" \
+    $( [ -d "tests/fuzz/regressions/${t#fuzz_}" ] && echo "tests/fuzz/regressions/${t#fuzz_}" ) \
     2>&1 | grep -E "^#[0-9]+.*(DONE|INITED)|stat::number_of_executed_units|stat::peak_rss|cov:|ERROR|SUMMARY|Test unit written" \
     | tail -8 || status=1
   [ "${PIPESTATUS[0]}" = 0 ] || status=1

@@ -142,5 +142,29 @@ TEST(J2k, DamagedCodestreamsAreErrors) {
   EXPECT_EQ(decoder.decode(stream, desc, ImageView{wide.data(), 192, 64, 32, 3, {}}).code(), StatusCode::kCorrupt);
 }
 
+TEST(J2k, HeadersClaimingHugeGeometryAreRefusedBeforeOpenJpegAllocates) {
+  std::vector<std::vector<uint8_t>> planes(3, std::vector<uint8_t>(32 * 32, 100));
+  auto stream = encode(planes, 32, 32, 1);
+  TileDesc desc;
+  desc.compression = Compression::kJpeg2000;
+  desc.width = 32;
+  desc.height = 32;
+  std::vector<uint8_t> out(32 * 32 * 3);
+  CpuDecoder decoder;
+  auto patch32 = [](std::vector<uint8_t>& s, size_t at, uint32_t v) {
+    for (int i = 0; i < 4; ++i) s[at + i] = static_cast<uint8_t>(v >> (24 - 8 * i));
+  };
+  auto huge_image = stream;
+  patch32(huge_image, 8, 1u << 30);  // Xsiz
+  Status s = decoder.decode(huge_image, desc, ImageView{out.data(), 96, 32, 32, 3, {}});
+  EXPECT_EQ(s.code(), StatusCode::kCorrupt);
+  EXPECT_NE(s.message().find("larger than the 32x32 tile"), std::string::npos) << s.message();
+  auto tiny_tiles = stream;
+  patch32(tiny_tiles, 24, 0);  // XTsiz = 0
+  EXPECT_EQ(decoder.decode(tiny_tiles, desc, ImageView{out.data(), 96, 32, 32, 3, {}}).code(), StatusCode::kCorrupt);
+  std::vector<uint8_t> not_j2k(64, 0x42);
+  EXPECT_EQ(decoder.decode(not_j2k, desc, ImageView{out.data(), 96, 32, 32, 3, {}}).code(), StatusCode::kCorrupt);
+}
+
 }  // namespace
 }  // namespace tilewise::codecs
