@@ -253,7 +253,7 @@ Result<GpuDecoderPool::Lease> GpuDecoderPool::acquire(int device) {
       if (s.free[i]->device() == device) {
         auto d = std::move(s.free[i]);
         s.free.erase(s.free.begin() + static_cast<long>(i));
-        return Lease(nullptr, std::move(d));
+        return Lease(std::move(d));
       }
     }
   }
@@ -261,7 +261,7 @@ Result<GpuDecoderPool::Lease> GpuDecoderPool::acquire(int device) {
   TW_ASSIGN_OR_RETURN(nvimgcodecInstance_t instance, runtime().instance(**lib));
   auto decoder = std::make_unique<NvImageCodecDecoder>(**lib, instance, device);
   TW_RETURN_IF_ERROR(decoder->init());
-  return Lease(nullptr, std::move(decoder));
+  return Lease(std::move(decoder));
 }
 
 Result<void*> device_malloc(size_t bytes, int device) {

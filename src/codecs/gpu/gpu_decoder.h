@@ -48,15 +48,15 @@ class GpuDecoder {
 // A process-wide free list of GpuDecoders per device (re-created in a forked child).
 class GpuDecoderPool {
  public:
+  // A decoder on loan; it returns to the pool when the lease ends.
   class Lease {
    public:
-    Lease(GpuDecoderPool* pool, std::unique_ptr<GpuDecoder> d) : pool_(pool), decoder_(std::move(d)) {}
+    explicit Lease(std::unique_ptr<GpuDecoder> d) : decoder_(std::move(d)) {}
     Lease(Lease&&) = default;
     ~Lease();
     GpuDecoder* operator->() { return decoder_.get(); }
 
    private:
-    GpuDecoderPool* pool_;
     std::unique_ptr<GpuDecoder> decoder_;
   };
   static Result<Lease> acquire(int device);
