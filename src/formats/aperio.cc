@@ -86,7 +86,6 @@ Result<SlideModel> open(std::shared_ptr<const tiff::TiffFile> tiff) {
       props["openslide.mpp-y"] = format_double(*v);
     }
   }
-  TW_RETURN_IF_ERROR(add_quickhash(model, props));
   add_standard_properties(model, props);
   return model;
 }

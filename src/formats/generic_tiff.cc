@@ -47,7 +47,6 @@ Result<SlideModel> open(std::shared_ptr<const tiff::TiffFile> tiff) {
   add_tiff_properties(ifds[0], props);
   if (ifds[0].image_description) props["openslide.comment"] = *ifds[0].image_description;
   add_mpp_from_resolution(ifds[0], props);
-  TW_RETURN_IF_ERROR(add_quickhash(model, props));
   add_standard_properties(model, props);
   return model;
 }

@@ -146,7 +146,6 @@ Result<SlideModel> open(std::shared_ptr<const tiff::TiffFile> tiff) {
       }
     }
   }
-  TW_RETURN_IF_ERROR(add_quickhash(model, props));
   add_standard_properties(model, props);
   return model;
 }

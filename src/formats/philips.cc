@@ -227,7 +227,6 @@ Result<SlideModel> open(std::shared_ptr<const tiff::TiffFile> tiff) {
     a.embedded_jpeg = std::move(*jpeg);
     model.associated.push_back(std::move(a));
   }
-  TW_RETURN_IF_ERROR(add_quickhash(model, props));
   add_standard_properties(model, props);
   return model;
 }

@@ -48,20 +48,22 @@ void add_mpp_from_resolution(const tiff::Ifd& ifd, PropertyMap& props) {
   }
 }
 
-Status add_quickhash(SlideModel& model, PropertyMap& props) {
-  if (model.levels.empty()) return Status();
+namespace {
+void add_quickhash(SlideModel& model, PropertyMap& props) {
+  if (model.levels.empty()) return;
   auto hash = quickhash1(*model.tiff, *model.levels.back().ifd, model.tiff->ifds()[0]);
   if (!hash.ok()) {
     // OpenSlide refuses to open such a file; tilewise opens it (the damaged tiles fail when read) without
     // the hash.
     model.warnings.push_back("no openslide.quickhash-1: " + hash.status().message());
-    return Status();
+    return;
   }
   if (*hash) props["openslide.quickhash-1"] = **hash;
-  return Status();
 }
+}  // namespace
 
 void add_standard_properties(SlideModel& model, PropertyMap& props) {
+  add_quickhash(model, props);
   props["openslide.vendor"] = model.vendor;
   props["openslide.level-count"] = std::to_string(model.levels.size());
   for (size_t i = 0; i < model.levels.size(); ++i) {

@@ -18,13 +18,11 @@ std::string format_double(double v);
 // tiff.ImageDescription, tiff.Make, ..., tiff.XResolution, tiff.ResolutionUnit as OpenSlide reports them.
 void add_tiff_properties(const tiff::Ifd& ifd, PropertyMap& props);
 
-// openslide.level-count and openslide.level[N].{width,height,downsample,tile-width,tile-height}; also
+// openslide.level-count and openslide.level[N].{width,height,downsample,tile-width,tile-height};
+// openslide.quickhash-1 over the last (smallest) level and IFD 0's strings (formats/quickhash.h; when the
+// level's bytes cannot be read the property is left out and a warning recorded); also
 // openslide.mpp-x/-y and the model's mpp when they are set in props; openslide.icc-size.
 void add_standard_properties(SlideModel& model, PropertyMap& props);
-
-// openslide.quickhash-1 over the last (smallest) level and IFD 0's strings (formats/quickhash.h). When the
-// level's bytes cannot be read the property is left out and a warning recorded.
-Status add_quickhash(SlideModel& model, PropertyMap& props);
 
 // Resolution from a directory's XResolution/YResolution in microns per pixel when ResolutionUnit is
 // centimetre (OpenSlide's rule for generic TIFF: inch resolutions are too often a 72-dpi placeholder).

@@ -123,13 +123,23 @@ TEST_P(J2kWindows, WindowsEqualTheWholeDecodeAndYCbCrConvertsLikeOpenSlide) {
 
 INSTANTIATE_TEST_SUITE_P(ChromaSubsampling, J2kWindows, ::testing::Values(1, 2));
 
-TEST(J2k, DamagedCodestreamsAreErrors) {
+// A flat 32 x 32 codestream and the description of a 32 x 32 JPEG 2000 tile.
+std::vector<uint8_t> flat_codestream() {
   std::vector<std::vector<uint8_t>> planes(3, std::vector<uint8_t>(32 * 32, 100));
-  auto stream = encode(planes, 32, 32, 1);
+  return encode(planes, 32, 32, 1);
+}
+
+TileDesc tile32() {
   TileDesc desc;
   desc.compression = Compression::kJpeg2000;
   desc.width = 32;
   desc.height = 32;
+  return desc;
+}
+
+TEST(J2k, DamagedCodestreamsAreErrors) {
+  const auto stream = flat_codestream();
+  TileDesc desc = tile32();
   std::vector<uint8_t> out(32 * 32 * 3);
   CpuDecoder decoder;
   for (size_t cut : {size_t{0}, size_t{10}, stream.size() / 3}) {
@@ -143,12 +153,8 @@ TEST(J2k, DamagedCodestreamsAreErrors) {
 }
 
 TEST(J2k, HeadersClaimingHugeGeometryAreRefusedBeforeOpenJpegAllocates) {
-  std::vector<std::vector<uint8_t>> planes(3, std::vector<uint8_t>(32 * 32, 100));
-  auto stream = encode(planes, 32, 32, 1);
-  TileDesc desc;
-  desc.compression = Compression::kJpeg2000;
-  desc.width = 32;
-  desc.height = 32;
+  const auto stream = flat_codestream();
+  const TileDesc desc = tile32();
   std::vector<uint8_t> out(32 * 32 * 3);
   CpuDecoder decoder;
   auto patch32 = [](std::vector<uint8_t>& s, size_t at, uint32_t v) {
