@@ -20,7 +20,7 @@ bool TileFetcher::is_empty(const TileRef& tile) const {
 }
 
 std::string TileFetcher::context(const TileRef& tile, uint64_t offset) const {
-  return model_.tiff->name() + ": " + tile.level_label + " tile (" + std::to_string(tile.col) + "," +
+  return model_.tiff->name() + ": " + std::string(tile.level_label) + " tile (" + std::to_string(tile.col) + "," +
          std::to_string(tile.row) + ") at offset " + std::to_string(offset);
 }
 

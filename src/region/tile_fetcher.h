@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "formats/slide_model.h"
@@ -16,7 +17,7 @@ namespace tilewise::region {
 
 struct TileRef {
   const formats::LevelModel* level;
-  std::string level_label;  // "level 2" or "associated image label"
+  std::string_view level_label;  // "level 2" or "associated image label"; owned by the region request
   int64_t col;
   int64_t row;
   int64_t index() const { return row * level->tiles_across + col; }
