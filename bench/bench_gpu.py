@@ -1,97 +1,217 @@
-"""GPU benchmark (workload 5, first part): random 256x256 level-0 patches to device memory.
+"""GPU benchmark (workload 5 of ../shared/docs/benchmarks.md): workloads 1-4 with device output, in one run,
+against cuCIM's GPU path (cucim-cu13 with ENABLE_CUSLIDE2=1, run in its own process because it needs
+nvImageCodec 0.9 while tilewise pins 0.8), tilewise's own CPU path, and the raw nvImageCodec decode of the
+same tiles (the ceiling: tilewise._core.gpu_decode_rate, 1/2/4 threads with pinned input).
 
-tilewise read_region(device="cuda") from 1 and N Python threads, against the CPU path with the same threads
-and against the raw nvImageCodec hardware-decoder ceiling on the same tiles (the nvImageCodec Python API
-decoding the tiles, tables spliced, in batches). Prints one table."""
+Medians of 5 timed repetitions after a warm-up; caches off. Prints one markdown table.
+Usage: bench_gpu.py            (everything; slides from $TILEWISE_GPU_DATA, cuCIM from $TILEWISE_CUCIM_SITE)
+       bench_gpu.py --loader W (one loader measurement as JSON; used for the lane/assist sweep)"""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
 import tilewise
-from common import time_runs
+from common import Table, jpeg_tiles, time_runs
 
-DATA = Path(os.environ.get("TILEWISE_GPU_DATA", Path(__file__).resolve().parents[1] / ".gpudata"))
+HERE = Path(__file__).resolve().parent
+DATA = Path(os.environ.get("TILEWISE_GPU_DATA", HERE.parent / ".gpu" / "data"))
+SLIDE = DATA / "bench_ihc_6144.tif"
+J2K_SLIDE = DATA / "bench_j2k_3840.svs"
+N = 2000
+SIZE = 256
 
 
-def timed(fn, reps=3):
-    """Median seconds of `reps` runs after one warm-up (bench/common.py)."""
-    return time_runs(fn, reps)["median"]
+def locations(w0, h0, n=N, seed=0):
+    rng = np.random.default_rng(seed)
+    return np.stack([rng.integers(0, w0 - SIZE, n), rng.integers(0, h0 - SIZE, n)], axis=1).astype(np.int64)
+
+
+def tiles_per_patch(locs, tile):
+    x, y = locs[:, 0], locs[:, 1]
+    across = (x + SIZE - 1) // tile - x // tile + 1
+    down = (y + SIZE - 1) // tile - y // tile + 1
+    return float(np.mean(across * down))
+
+
+def sync():
+    import cupy
+
+    cupy.cuda.Device(0).synchronize()
+
+
+def loader_run(s, locs, workers, device):
+    def run():
+        for _ in s.read_regions(locs, (SIZE, SIZE), batch_size=64, num_workers=workers, prefetch=2, device=device):
+            pass
+        sync()
+    return run
+
+
+def loader_only(workers: int) -> None:
+    """One loader measurement in this process (the lanes read their settings from the environment)."""
+    tilewise.set_cache_capacity(0)
+    s = tilewise.open(SLIDE)
+    locs = locations(*s.dimensions)
+    before = tilewise._core.gpu_stats(0)
+    r = time_runs(loader_run(s, locs, workers, "cuda"), 5)
+    after = tilewise._core.gpu_stats(0)
+    gpu = after["gpu_tiles"] - before["gpu_tiles"]
+    cpu = after["cpu_tiles"] - before["cpu_tiles"]
+    print(json.dumps({k: N / v for k, v in r.items()} | {"gpu_share": gpu / max(1, gpu + cpu)}))
+
+
+def subprocess_json(args, env):
+    p = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, timeout=300)
+    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{") or ln.startswith("[")]
+    if p.returncode != 0 or not lines:
+        raise RuntimeError((p.stderr or p.stdout).strip().splitlines()[-1] if (p.stderr or p.stdout) else "no output")
+    return json.loads(lines[-1])
+
+
+def rate_row(table, workload, tool, r, count, unit, note=""):
+    table.add(workload, tool, count / r["median"], count / r["max"], count / r["min"], unit, note)
 
 
 def main() -> None:
+    if len(sys.argv) == 3 and sys.argv[1] == "--loader":
+        loader_only(int(sys.argv[2]))
+        return
     tilewise._gpu.configure()
     reason = tilewise._core.gpu_status(0)
     if reason:
         print(f"no GPU: {reason}")
         return
-    path = DATA / "bench_ihc_6144.tif"
-    s = tilewise.open(path)
-    w0, h0 = s.dimensions
-    rng = np.random.default_rng(0)
-    n = 2000
-    locs = [(int(rng.integers(0, w0 - 256)), int(rng.integers(0, h0 - 256))) for _ in range(n)]
-    tilewise.set_cache_capacity(0)
-    rows = []
     cores = os.cpu_count() or 1
-    import cupy
+    tilewise.set_cache_capacity(0)
 
+    # First call (cold): a fresh process opens the slide and reads one patch to the device.
+    cold = subprocess_json(["-c", "import json, time; t = time.perf_counter(); import tilewise; "
+                            f"s = tilewise.open({str(SLIDE)!r}); s.read_region((0, 0), (256, 256), device='cuda'); "
+                            "print(json.dumps({'s': time.perf_counter() - t}))"], dict(os.environ))["s"]
+
+    s = tilewise.open(SLIDE)
+    w0, h0 = s.dimensions
+    tile = s.levels[0].tile_size[0]
+    locs = locations(w0, h0)
+    tpp = tiles_per_patch(locs, tile)
+    table = Table(f"GPU: {SLIDE.name} ({w0}x{h0}, 256x256 JPEG tiles), {N} random 256x256 patches "
+                  f"({tpp:.2f} tiles each), caches off; {cores} CPU cores")
+
+    # The ceiling: raw nvImageCodec decoding of the slide's level-0 tiles (tables spliced), pinned input.
+    streams = jpeg_tiles(SLIDE, 0)
+    ceiling = {}
+    for threads in (1, 2, 4):
+        rate = tilewise._core.gpu_decode_rate(streams, 256, 256, threads=threads, batch=64, repeats=3)
+        ceiling[threads] = rate
+        table.add("raw decode ceiling", f"nvImageCodec, {threads} thread(s), batch 64", rate, float("nan"),
+                  float("nan"), "tiles/s", f"{rate * 65536 / 1e9:.2f} GPix/s")
+    best = max(ceiling.values())
+
+    def frac(patches_per_s, per_patch=tpp):
+        return f"{patches_per_s * per_patch / best:.0%} of ceiling ({patches_per_s * per_patch:.0f} tiles/s)"
+
+    # Workload 1: a 4096^2 region at level 0.
+    for device in ("cuda", "cpu"):
+        r = time_runs(lambda: (s.read_region((512, 512), (4096, 4096), device=device), sync()), 5)
+        mpix = 4096 * 4096 / 1e6
+        tool = "tilewise cuda" if device == "cuda" else "CPU path (tilewise)"
+        table.add("1: 4096^2 region", tool, mpix / r["median"], mpix / r["max"], mpix / r["min"], "MPix/s",
+                  frac(4096 * 4096 / 65536 / r["median"], 1) if device == "cuda" else "")
+
+    # Workload 2: random patches from 1, 4 and all-core Python threads.
     for threads in (1, 4, cores):
         for device in ("cuda", "cpu"):
             def run():
                 with ThreadPoolExecutor(threads) as pool:
-                    list(pool.map(lambda loc: s.read_region(loc, (256, 256), device=device), locs))
-                cupy.cuda.Device(0).synchronize()
-            t = timed(run)
-            rows.append((f"random 256x256 to {device}, {threads} threads", n / t, "patches/s"))
+                    list(pool.map(lambda loc: s.read_region((int(loc[0]), int(loc[1])), (SIZE, SIZE), device=device), locs))
+                sync()
+            r = time_runs(run, 5)
+            tool = "tilewise cuda" if device == "cuda" else "CPU path (tilewise)"
+            rate_row(table, f"2: random patches, {threads} threads", tool, r, N, "patches/s",
+                     frac(N / r["median"]) if device == "cuda" else "")
 
-    # Batch loader to device memory (batch 64) against the CPU loader, workers 8 and 16.
-    arr = np.array(locs, dtype=np.int64)
-    tilewise.set_worker_threads(1)
-    for workers in (8, 16):
+    # Workload 3: the batch loader, batch 64.
+    for workers in (4, 8, cores):
         for device in ("cuda", "cpu"):
-            def run_loader():
-                for _ in s.read_regions(arr, (256, 256), batch_size=64, num_workers=workers, prefetch=2, device=device):
-                    pass
-                cupy.cuda.Device(0).synchronize()
-            t = timed(run_loader)
-            rows.append((f"batch loader to {device}, batch 64, {workers} workers", n / t, "patches/s"))
-    tilewise.set_worker_threads(0)
+            before = tilewise._core.gpu_stats(0)
+            r = time_runs(loader_run(s, locs, workers, device), 5)
+            after = tilewise._core.gpu_stats(0)
+            gpu, cpu = after["gpu_tiles"] - before["gpu_tiles"], after["cpu_tiles"] - before["cpu_tiles"]
+            tool = "tilewise cuda" if device == "cuda" else "CPU path (tilewise)"
+            note = f"{frac(N / r['median'])}; {gpu / max(1, gpu + cpu):.0%} of tiles on the GPU" if device == "cuda" else ""
+            rate_row(table, f"3: loader, {workers} workers", tool, r, N, "patches/s", note)
 
-    # Ceiling: nvImageCodec's hardware decoder on the same level-0 tiles, batches of 64, from 1 and 2 threads.
-    try:
-        from nvidia import nvimgcodec
-        import tifffile
+    # Workload 4: tiling, every aligned 256x256 patch of level 0 through the loader.
+    grid = np.array([(x, y) for y in range(0, h0 - SIZE + 1, SIZE) for x in range(0, w0 - SIZE + 1, SIZE)], np.int64)
+    for device in ("cuda", "cpu"):
+        def tiling():
+            for _ in s.read_regions(grid, (SIZE, SIZE), batch_size=64, num_workers=cores, prefetch=2, device=device):
+                pass
+            sync()
+        r = time_runs(tiling, 5)
+        mpix = len(grid) * SIZE * SIZE / 1e6
+        tool = "tilewise cuda" if device == "cuda" else "CPU path (tilewise)"
+        table.add("4: tiling level 0", tool, mpix / r["median"], mpix / r["max"], mpix / r["min"], "MPix/s",
+                  frac(len(grid) / r["median"], 1) if device == "cuda" else "")
 
-        with tifffile.TiffFile(path) as tf:
-            page = tf.pages[0]
-            tables = page.jpegtables
-            fh = tf.filehandle
-            tiles = []
-            for i in range(min(2000, len(page.dataoffsets))):
-                fh.seek(page.dataoffsets[i])
-                data = fh.read(page.databytecounts[i])
-                tiles.append(tables[:-2] + data[2:])
-        for backend_name, kind in (("hardware", nvimgcodec.BackendKind.HW_GPU_ONLY),
-                                   ("CUDA", nvimgcodec.BackendKind.HYBRID_CPU_GPU)):
-            decoder = nvimgcodec.Decoder(backends=[nvimgcodec.Backend(kind)])
-            def ceiling():
-                for k in range(0, len(tiles), 64):
-                    out = decoder.decode(tiles[k:k + 64])
-                cupy.cuda.Device(0).synchronize()
-            t = timed(ceiling)
-            rows.append((f"nvImageCodec {backend_name} decoder, batches of 64, 1 thread", len(tiles) / t, "tiles/s"))
-    except Exception as e:  # the ceiling is informative; report why it is missing
-        rows.append((f"nvImageCodec ceiling not measured: {e}", float('nan'), ""))
+    # Lanes and CPU assist, loader with all cores as workers (each setting in a fresh process).
+    for lanes, assist in ((1, "1"), (2, "1"), (4, "1"), (2, "0"), (4, "0")):
+        env = dict(os.environ, TILEWISE_GPU_LANES=str(lanes), TILEWISE_GPU_CPU_ASSIST=assist)
+        try:
+            r = subprocess_json([__file__, "--loader", str(cores)], env)
+            table.add(f"3: loader, {cores} workers", f"tilewise cuda, {lanes} lanes, assist {'on' if assist == '1' else 'off'}",
+                      r["median"], r["max"], r["min"], "patches/s",
+                      f"{frac(r['median'])}; {r['gpu_share']:.0%} of tiles on the GPU")
+        except Exception as e:  # report, keep going
+            table.add(f"3: loader, {cores} workers", f"lanes {lanes} assist {assist}: {e}", float("nan"),
+                      float("nan"), float("nan"), "")
 
-    print(f"\n### GPU: {path.name} ({w0}x{h0}), {n} random patches, caches off\n")
-    print("| workload | rate | unit |\n|---|---:|---|")
-    for name, rate, unit in rows:
-        print(f"| {name} | {rate:.0f} | {unit} |")
+    # cuCIM's GPU path, same slide and locations, in its own process and site.
+    cucim_site = os.environ.get("TILEWISE_CUCIM_SITE")
+    if cucim_site:
+        env = dict(os.environ, ENABLE_CUSLIDE2="1",
+                   PYTHONPATH=os.pathsep.join([cucim_site] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                                                              if p and "tw-site" not in p]),
+                   LD_LIBRARY_PATH=os.pathsep.join([f"{cucim_site}/nvidia/nvjpeg2k/lib",
+                                                    os.environ.get("LD_LIBRARY_PATH", "")]))
+        try:
+            rows = subprocess_json([str(HERE / "bench_cucim_gpu.py"), str(SLIDE), str(cores)], env)
+            for row in rows:
+                table.add(row["workload"], row["tool"], row["value"], row["lo"], row["hi"], row["unit"], row.get("note", ""))
+        except Exception as e:
+            table.add("cuCIM", f"cuCIM GPU path failed: {e}", float("nan"), float("nan"), float("nan"), "")
+    else:
+        table.add("cuCIM", "cuCIM GPU path not run (TILEWISE_CUCIM_SITE unset)", float("nan"), float("nan"),
+                  float("nan"), "")
+
+    # JPEG 2000 (Aperio 33003, 240x240 tiles): whole level 0 and the loader, device against CPU.
+    if J2K_SLIDE.exists():
+        j = tilewise.open(J2K_SLIDE)
+        jw, jh = j.dimensions
+        ntiles = -(-jw // 240) * -(-jh // 240)
+        for device in ("cuda", "cpu"):
+            r = time_runs(lambda: (j.read_region((0, 0), (jw, jh), device=device), sync()), 5)
+            tool = "tilewise cuda" if device == "cuda" else "CPU path (tilewise)"
+            rate_row(table, f"JPEG 2000: whole level 0 ({jw}x{jh})", tool, r, ntiles, "tiles/s")
+        jlocs = locations(jw, jh, 500, seed=1)
+        for device in ("cuda", "cpu"):
+            r = time_runs(loader_run(j, jlocs, cores, device), 5)
+            tool = "tilewise cuda" if device == "cuda" else "CPU path (tilewise)"
+            rate_row(table, f"JPEG 2000: loader, {cores} workers", tool, r, len(jlocs), "patches/s")
+
+    table.add("first call (cold)", "tilewise cuda: import, open, first 256x256 device read", cold, float("nan"),
+              float("nan"), "s", "includes nvImageCodec and hardware decoder set-up")
+    print()
+    print(table.markdown())
 
 
 if __name__ == "__main__":

@@ -1,30 +1,69 @@
 #!/usr/bin/env bash
-# Prepares, on the developer machine, what scripts/gpu-test.sh needs on the lent GPU machine (which has no
-# network): Debian libraries and headers unpacked into .deps/, the nvImageCodec 0.8 wheel in .whl/, and
-# test/benchmark slides in .gpudata/. All three are git-ignored and travel with `carry`.
+# Prepares, on the developer machine, what scripts/gpu-test.sh needs on the lent GPU machine (no network,
+# no apt), in one git-ignored folder that travels with `carry: [".gpu"]` (64 MiB at most; xz keeps it ~50):
+#   .gpu/deps.tar.xz           Debian 12 libraries and headers (libjpeg-turbo, OpenJPEG, libdeflate, zstd,
+#                              pugixml, OpenSSL), unpacked from .deb files
+#   .gpu/site-tilewise.tar.xz  nvidia-nvimgcodec-cu13 0.8 (core, JPEG and JPEG 2000 extensions, header, the
+#                              cp312 Python module) + nvidia-nvjpeg2k-cu13, in site-packages layout
+#   .gpu/site-cucim.tar.xz     cucim-cu13 26.10 + nvidia-nvimgcodec-cu13 0.9 (which it requires) +
+#                              nvidia-nvjpeg2k-cu13: the baseline of bench/bench_gpu.py, in its own site
+#   .gpu/data/                 test and benchmark slides
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$PWD
 tmp=$(mktemp -d)
-(cd "$tmp" && apt-get download libjpeg62-turbo libjpeg62-turbo-dev libopenjp2-7 libopenjp2-7-dev libdeflate0 \
+trap 'rm -rf "$tmp"' EXIT
+rm -rf .gpu && mkdir -p .gpu/data
+
+echo "== Debian libraries"
+mkdir -p "$tmp/debs" "$tmp/deps"
+(cd "$tmp/debs" && apt-get download libjpeg62-turbo libjpeg62-turbo-dev libopenjp2-7 libopenjp2-7-dev libdeflate0 \
   libdeflate-dev libzstd1 libzstd-dev libpugixml1v5 libpugixml-dev libssl3 libssl-dev >/dev/null 2>&1)
-rm -rf .deps && mkdir -p .deps
-for f in "$tmp"/*.deb; do dpkg -x "$f" .deps; done
-find .deps -name "*.a" -delete
-rm -rf .deps/usr/share/doc .deps/usr/share/man .deps/usr/bin "$tmp"
-mkdir -p .whl
-rm -f .whl/*.whl
-python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
-  --platform manylinux_2_28_x86_64 -d .whl "nvidia-nvimgcodec-cu13>=0.8,<0.9"
-mkdir -p .gpudata
+for f in "$tmp"/debs/*.deb; do dpkg -x "$f" "$tmp/deps"; done
+find "$tmp/deps" -name "*.a" -delete
+rm -rf "$tmp/deps/usr/share/doc" "$tmp/deps/usr/share/man" "$tmp/deps/usr/bin"
+tar -C "$tmp/deps" -cJf .gpu/deps.tar.xz .
+
+echo "== wheels"
+pipdl() {
+  python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+    --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
+    --platform manylinux2014_x86_64 -d "$tmp/whl" "$1"
+}
+pipdl "nvidia-nvimgcodec-cu13>=0.8,<0.9"
+pipdl "nvidia-nvimgcodec-cu13>=0.9,<0.10"
+pipdl "nvidia-nvjpeg2k-cu13"
+pipdl "cucim-cu13==26.10.*"
+# A wheel unpacked into a site folder, less the Python modules built for other interpreters.
+unpack() {
+  unzip -q -o "$1" -d "$2" -x 'nvidia/nvimgcodec/tools/*' 'nvidia/nvimgcodec/extensions/libopencv_ext*'
+  find "$2" -name 'nvimgcodec_impl.cpython-*' ! -name '*cpython-312-*' -delete
+}
+mkdir -p "$tmp/tw" "$tmp/cucim"
+unpack "$tmp"/whl/nvidia_nvimgcodec_cu13-0.8*.whl "$tmp/tw"
+unpack "$tmp"/whl/nvidia_nvjpeg2k_cu13-*.whl "$tmp/tw"
+tar -C "$tmp/tw" -cJf .gpu/site-tilewise.tar.xz .
+unpack "$tmp"/whl/nvidia_nvimgcodec_cu13-0.9*.whl "$tmp/cucim"
+unpack "$tmp"/whl/nvidia_nvjpeg2k_cu13-*.whl "$tmp/cucim"
+unpack "$tmp"/whl/cucim_cu13-*.whl "$tmp/cucim"
+rm -rf "$tmp/cucim/cucim/skimage"  # the image-processing half of cuCIM: not used by the benchmark
+tar -C "$tmp/cucim" -cJf .gpu/site-cucim.tar.xz .
+
+echo "== slides"
 .venv/bin/python - <<'PY'
 import sys
 sys.path.insert(0, "tests/data")
 import slidegen, vendor_tiff
+d = ".gpu/data/"
 im = slidegen.tissue_image(2048, 1536, seed=31)
-slidegen.write_tifffile_pyramid(".gpudata/tifffile_jpeg.tif", im, compression="jpeg", tile=(256, 256), levels=3)
-slidegen.write_vips_pyramid(".gpudata/vips_jpeg.tif", im)
-vendor_tiff.write_aperio(".gpudata/aperio_rgb.svs", im[:1024, :1536], codec="jpeg-rgb", tile=240, downsamples=(4,))
-slidegen.write_tifffile_pyramid(".gpudata/deflate.tif", im[:768, :1024], compression="deflate", tile=(256, 256), levels=2)
-slidegen.write_vips_pyramid(".gpudata/bench_ihc_6144.tif", slidegen.ihc_tissue(6144, 6144, seed=1), quality=80)
+slidegen.write_tifffile_pyramid(d + "tifffile_jpeg.tif", im, compression="jpeg", tile=(256, 256), levels=3)
+slidegen.write_vips_pyramid(d + "vips_jpeg.tif", im)
+vendor_tiff.write_aperio(d + "aperio_rgb.svs", im[:1024, :1536], codec="jpeg-rgb", tile=240, downsamples=(4,))
+vendor_tiff.write_aperio(d + "aperio_j2k_ycbcr.svs", im[:1024, :1280], codec="j2k-ycbcr", tile=240, downsamples=(4,))
+vendor_tiff.write_aperio(d + "aperio_j2k_rgb.svs", im[:768, :1024], codec="j2k-rgb", tile=240, downsamples=(4,))
+slidegen.write_tifffile_pyramid(d + "deflate.tif", im[:768, :1024], compression="deflate", tile=(256, 256), levels=2)
+slidegen.write_vips_pyramid(d + "bench_ihc_6144.tif", slidegen.ihc_tissue(6144, 6144, seed=1), quality=80)
+ihc = slidegen.ihc_tissue(3840, 3840, seed=2)
+vendor_tiff.write_aperio(d + "bench_j2k_3840.svs", ihc, codec="j2k-ycbcr", tile=240, downsamples=(4,))
 PY
-du -sh .deps .whl .gpudata
+du -sh .gpu/* .gpu

@@ -23,6 +23,7 @@ size_t pixel_pool_cached_bytes();
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tilewise/status.h"
 
@@ -33,7 +34,24 @@ namespace tilewise {
 Status gpu_status(int device = 0);
 // Where to look first for libnvimgcodec.so.0 (the nvidia-nvimgcodec-cu13 wheel's nvidia/nvimgcodec folder).
 void set_nvimgcodec_directory(const std::string& directory);
-// Device memory for region outputs (cudaMalloc/cudaFree on `device`); nullptr with `error` set on failure.
+// How the decode lanes of `device` have shared the work so far (all zero before the first device read).
+// Tiles the lanes decoded, tiles reading threads decoded on the CPU while the lanes were busy (the hybrid
+// scheduler: TILEWISE_GPU_CPU_ASSIST=0 turns it off), nvImageCodec batches, lanes.
+struct GpuStats {
+  uint64_t gpu_tiles = 0;
+  uint64_t cpu_tiles = 0;
+  uint64_t batches = 0;
+  int lanes = 0;
+};
+GpuStats gpu_stats(int device = 0);
+// For benchmarks: the raw decode ceiling. Decodes every stream (complete JPEG or JPEG 2000 streams of
+// width x height RGB tiles) `repeats` times with nvImageCodec from `threads` threads, each with its own
+// decoder, stream and pinned input, in batches of `batch`, into device memory; returns tiles per second.
+Result<double> gpu_decode_rate(const std::vector<std::vector<uint8_t>>& streams, int32_t width, int32_t height,
+                               int threads, int batch, int repeats, int device = 0);
+// Device memory for region outputs, from a per-device cache of blocks (a cudaFree would synchronise the
+// device); nullptr with `error` set on failure. A freed block is reused once work queued before the free on
+// the legacy default stream is complete.
 void* allocate_device_pixels(size_t bytes, int device, Status* error);
 void free_device_pixels(void* buffer, int device);
 // Fills `height` rows of `width` RGB pixels (`pitch` bytes apart) of device memory with a colour; returns

@@ -1,15 +1,18 @@
 // The read planner for device outputs (ImageView on a CUDA device).
 //
 // Same plan as the CPU path (region_reader.cc): background outside the level, then the tiles the region
-// touches. JPEG tiles the GPU decoder takes are decoded by nvImageCodec, in place when the tile lies wholly
-// inside the region, else into a device scratch tile that is then cropped into the output (a device-to-
-// device 2-D copy). Other tiles, and tiles the GPU fails on, are decoded on the CPU (only the window the
-// region needs) and uploaded. The call returns when the output is complete.
+// touches. Tiles the GPU decoders take (JPEG, Aperio JPEG 2000) become jobs for the device's decode lanes
+// (codecs/gpu/tile_lanes.h), which merge them with the tiles of every other concurrent read: a tile wholly
+// inside the region is decoded in place into the caller's buffer, others into device scratch tiles that are
+// cropped into the output afterwards. While the lanes are busy with earlier work, this thread decodes its own
+// remaining tiles on the CPU (only the window the region needs) and uploads them; the lanes take the largest
+// tiles first and this thread the smallest windows. Other tiles (lossless codecs), and tiles the GPU fails
+// on, are decoded on the CPU. The call returns when the output is complete.
 #include <algorithm>
 #include <cstring>
 
-#include "codecs/decoder_pool.h"
-#include "codecs/gpu/gpu_decoder.h"
+#include "codecs/gpu/device_memory.h"
+#include "codecs/gpu/tile_lanes.h"
 #include "region/region_reader.h"
 #include "region/tile_fetcher.h"
 
@@ -22,16 +25,30 @@ namespace {
 struct Rect {
   int64_t x0, y0, x1, y1;
   bool empty() const { return x1 <= x0 || y1 <= y0; }
+  int64_t area() const { return (x1 - x0) * (y1 - y0); }
 };
 Rect intersect(const Rect& a, const Rect& b) {
   return {std::max(a.x0, b.x0), std::max(a.y0, b.y0), std::min(a.x1, b.x1), std::min(a.y1, b.y1)};
 }
 
-// A device buffer released when the read ends.
+// A pooled device buffer, returned when the read ends (after the work queued on `stream`, which reads it).
 struct DeviceScratch {
   void* p = nullptr;
   int device = 0;
-  ~DeviceScratch() { gpu::device_free(p, device); }
+  void* stream = nullptr;
+  ~DeviceScratch() {
+    if (!p) return;
+    gpu::device_synchronize(stream);
+    gpu::device_free(p, device);
+  }
+};
+
+struct Item {
+  TileRef tile;
+  Rect bounds, need;
+  bool in_place = false;
+  size_t scratch_slot = 0;
+  std::vector<uint8_t> bytes;
 };
 
 }  // namespace
@@ -44,14 +61,17 @@ Status RegionReader::read_device(const RegionRequest& req) const {
   if (req.out.channels != 3 || req.out.width < req.width || req.out.height < req.height) {
     return invalid_argument("output buffer is smaller than the region or not a 3-channel buffer");
   }
-  TW_ASSIGN_OR_RETURN(auto decoder, gpu::GpuDecoderPool::acquire(device));
-  void* stream = decoder->stream();
+  TW_RETURN_IF_ERROR(gpu::device_status(device));
+  TW_ASSIGN_OR_RETURN(gpu::StreamLease stream_lease, gpu::StreamLease::acquire(device));
+  void* stream = stream_lease.get();
   const Rect region{req.x, req.y, req.x + req.width, req.y + req.height};
   const Rect inside = intersect(region, Rect{0, 0, level.info.width, level.info.height});
+  const size_t pitch = static_cast<size_t>(req.out.stride);
+  auto at = [&](int64_t x, int64_t y) { return req.out.pixel(x - region.x0, y - region.y0); };
   auto fill = [&](const Rect& r) -> Status {
     if (r.empty()) return Status();
-    return gpu::device_fill(req.out.pixel(r.x0 - region.x0, r.y0 - region.y0), static_cast<size_t>(req.out.stride),
-                            static_cast<int32_t>(r.x1 - r.x0), static_cast<int32_t>(r.y1 - r.y0), req.fill.data(), stream);
+    return gpu::device_fill(at(r.x0, r.y0), pitch, static_cast<int32_t>(r.x1 - r.x0), static_cast<int32_t>(r.y1 - r.y0),
+                            req.fill.data(), stream);
   };
   if (inside.empty()) {
     TW_RETURN_IF_ERROR(fill(region));
@@ -68,15 +88,7 @@ Status RegionReader::read_device(const RegionRequest& req) const {
   TileFetcher fetcher(model_);
   const bool gpu_codec = gpu::GpuDecoder::can_decode(level.desc);
 
-  struct Item {
-    TileRef tile;
-    Rect bounds, need;
-    std::vector<uint8_t> bytes;
-    bool in_place;
-    size_t scratch_slot;
-  };
-  std::vector<Item> gpu_items;
-  std::vector<Item> cpu_items;
+  std::vector<Item> gpu_items, cpu_items;
   for (int64_t row = row0; row <= row1; ++row) {
     for (int64_t col = col0; col <= col1; ++col) {
       TileRef tile{&level, req.level_label, col, row};
@@ -86,76 +98,83 @@ Status RegionReader::read_device(const RegionRequest& req) const {
         TW_RETURN_IF_ERROR(fill(need));
         continue;
       }
-      Item item{tile, bounds, need, {}, false, 0};
-      if (!gpu_codec) {
-        cpu_items.push_back(std::move(item));
-        continue;
-      }
-      TW_ASSIGN_OR_RETURN(item.bytes, fetcher.read_bytes(tile, /*splice_tables=*/true));
+      Item item{tile, bounds, need};
       item.in_place = tile.valid_cols() == tw && tile.valid_rows() == th && need.x0 == bounds.x0 &&
                       need.x1 == bounds.x1 && need.y0 == bounds.y0 && need.y1 == bounds.y1;
-      gpu_items.push_back(std::move(item));
+      (gpu_codec ? gpu_items : cpu_items).push_back(std::move(item));
     }
   }
 
-  // GPU decodes: in place, or into scratch tiles.
-  DeviceScratch scratch{nullptr, device};
-  const size_t tile_bytes = static_cast<size_t>(tw) * static_cast<size_t>(th) * 3;
-  size_t slots = 0;
-  for (Item& item : gpu_items) {
-    if (!item.in_place) item.scratch_slot = slots++;
-  }
-  if (slots > 0) {
-    TW_ASSIGN_OR_RETURN(scratch.p, gpu::device_malloc(slots * tile_bytes, device));
-  }
-  std::vector<gpu::DeviceTileRequest> requests;
-  for (const Item& item : gpu_items) {
-    gpu::DeviceTileRequest r;
-    r.stream = item.bytes;
-    r.width = static_cast<int32_t>(tw);
-    r.height = static_cast<int32_t>(th);
-    r.color = level.desc.color;
-    if (item.in_place) {
-      r.out = req.out.pixel(item.bounds.x0 - region.x0, item.bounds.y0 - region.y0);
-      r.pitch = static_cast<size_t>(req.out.stride);
-    } else {
-      r.out = static_cast<uint8_t*>(scratch.p) + item.scratch_slot * tile_bytes;
-      r.pitch = static_cast<size_t>(tw) * 3;
-    }
-    requests.push_back(r);
-  }
-  std::vector<Status> statuses(requests.size());
-  decoder->decode_batch(requests, statuses);
-  for (size_t i = 0; i < gpu_items.size(); ++i) {
-    Item& item = gpu_items[i];
-    if (!statuses[i].ok()) {  // the GPU refused or failed: the CPU decoders take the tile
-      cpu_items.push_back(std::move(item));
-      continue;
-    }
-    if (!item.in_place) {
-      const uint8_t* src = static_cast<uint8_t*>(scratch.p) + item.scratch_slot * tile_bytes +
-                           (item.need.y0 - item.bounds.y0) * tw * 3 + (item.need.x0 - item.bounds.x0) * 3;
-      TW_RETURN_IF_ERROR(gpu::device_copy_2d(req.out.pixel(item.need.x0 - region.x0, item.need.y0 - region.y0),
-                                             static_cast<size_t>(req.out.stride), src, static_cast<size_t>(tw) * 3,
-                                             static_cast<int32_t>((item.need.x1 - item.need.x0) * 3),
-                                             static_cast<int32_t>(item.need.y1 - item.need.y0), false, stream));
-    }
-  }
-
-  // CPU decodes of the windows, uploaded.
+  // The CPU side: decode only the window the region needs, upload it. `host` is reused (one upload at a
+  // time on this thread's stream).
   std::vector<uint8_t> host;
-  for (const Item& item : cpu_items) {
+  auto decode_on_cpu = [&](const Item& item) -> Status {
     const int32_t w = static_cast<int32_t>(item.need.x1 - item.need.x0);
     const int32_t h = static_cast<int32_t>(item.need.y1 - item.need.y0);
     host.resize(static_cast<size_t>(w) * static_cast<size_t>(h) * 3);
     TW_RETURN_IF_ERROR(fetcher.decode_window(item.tile, ImageView{host.data(), int64_t{w} * 3, w, h, 3, {}},
                                              static_cast<int32_t>(item.need.x0 - item.bounds.x0),
                                              static_cast<int32_t>(item.need.y0 - item.bounds.y0)));
-    TW_RETURN_IF_ERROR(gpu::device_copy_2d(req.out.pixel(item.need.x0 - region.x0, item.need.y0 - region.y0),
-                                           static_cast<size_t>(req.out.stride), host.data(), static_cast<size_t>(w) * 3,
-                                           w * 3, h, true, stream));
-    TW_RETURN_IF_ERROR(gpu::device_synchronize(stream));  // `host` is reused by the next item
+    TW_RETURN_IF_ERROR(gpu::device_copy_2d(at(item.need.x0, item.need.y0), pitch, host.data(),
+                                           static_cast<size_t>(w) * 3, w * 3, h, true, stream));
+    return gpu::device_synchronize(stream);
+  };
+
+  if (!gpu_items.empty()) {
+    // Lanes take jobs from the front: whole tiles first, then cut tiles by decreasing window, so that this
+    // thread, assisting from the back, takes the windows the CPU decodes most cheaply.
+    std::stable_sort(gpu_items.begin(), gpu_items.end(),
+                     [](const Item& a, const Item& b) { return a.need.area() > b.need.area(); });
+    const size_t tile_bytes = static_cast<size_t>(tw) * static_cast<size_t>(th) * 3;
+    size_t slots = 0;
+    for (Item& item : gpu_items) {
+      if (!item.in_place) item.scratch_slot = slots++;
+    }
+    DeviceScratch scratch{nullptr, device, stream};
+    if (slots > 0) {
+      TW_ASSIGN_OR_RETURN(scratch.p, gpu::device_malloc(slots * tile_bytes, device));
+    }
+    std::vector<gpu::LaneJob> jobs(gpu_items.size());
+    for (size_t i = 0; i < gpu_items.size(); ++i) {
+      Item& item = gpu_items[i];
+      TW_ASSIGN_OR_RETURN(item.bytes, fetcher.read_bytes(item.tile, /*splice_tables=*/true));
+      gpu::DeviceTileRequest& r = jobs[i].request;
+      r.stream = item.bytes;
+      r.compression = level.desc.compression;
+      r.width = static_cast<int32_t>(tw);
+      r.height = static_cast<int32_t>(th);
+      r.color = level.desc.color;
+      if (item.in_place) {
+        r.out = at(item.bounds.x0, item.bounds.y0);
+        r.pitch = pitch;
+      } else {
+        r.out = static_cast<uint8_t*>(scratch.p) + item.scratch_slot * tile_bytes;
+        r.pitch = static_cast<size_t>(tw) * 3;
+      }
+    }
+    TW_ASSIGN_OR_RETURN(gpu::TileLanes * lanes, gpu::TileLanes::get(device));
+    lanes->decode(jobs, [&](size_t i) { return decode_on_cpu(gpu_items[i]); });
+    for (size_t i = 0; i < gpu_items.size(); ++i) {
+      Item& item = gpu_items[i];
+      if (!jobs[i].on_gpu) {
+        if (!jobs[i].status.ok()) return jobs[i].status;  // the CPU decoder's error, with the tile's context
+        continue;
+      }
+      if (!jobs[i].status.ok()) {  // the GPU refused or failed: the CPU decoders take the tile
+        cpu_items.push_back(std::move(item));
+        continue;
+      }
+      if (!item.in_place) {
+        const uint8_t* src = static_cast<uint8_t*>(scratch.p) + item.scratch_slot * tile_bytes +
+                             (item.need.y0 - item.bounds.y0) * tw * 3 + (item.need.x0 - item.bounds.x0) * 3;
+        TW_RETURN_IF_ERROR(gpu::device_copy_2d(at(item.need.x0, item.need.y0), pitch, src, static_cast<size_t>(tw) * 3,
+                                               static_cast<int32_t>((item.need.x1 - item.need.x0) * 3),
+                                               static_cast<int32_t>(item.need.y1 - item.need.y0), false, stream));
+      }
+    }
   }
+
+  for (const Item& item : cpu_items) TW_RETURN_IF_ERROR(decode_on_cpu(item));
   return gpu::device_synchronize(stream);
 }
 

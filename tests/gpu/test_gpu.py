@@ -23,6 +23,8 @@ pytestmark = pytest.mark.skipif(REASON is not None, reason=f"no usable GPU: {REA
 DATA = Path(os.environ.get("TILEWISE_GPU_DATA", Path(__file__).resolve().parents[2] / ".gpudata"))
 # nvJPEG's IDCT and chroma upsampling differ from libjpeg-turbo's by a few levels (gpu.md: up to 11 seen).
 JPEG_TOLERANCE = 16
+# nvJPEG2000 and OpenJPEG both follow the standard's integer/float inverse transforms; rounding may differ.
+J2K_TOLERANCE = 4
 
 
 def to_host(array) -> np.ndarray:
@@ -48,12 +50,15 @@ def regions(s, level, rng, n=20):
     return [(int(x * ds), int(y * ds), w, h) for x, y, w, h in cases]
 
 
-@pytest.mark.parametrize("name,tolerance", [("tifffile_jpeg.tif", JPEG_TOLERANCE), ("vips_jpeg.tif", JPEG_TOLERANCE),
-                                            ("aperio_rgb.svs", 0), ("deflate.tif", 0)])
-def test_device_reads_match_the_cpu_path(name, tolerance):
+@pytest.mark.parametrize("name,tolerance,on_gpu", [
+    ("tifffile_jpeg.tif", JPEG_TOLERANCE, True), ("vips_jpeg.tif", JPEG_TOLERANCE, True),
+    ("aperio_rgb.svs", JPEG_TOLERANCE, True), ("aperio_j2k_ycbcr.svs", J2K_TOLERANCE, True),
+    ("aperio_j2k_rgb.svs", J2K_TOLERANCE, True), ("deflate.tif", 0, False)])
+def test_device_reads_match_the_cpu_path(name, tolerance, on_gpu):
     s = slide(name)
     rng = np.random.default_rng(0)
     worst = 0
+    before = tilewise._core.gpu_stats(0)
     for level in range(s.level_count):
         for x, y, w, h in regions(s, level, rng):
             gpu = s.read_region((x, y), (w, h), level=level, device="cuda")
@@ -62,7 +67,12 @@ def test_device_reads_match_the_cpu_path(name, tolerance):
             diff = np.abs(to_host(gpu).astype(int) - cpu.astype(int))
             worst = max(worst, int(diff.max()) if diff.size else 0)
             assert worst <= tolerance, f"{name} level {level} ({x},{y}) {w}x{h}: max difference {worst}"
-    print(f"\n{name}: max |GPU - CPU| = {worst}")
+    after = tilewise._core.gpu_stats(0)
+    gpu_tiles = after["gpu_tiles"] - before["gpu_tiles"]
+    print(f"\n{name}: max |device - CPU| = {worst}; tiles decoded by the GPU lanes: {gpu_tiles}, "
+          f"by reading threads on the CPU: {after['cpu_tiles'] - before['cpu_tiles']}")
+    # The GPU decoders must really have been used where they apply (a silent CPU fallback would pass above).
+    assert (gpu_tiles > 0) == on_gpu
 
 
 def test_interop_with_cupy_and_torch():
@@ -98,13 +108,19 @@ def test_concurrent_device_reads(threads):
         if np.abs(got.astype(int) - expected[loc].astype(int)).max() > JPEG_TOLERANCE:
             errors.append(loc)
 
+    before = tilewise._core.gpu_stats(0)
     with ThreadPoolExecutor(threads) as pool:
         list(pool.map(work, locs))
     assert errors == []
+    after = tilewise._core.gpu_stats(0)
+    print(f"\n{threads} threads: {after['gpu_tiles'] - before['gpu_tiles']} tiles on the GPU lanes, "
+          f"{after['cpu_tiles'] - before['cpu_tiles']} on the reading threads' CPUs, "
+          f"{after['batches'] - before['batches']} batches, {after['lanes']} lanes")
 
 
-def test_device_memory_is_flat():
+def test_device_and_host_memory_are_flat():
     import cupy
+    import psutil
 
     s = slide("bench_ihc_6144.tif")
     w, h = s.dimensions
@@ -121,10 +137,15 @@ def test_device_memory_is_flat():
     for _ in range(500):
         s.read_region((int(rng.integers(-200, w)), int(rng.integers(-200, h))), (256, 256), device="cuda")
     base = free()
+    rss = psutil.Process().memory_info().rss
     for _ in range(10000):
         s.read_region((int(rng.integers(-200, w)), int(rng.integers(-200, h))), (256, 256),
                       level=int(rng.integers(0, s.level_count)), device="cuda")
     assert base - free() < 64 << 20, "device memory grew over 10,000 random reads"
+    grown = psutil.Process().memory_info().rss - rss
+    print(f"\nover 10,000 random device reads: device memory {(base - free()) / 2**20:+.1f} MiB, "
+          f"host RSS {grown / 2**20:+.1f} MiB")
+    assert grown < 64 << 20, "host memory grew over 10,000 random device reads"
 
 
 @pytest.mark.parametrize("name,tolerance", [("vips_jpeg.tif", JPEG_TOLERANCE), ("deflate.tif", 0)])
@@ -148,3 +169,31 @@ def test_errors_stay_clear():
         s.read_region((0, 0), (10, 10), device="cuda:99")
     with pytest.raises(ValueError):
         s.read_region((0, 0), (10, 10), level=9, device="cuda")
+
+
+def _child_reads(path, queue):
+    s = tilewise.open(path)
+    cpu = s.read_region((0, 0), (64, 64))
+    try:
+        s.read_region((0, 0), (64, 64), device="cuda")
+        queue.put(("device read worked", int(cpu.sum())))
+    except tilewise.TilewiseError as e:  # CUDA cannot be used again in a child forked after initialisation
+        queue.put((f"{type(e).__name__}: {e}", int(cpu.sum())))
+
+
+def test_forked_children_get_a_clear_error_or_work():
+    import multiprocessing
+
+    s = slide("vips_jpeg.tif")
+    s.read_region((0, 0), (256, 256), device="cuda")  # the parent's lanes and CUDA context exist
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    p = ctx.Process(target=_child_reads, args=(str(DATA / "vips_jpeg.tif"), queue))
+    p.start()
+    p.join(60)
+    assert p.exitcode == 0, f"forked child crashed or hung (exit code {p.exitcode})"
+    outcome, checksum = queue.get(timeout=5)
+    print(f"\nforked child: {outcome}")
+    assert checksum == int(s.read_region((0, 0), (64, 64)).sum())
+    # The parent still works after the child.
+    assert s.read_region((0, 0), (64, 64), device="cuda").shape == (64, 64, 3)

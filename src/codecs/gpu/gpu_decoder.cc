@@ -2,22 +2,29 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
 
+#include "codecs/gpu/device_memory.h"
 #include "codecs/gpu/nvimgcodec_library.h"
 #include "util/fork_safe.h"
 
 namespace tilewise::codecs::gpu {
 
-cudaError_t launch_fill_rgb(uint8_t* dst, size_t pitch, int32_t width, int32_t height, const uint8_t rgb[3],
-                            cudaStream_t stream);
-
 namespace {
 
-Status cuda_error(const char* what, cudaError_t e) {
-  return internal_error(std::string(what) + ": " + cudaGetErrorString(e));
+Status cuda_error(const std::string& what, cudaError_t e) { return internal_error(what + ": " + cudaGetErrorString(e)); }
+
+// TILEWISE_GPU_RGB_JPEG=0 sends JPEG tiles with RGB components to the CPU decoders instead.
+bool gpu_rgb_jpeg_enabled() {
+  static const bool enabled = [] {
+    const char* v = std::getenv("TILEWISE_GPU_RGB_JPEG");
+    return !(v && v[0] == '0');
+  }();
+  return enabled;
 }
 
 template <typename T>
@@ -58,6 +65,15 @@ Runtime& runtime() {
   return r->get();
 }
 
+// Adobe APP14 segment with transform 0: "the three components are R, G, B". Inserted after the SOI of
+// RGB-component JPEG tiles (Aperio writes them without it) so that nvJPEG does not convert them from YCbCr.
+constexpr uint8_t kAdobeRgb[] = {0xFF, 0xEE, 0x00, 0x0E, 'A', 'd', 'o', 'b', 'e', 0x00, 0x64, 0x00, 0x00, 0x00, 0x00, 0x00};
+
+bool needs_adobe_marker(const DeviceTileRequest& r) {
+  return r.compression == Compression::kJpeg && r.color == ColorSpace::kRgb && r.stream.size() >= 2 &&
+         r.stream[0] == 0xFF && r.stream[1] == 0xD8;
+}
+
 class NvImageCodecDecoder final : public GpuDecoder {
  public:
   NvImageCodecDecoder(const NvImageCodecLibrary& lib, nvimgcodecInstance_t instance, int device)
@@ -70,9 +86,10 @@ class NvImageCodecDecoder final : public GpuDecoder {
     if (e != cudaSuccess) return cuda_error("cudaStreamCreate", e);
     auto exec = structure<nvimgcodecExecutionParams_t>(NVIMGCODEC_STRUCTURE_TYPE_EXECUTION_PARAMS);
     exec.device_id = device_;
-    exec.max_num_cpu_threads = 1;  // parallelism comes from several decoders, not from inside one
+    exec.max_num_cpu_threads = 1;  // parallelism comes from several lanes, not from inside one decoder
     exec.pre_init = 1;
-    // Hardware engines first, then the CUDA (hybrid) decoder; samples a backend refuses fall to the next.
+    // Hardware engines first, then the CUDA (hybrid) JPEG decoder, then GPU-only (nvJPEG2000); a sample a
+    // backend refuses falls to the next.
     static const nvimgcodecBackend_t backends[] = {
         {NVIMGCODEC_STRUCTURE_TYPE_BACKEND, sizeof(nvimgcodecBackend_t), nullptr, NVIMGCODEC_BACKEND_KIND_HW_GPU_ONLY,
          {NVIMGCODEC_STRUCTURE_TYPE_BACKEND_PARAMS, sizeof(nvimgcodecBackendParams_t), nullptr, 1.0f,
@@ -98,10 +115,10 @@ class NvImageCodecDecoder final : public GpuDecoder {
     for (auto* cs : streams_) if (cs) lib_.CodeStreamDestroy(cs);
     for (auto* im : images_) if (im) lib_.ImageDestroy(im);
     if (decoder_) lib_.DecoderDestroy(decoder_);
+    if (staging_) cudaFreeHost(staging_);
     if (stream_) cudaStreamDestroy(stream_);
   }
 
-  void* stream() override { return stream_; }
   int device() const override { return device_; }
 
   void decode_batch(std::span<const DeviceTileRequest> requests, std::span<Status> statuses) override {
@@ -113,19 +130,30 @@ class NvImageCodecDecoder final : public GpuDecoder {
       streams_.resize(n, nullptr);
       images_.resize(n, nullptr);
     }
+    Status staged = stage(requests);
     std::vector<size_t> live;
+    size_t offset = 0;
     for (size_t i = 0; i < n; ++i) {
       const DeviceTileRequest& r = requests[i];
-      nvimgcodecStatus_t s = lib_.CodeStreamCreateFromHostMem(instance_, &streams_[i], r.stream.data(), r.stream.size(),
-                                                              nullptr);
-      if (s != NVIMGCODEC_STATUS_SUCCESS) {
-        statuses[i] = corrupt("gpu jpeg: cannot parse the code stream: " + status_name(s));
+      const size_t size = r.stream.size() + (needs_adobe_marker(r) ? sizeof kAdobeRgb : 0);
+      const uint8_t* bytes = staging_ + offset;
+      offset += size;
+      if (!staged.ok()) {
+        statuses[i] = staged;
         continue;
       }
+      nvimgcodecStatus_t s = lib_.CodeStreamCreateFromHostMem(instance_, &streams_[i], bytes, size, nullptr);
+      if (s != NVIMGCODEC_STATUS_SUCCESS) {
+        statuses[i] = corrupt(std::string("gpu ") + compression_name(r.compression) +
+                              ": cannot parse the code stream: " + status_name(s));
+        continue;
+      }
+      // JPEG 2000 components are taken as they are (Aperio's YCbCr is converted below, as on the CPU).
+      const bool raw = r.compression == Compression::kJpeg2000;
       auto info = structure<nvimgcodecImageInfo_t>(NVIMGCODEC_STRUCTURE_TYPE_IMAGE_INFO);
-      info.color_spec = NVIMGCODEC_COLORSPEC_SRGB;
+      info.color_spec = raw ? NVIMGCODEC_COLORSPEC_UNCHANGED : NVIMGCODEC_COLORSPEC_SRGB;
       info.chroma_subsampling = NVIMGCODEC_SAMPLING_NONE;
-      info.sample_format = NVIMGCODEC_SAMPLEFORMAT_I_RGB;
+      info.sample_format = raw ? NVIMGCODEC_SAMPLEFORMAT_I_UNCHANGED : NVIMGCODEC_SAMPLEFORMAT_I_RGB;
       info.orientation = structure<nvimgcodecOrientation_t>(NVIMGCODEC_STRUCTURE_TYPE_ORIENTATION);
       info.num_planes = 1;
       info.plane_info[0] = structure<nvimgcodecImagePlaneInfo_t>(NVIMGCODEC_STRUCTURE_TYPE_IMAGE_PLANE_INFO);
@@ -139,7 +167,7 @@ class NvImageCodecDecoder final : public GpuDecoder {
       info.cuda_stream = stream_;
       s = lib_.ImageCreate(instance_, &images_[i], &info);
       if (s != NVIMGCODEC_STATUS_SUCCESS) {
-        statuses[i] = internal_error("gpu jpeg: cannot describe the output: " + status_name(s));
+        statuses[i] = internal_error("gpu: cannot describe the output: " + status_name(s));
         continue;
       }
       live.push_back(i);
@@ -151,7 +179,7 @@ class NvImageCodecDecoder final : public GpuDecoder {
       in.push_back(streams_[i]);
       out.push_back(images_[i]);
     }
-    // The params struct, the code streams and the images stay alive until the future resolves.
+    // The params struct, the code streams, the staging and the images stay alive until the future resolves.
     params_ = structure<nvimgcodecDecodeParams_t>(NVIMGCODEC_STRUCTURE_TYPE_DECODE_PARAMS);
     nvimgcodecFuture_t future = nullptr;
     nvimgcodecStatus_t s = lib_.DecoderDecode(decoder_, in.data(), out.data(), static_cast<int>(in.size()), &params_, &future);
@@ -164,15 +192,25 @@ class NvImageCodecDecoder final : public GpuDecoder {
     } else if (future) {
       lib_.FutureDestroy(future);
     }
+    // Aperio JPEG 2000 with YCbCr components (33003): converted in place, ordered after the decode.
+    for (size_t k = 0; k < live.size(); ++k) {
+      const DeviceTileRequest& r = requests[live[k]];
+      if (s == NVIMGCODEC_STATUS_SUCCESS && processing[k] == NVIMGCODEC_PROCESSING_STATUS_SUCCESS &&
+          r.compression == Compression::kJpeg2000 && r.color == ColorSpace::kYCbCr) {
+        Status converted = device_ycbcr_to_rgb(r.out, r.pitch, r.width, r.height, stream_);
+        if (!converted.ok()) processing[k] = NVIMGCODEC_PROCESSING_STATUS_FAIL;
+      }
+    }
     cudaError_t e = cudaStreamSynchronize(stream_);
     for (size_t k = 0; k < live.size(); ++k) {
       const size_t i = live[k];
+      const std::string codec = std::string("gpu ") + compression_name(requests[i].compression);
       if (s != NVIMGCODEC_STATUS_SUCCESS) {
-        statuses[i] = internal_error("gpu jpeg: decode failed: " + status_name(s));
+        statuses[i] = internal_error(codec + ": decode failed: " + status_name(s));
       } else if (processing[k] != NVIMGCODEC_PROCESSING_STATUS_SUCCESS) {
-        statuses[i] = corrupt("gpu jpeg: processing status " + std::to_string(processing[k]));
+        statuses[i] = corrupt(codec + ": processing status " + std::to_string(processing[k]));
       } else if (e != cudaSuccess) {
-        statuses[i] = cuda_error("gpu jpeg", e);
+        statuses[i] = cuda_error(codec, e);
       } else {
         statuses[i] = Status();
       }
@@ -180,47 +218,98 @@ class NvImageCodecDecoder final : public GpuDecoder {
   }
 
  private:
+  // Copies every stream into the pinned staging buffer (DMA-able input lets the hardware engines fetch it
+  // without a bounce), inserting the Adobe marker where needed.
+  Status stage(std::span<const DeviceTileRequest> requests) {
+    size_t total = 0;
+    for (const DeviceTileRequest& r : requests) total += r.stream.size() + (needs_adobe_marker(r) ? sizeof kAdobeRgb : 0);
+    if (total > staging_capacity_) {
+      if (staging_) cudaFreeHost(staging_);
+      staging_ = nullptr;
+      staging_capacity_ = 0;
+      const size_t want = std::max(total + total / 2, size_t{4} << 20);
+      cudaError_t e = cudaMallocHost(reinterpret_cast<void**>(&staging_), want);
+      if (e != cudaSuccess) {
+        staging_ = nullptr;
+        return out_of_memory(std::string("cannot allocate pinned staging: ") + cudaGetErrorString(e));
+      }
+      staging_capacity_ = want;
+    }
+    uint8_t* at = staging_;
+    for (const DeviceTileRequest& r : requests) {
+      if (needs_adobe_marker(r)) {
+        at[0] = 0xFF;
+        at[1] = 0xD8;
+        std::memcpy(at + 2, kAdobeRgb, sizeof kAdobeRgb);
+        std::memcpy(at + 2 + sizeof kAdobeRgb, r.stream.data() + 2, r.stream.size() - 2);
+        at += r.stream.size() + sizeof kAdobeRgb;
+      } else {
+        std::memcpy(at, r.stream.data(), r.stream.size());
+        at += r.stream.size();
+      }
+    }
+    return Status();
+  }
+
   const NvImageCodecLibrary& lib_;
   nvimgcodecInstance_t instance_;
   int device_;
   cudaStream_t stream_ = nullptr;
   nvimgcodecDecoder_t decoder_ = nullptr;
+  uint8_t* staging_ = nullptr;
+  size_t staging_capacity_ = 0;
   std::vector<nvimgcodecCodeStream_t> streams_;
   std::vector<nvimgcodecImage_t> images_;
   nvimgcodecDecodeParams_t params_{};
 };
 
-struct PoolState {
+struct ShutdownHooks {
   std::mutex mutex;
-  std::vector<std::unique_ptr<GpuDecoder>> free;
+  std::vector<void (*)()> hooks;
 };
 
-PoolState& pool() {
-  static auto* p = new internal::ForkSafe<PoolState>([] {
-    auto* state = new PoolState();
-    // Decoders and the instance go before the CUDA runtime unloads.
+ShutdownHooks& shutdown_hooks() {
+  static auto* h = new internal::ForkSafe<ShutdownHooks>([] {
+    auto* hooks = new ShutdownHooks();
+    // Lanes (and their decoders) stop first, then the instance goes, all before the CUDA runtime unloads.
     std::atexit([] {
-      PoolState& s = pool();
-      std::lock_guard<std::mutex> lock(s.mutex);
-      s.free.clear();
+      ShutdownHooks& s = shutdown_hooks();
+      std::vector<void (*)()> run;
+      {
+        std::lock_guard<std::mutex> lock(s.mutex);
+        run.swap(s.hooks);
+      }
+      for (auto fn : run) fn();
       Runtime& r = runtime();
       auto lib = nvimgcodec_library();
       if (r.instance_ && lib.ok()) (*lib)->InstanceDestroy(r.instance_);
       r.instance_ = nullptr;
     });
-    return state;
+    return hooks;
   });
-  return p->get();
+  return h->get();
 }
 
 }  // namespace
 
+void at_gpu_shutdown(void (*fn)()) {
+  ShutdownHooks& s = shutdown_hooks();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.hooks.push_back(fn);
+}
+
 bool GpuDecoder::can_decode(const TileDesc& desc) {
-  // RGB-component JPEG (Aperio) would be taken for YCbCr by nvJPEG, and JPEG 2000 needs Aperio's colour
-  // handling: both go to the CPU decoders for now.
-  return desc.compression == Compression::kJpeg && desc.bits_per_sample == 8 &&
-         (desc.color == ColorSpace::kYCbCr || desc.color == ColorSpace::kMinIsBlack) &&
-         (desc.samples_per_pixel == 3 || desc.samples_per_pixel == 1);
+  if (desc.bits_per_sample != 8) return false;
+  if (desc.compression == Compression::kJpeg) {
+    // RGB components are marked as such for nvJPEG (Adobe APP14, transform 0).
+    return (desc.color == ColorSpace::kYCbCr || desc.color == ColorSpace::kMinIsBlack ||
+            (desc.color == ColorSpace::kRgb && gpu_rgb_jpeg_enabled())) &&
+           (desc.samples_per_pixel == 3 || desc.samples_per_pixel == 1);
+  }
+  if (desc.compression == Compression::kJpeg2000) {
+    return desc.samples_per_pixel == 3 && (desc.color == ColorSpace::kYCbCr || desc.color == ColorSpace::kRgb);
+  }
+  return false;
 }
 
 Status device_status(int index) {
@@ -237,64 +326,14 @@ Status device_status(int index) {
   return Status();
 }
 
-GpuDecoderPool::Lease::~Lease() {
-  if (!decoder_) return;
-  PoolState& s = pool();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  s.free.push_back(std::move(decoder_));
-}
-
-Result<GpuDecoderPool::Lease> GpuDecoderPool::acquire(int device) {
+Result<std::unique_ptr<GpuDecoder>> GpuDecoder::create(int device) {
   TW_RETURN_IF_ERROR(device_status(device));
-  PoolState& s = pool();
-  {
-    std::lock_guard<std::mutex> lock(s.mutex);
-    for (size_t i = 0; i < s.free.size(); ++i) {
-      if (s.free[i]->device() == device) {
-        auto d = std::move(s.free[i]);
-        s.free.erase(s.free.begin() + static_cast<long>(i));
-        return Lease(std::move(d));
-      }
-    }
-  }
+  shutdown_hooks();  // registers the exit handler before the first decoder exists
   auto lib = nvimgcodec_library();
   TW_ASSIGN_OR_RETURN(nvimgcodecInstance_t instance, runtime().instance(**lib));
   auto decoder = std::make_unique<NvImageCodecDecoder>(**lib, instance, device);
   TW_RETURN_IF_ERROR(decoder->init());
-  return Lease(std::move(decoder));
-}
-
-Result<void*> device_malloc(size_t bytes, int device) {
-  cudaError_t e = cudaSetDevice(device);
-  if (e != cudaSuccess) return cuda_error("cudaSetDevice", e);
-  void* p = nullptr;
-  e = cudaMalloc(&p, bytes > 0 ? bytes : 1);
-  if (e != cudaSuccess) return out_of_memory(std::string("cudaMalloc of ") + std::to_string(bytes) + " bytes: " + cudaGetErrorString(e));
-  return p;
-}
-
-void device_free(void* p, int device) {
-  if (!p) return;
-  cudaSetDevice(device);
-  cudaFree(p);  // at process exit the runtime may already be unloading: the error is irrelevant then
-}
-
-Status device_fill(uint8_t* dst, size_t pitch, int32_t width, int32_t height, const uint8_t rgb[3], void* stream) {
-  cudaError_t e = launch_fill_rgb(dst, pitch, width, height, rgb, static_cast<cudaStream_t>(stream));
-  return e == cudaSuccess ? Status() : cuda_error("fill", e);
-}
-
-Status device_copy_2d(uint8_t* dst, size_t dst_pitch, const uint8_t* src, size_t src_pitch, int32_t width_bytes,
-                      int32_t height, bool src_on_host, void* stream) {
-  cudaError_t e = cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, static_cast<size_t>(width_bytes), static_cast<size_t>(height),
-                                    src_on_host ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToDevice,
-                                    static_cast<cudaStream_t>(stream));
-  return e == cudaSuccess ? Status() : cuda_error("copy", e);
-}
-
-Status device_synchronize(void* stream) {
-  cudaError_t e = cudaStreamSynchronize(static_cast<cudaStream_t>(stream));
-  return e == cudaSuccess ? Status() : cuda_error("synchronize", e);
+  return std::unique_ptr<GpuDecoder>(std::move(decoder));
 }
 
 }  // namespace tilewise::codecs::gpu

@@ -1,13 +1,16 @@
-// GPU decoding: nvImageCodec (hardware and CUDA JPEG decoders) into device memory.
+// GPU decoding: nvImageCodec (hardware and CUDA JPEG decoders, nvJPEG2000) into device memory.
 //
-// Synchronisation model: there is no global decode lock. Each GpuDecoder owns one nvImageCodec decoder and
-// one CUDA stream and is used by one thread at a time (leased from GpuDecoderPool, as CPU decoders are), so
-// several threads decode concurrently, each on its own stream, as nvImageCodec requires (a decoder must not
-// be shared). The nvImageCodec instance is shared (it is thread-safe) and created once per process (again in
-// a forked child, never reusing the parent's CUDA state). decode_batch() returns when the device work is
-// complete (its stream is synchronised), so the outputs can be used from any stream afterwards. At process
-// exit the decoders and the instance are destroyed before CUDA shuts down (an atexit handler registered at
-// creation, which runs before static destructors of the CUDA runtime).
+// Synchronisation model of src/codecs/gpu/ (see also tile_lanes.h, which schedules these decoders):
+// - There is no global decode lock. A GpuDecoder owns one nvImageCodec decoder, one CUDA stream and one
+//   pinned staging buffer, and is used by one thread at a time: each of the per-device decode lanes
+//   (tile_lanes.h) owns one, as nvImageCodec requires (a decoder must not be shared between threads).
+// - The nvImageCodec instance is shared (it is thread-safe) and created once per process, again in a forked
+//   child (never reusing the parent's CUDA state: every process-wide object here is ForkSafe).
+// - decode_batch() returns when the device work is complete (its stream is synchronised), so the outputs can
+//   be used from any stream afterwards, and the staging buffer and code-stream handles can be reused.
+// - At process exit the lanes, their decoders and the instance are destroyed before CUDA shuts down (an
+//   atexit handler registered at creation, which runs before the CUDA runtime's static destructors).
+// - Device memory (device_memory.h) is pooled per device; streams for composing outputs are pooled too.
 #pragma once
 
 #include <cstdint>
@@ -23,10 +26,11 @@ namespace tilewise::codecs::gpu {
 // Ok when device `index` can be used (built with CUDA, a GPU is present, nvImageCodec 0.8 loads).
 Status device_status(int index);
 
-// One tile to decode into device memory: the complete JPEG stream (JPEGTables already spliced in) and a
-// device destination of width x height RGB pixels, `pitch` bytes apart.
+// One tile to decode into device memory: the complete stream (for JPEG: JPEGTables already spliced in) and
+// a device destination of width x height RGB pixels, `pitch` bytes apart.
 struct DeviceTileRequest {
   std::span<const uint8_t> stream;
+  Compression compression = Compression::kJpeg;
   int32_t width = 0;
   int32_t height = 0;
   ColorSpace color = ColorSpace::kYCbCr;
@@ -37,40 +41,17 @@ struct DeviceTileRequest {
 class GpuDecoder {
  public:
   virtual ~GpuDecoder() = default;
-  // Whether the GPU decoder takes tiles of this description (others go to the CPU decoders).
+  // Whether the GPU decoders take tiles of this description (others go to the CPU decoders).
   static bool can_decode(const TileDesc& desc);
-  // Decodes every request; statuses[i] says whether request i was written. Returns after the device work.
+  // Creates a decoder (its own nvImageCodec decoder, CUDA stream and pinned staging) on `device`.
+  static Result<std::unique_ptr<GpuDecoder>> create(int device);
+  // Stages the streams into pinned memory and decodes every request; statuses[i] says whether request i was
+  // written. Returns after the device work (colour conversion included) is complete.
   virtual void decode_batch(std::span<const DeviceTileRequest> requests, std::span<Status> statuses) = 0;
-  virtual void* stream() = 0;  // the cudaStream_t the decoder works on
   virtual int device() const = 0;
 };
 
-// A process-wide free list of GpuDecoders per device (re-created in a forked child).
-class GpuDecoderPool {
- public:
-  // A decoder on loan; it returns to the pool when the lease ends.
-  class Lease {
-   public:
-    explicit Lease(std::unique_ptr<GpuDecoder> d) : decoder_(std::move(d)) {}
-    Lease(Lease&&) = default;
-    ~Lease();
-    GpuDecoder* operator->() { return decoder_.get(); }
-
-   private:
-    std::unique_ptr<GpuDecoder> decoder_;
-  };
-  static Result<Lease> acquire(int device);
-};
-
-// Device memory for outputs and scratch (cudaMalloc / cudaFree on `device`).
-Result<void*> device_malloc(size_t bytes, int device);
-void device_free(void* p, int device);
-
-// Device-side helpers on `stream`: fill a rectangle with a colour; copy a rectangle between device buffers;
-// upload a host rectangle.
-Status device_fill(uint8_t* dst, size_t pitch, int32_t width, int32_t height, const uint8_t rgb[3], void* stream);
-Status device_copy_2d(uint8_t* dst, size_t dst_pitch, const uint8_t* src, size_t src_pitch, int32_t width_bytes,
-                      int32_t height, bool src_on_host, void* stream);
-Status device_synchronize(void* stream);
+// Registers `fn` to run at process exit before the nvImageCodec instance is destroyed (lanes stop there).
+void at_gpu_shutdown(void (*fn)());
 
 }  // namespace tilewise::codecs::gpu

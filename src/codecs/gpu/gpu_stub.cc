@@ -1,5 +1,7 @@
 // Built when CUDA or the nvImageCodec header is not available: every device request fails clearly.
+#include "codecs/gpu/device_memory.h"
 #include "codecs/gpu/gpu_decoder.h"
+#include "codecs/gpu/tile_lanes.h"
 
 namespace tilewise::codecs::gpu {
 
@@ -12,12 +14,15 @@ Status not_built() {
 
 Status device_status(int) { return not_built(); }
 bool GpuDecoder::can_decode(const TileDesc&) { return false; }
-GpuDecoderPool::Lease::~Lease() = default;
-Result<GpuDecoderPool::Lease> GpuDecoderPool::acquire(int) { return not_built(); }
+Result<std::unique_ptr<GpuDecoder>> GpuDecoder::create(int) { return not_built(); }
+void at_gpu_shutdown(void (*)()) {}
 Result<void*> device_malloc(size_t, int) { return not_built(); }
 void device_free(void*, int) {}
+Result<StreamLease> StreamLease::acquire(int) { return not_built(); }
+StreamLease::~StreamLease() = default;
 Status device_fill(uint8_t*, size_t, int32_t, int32_t, const uint8_t[3], void*) { return not_built(); }
 Status device_copy_2d(uint8_t*, size_t, const uint8_t*, size_t, int32_t, int32_t, bool, void*) { return not_built(); }
+Status device_ycbcr_to_rgb(uint8_t*, size_t, int32_t, int32_t, void*) { return not_built(); }
 Status device_synchronize(void*) { return not_built(); }
 
 }  // namespace tilewise::codecs::gpu

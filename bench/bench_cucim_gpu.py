@@ -1,0 +1,75 @@
+"""cuCIM's GPU path on the workloads of bench_gpu.py (run by it, in a process whose site holds cucim-cu13 and
+the nvImageCodec 0.9 it needs; ENABLE_CUSLIDE2=1 selects the nvImageCodec-based cuslide2 plugin).
+Usage: bench_cucim_gpu.py SLIDE WORKERS -> prints a JSON list of table rows."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import time_runs  # noqa: E402
+
+N = 2000
+SIZE = 256
+
+
+def main() -> None:
+    import cupy
+    from cucim import CuImage
+
+    path, cores = sys.argv[1], int(sys.argv[2])
+    CuImage.cache("nocache")
+    img = CuImage(path)
+    w0, h0 = img.resolutions["level_dimensions"][0]
+    rng = np.random.default_rng(0)  # the same locations as bench_gpu.py
+    locs = np.stack([rng.integers(0, w0 - SIZE, N), rng.integers(0, h0 - SIZE, N)], axis=1).astype(np.int64)
+    rows = []
+
+    def sync():
+        cupy.cuda.Device(0).synchronize()
+
+    def add(workload, r, count, unit, note=""):
+        rows.append(dict(workload=workload, tool="cuCIM GPU (cuslide2)", value=count / r["median"],
+                         lo=count / r["max"], hi=count / r["min"], unit=unit, note=note))
+
+    probe = cupy.asarray(img.read_region((0, 0), (SIZE, SIZE), 0, device="cuda"))
+    note = f"output on {type(probe).__module__}"
+
+    # cuCIM is much slower than tilewise here: 3 repetitions outside the loader rows keep the run short.
+    r = time_runs(lambda: (cupy.asarray(img.read_region((512, 512), (4096, 4096), 0, device="cuda")), sync()), 3)
+    add("1: 4096^2 region", r, 4096 * 4096 / 1e6, "MPix/s", note)
+
+    for threads in (1, cores):
+        def run():
+            with ThreadPoolExecutor(threads) as pool:
+                list(pool.map(lambda loc: img.read_region((int(loc[0]), int(loc[1])), (SIZE, SIZE), 0, device="cuda"),
+                              locs))
+            sync()
+        add(f"2: random patches, {threads} threads", time_runs(run, 3), N, "patches/s")
+
+    for workers in (4, 8, cores):
+        def run_loader():
+            for batch in img.read_region(locs.tolist(), (SIZE, SIZE), 0, batch_size=64, num_workers=workers,
+                                         device="cuda"):
+                cupy.asarray(batch)
+            sync()
+        add(f"3: loader, {workers} workers", time_runs(run_loader, 5), N, "patches/s")
+
+    grid = [(x, y) for y in range(0, h0 - SIZE + 1, SIZE) for x in range(0, w0 - SIZE + 1, SIZE)]
+
+    def tiling():
+        for batch in img.read_region(grid, (SIZE, SIZE), 0, batch_size=64, num_workers=cores, device="cuda"):
+            cupy.asarray(batch)
+        sync()
+    r = time_runs(tiling, 3)
+    add("4: tiling level 0", r, len(grid) * SIZE * SIZE / 1e6, "MPix/s")
+    print(json.dumps(rows))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,198 @@
+#include "codecs/gpu/device_memory.h"
+
+#include <cuda_runtime.h>
+
+#include <bit>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "util/fork_safe.h"
+
+namespace tilewise::codecs::gpu {
+
+cudaError_t launch_fill_rgb(uint8_t* dst, size_t pitch, int32_t width, int32_t height, const uint8_t rgb[3],
+                            cudaStream_t stream);
+cudaError_t launch_ycbcr_to_rgb(uint8_t* pixels, size_t pitch, int32_t width, int32_t height, cudaStream_t stream);
+
+namespace {
+
+Status cuda_error(const std::string& what, cudaError_t e) { return internal_error(what + ": " + cudaGetErrorString(e)); }
+
+// Size classes: 64 KiB granules below 256 KiB, then four classes per power of two (at most 25% waste).
+size_t size_class(size_t bytes) {
+  if (bytes <= (size_t{256} << 10)) return (bytes + 0xFFFF) & ~size_t{0xFFFF};
+  const int top = std::bit_width(bytes) - 1;  // 2^top <= bytes
+  const size_t step = size_t{1} << (top - 2);
+  return (bytes + step - 1) / step * step;
+}
+
+size_t cache_limit() {
+  static const size_t limit = [] {
+    const char* v = std::getenv("TILEWISE_GPU_CACHED_MB");
+    const long mb = v ? std::atol(v) : 1024;
+    return static_cast<size_t>(mb < 0 ? 0 : mb) << 20;
+  }();
+  return limit;
+}
+
+struct Block {
+  void* p;
+  cudaEvent_t released;  // recorded on the legacy stream when the block was freed
+};
+
+struct DeviceCache {
+  std::map<size_t, std::vector<Block>> idle;  // size class -> freed blocks
+  std::unordered_map<void*, size_t> live;     // pointer -> size class
+  std::vector<cudaEvent_t> spare_events;
+  size_t idle_bytes = 0;
+  std::vector<cudaStream_t> streams;  // idle compose streams
+};
+
+struct MemoryState {
+  std::mutex mutex;
+  std::unordered_map<int, DeviceCache> devices;
+};
+
+MemoryState& memory() {
+  static auto* m = new internal::ForkSafe<MemoryState>([] { return new MemoryState(); });
+  return m->get();
+}
+
+// Frees every idle block of `cache` whose release completed (called with the mutex held, after a failed
+// cudaMalloc: the memory goes back to the device).
+void trim(DeviceCache& cache) {
+  for (auto& [cls, blocks] : cache.idle) {
+    for (size_t i = 0; i < blocks.size();) {
+      if (cudaEventSynchronize(blocks[i].released) == cudaSuccess) {
+        cudaFree(blocks[i].p);
+        cache.spare_events.push_back(blocks[i].released);
+        cache.idle_bytes -= cls;
+        blocks[i] = blocks.back();
+        blocks.pop_back();
+      } else {
+        ++i;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Result<void*> device_malloc(size_t bytes, int device) {
+  const size_t cls = size_class(bytes > 0 ? bytes : 1);
+  MemoryState& m = memory();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  DeviceCache& cache = m.devices[device];
+  auto it = cache.idle.find(cls);
+  if (it != cache.idle.end()) {
+    for (size_t i = 0; i < it->second.size(); ++i) {
+      Block b = it->second[i];
+      if (cudaEventQuery(b.released) != cudaSuccess) continue;  // still in use by work queued before the free
+      it->second[i] = it->second.back();
+      it->second.pop_back();
+      cache.idle_bytes -= cls;
+      cache.spare_events.push_back(b.released);
+      cache.live.emplace(b.p, cls);
+      return b.p;
+    }
+  }
+  cudaError_t e = cudaSetDevice(device);
+  if (e != cudaSuccess) return cuda_error("cudaSetDevice", e);
+  void* p = nullptr;
+  e = cudaMalloc(&p, cls);
+  if (e == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    trim(cache);
+    e = cudaMalloc(&p, cls);
+  }
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return out_of_memory("cudaMalloc of " + std::to_string(bytes) + " bytes on cuda:" + std::to_string(device) + ": " +
+                         cudaGetErrorString(e));
+  }
+  cache.live.emplace(p, cls);
+  return p;
+}
+
+void device_free(void* p, int device) {
+  if (!p) return;
+  MemoryState& m = memory();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  DeviceCache& cache = m.devices[device];
+  auto it = cache.live.find(p);
+  if (it == cache.live.end()) return;  // not ours (or freed twice): never hand it to cudaFree blindly
+  const size_t cls = it->second;
+  cache.live.erase(it);
+  cudaSetDevice(device);
+  cudaEvent_t ev = nullptr;
+  if (!cache.spare_events.empty()) {
+    ev = cache.spare_events.back();
+    cache.spare_events.pop_back();
+  } else if (cudaEventCreateWithFlags(&ev, cudaEventDisableTiming) != cudaSuccess) {
+    ev = nullptr;
+  }
+  if (cache.idle_bytes + cls > cache_limit() || ev == nullptr ||
+      cudaEventRecord(ev, cudaStreamLegacy) != cudaSuccess) {
+    if (ev) cache.spare_events.push_back(ev);
+    cudaFree(p);  // synchronises the device; at process exit the runtime may be unloading: errors are moot
+    return;
+  }
+  cache.idle[cls].push_back(Block{p, ev});
+  cache.idle_bytes += cls;
+}
+
+Result<StreamLease> StreamLease::acquire(int device) {
+  MemoryState& m = memory();
+  {
+    std::lock_guard<std::mutex> lock(m.mutex);
+    auto& streams = m.devices[device].streams;
+    if (!streams.empty()) {
+      cudaStream_t s = streams.back();
+      streams.pop_back();
+      return StreamLease(s, device);
+    }
+  }
+  cudaError_t e = cudaSetDevice(device);
+  if (e != cudaSuccess) return cuda_error("cudaSetDevice", e);
+  cudaStream_t s = nullptr;
+  e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  if (e != cudaSuccess) return cuda_error("cudaStreamCreate", e);
+  return StreamLease(s, device);
+}
+
+StreamLease::~StreamLease() {
+  if (!stream_) return;
+  MemoryState& m = memory();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  m.devices[device_].streams.push_back(static_cast<cudaStream_t>(stream_));
+}
+
+Status device_fill(uint8_t* dst, size_t pitch, int32_t width, int32_t height, const uint8_t rgb[3], void* stream) {
+  cudaError_t e = launch_fill_rgb(dst, pitch, width, height, rgb, static_cast<cudaStream_t>(stream));
+  return e == cudaSuccess ? Status() : cuda_error("fill", e);
+}
+
+Status device_copy_2d(uint8_t* dst, size_t dst_pitch, const uint8_t* src, size_t src_pitch, int32_t width_bytes,
+                      int32_t height, bool src_on_host, void* stream) {
+  cudaError_t e = cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, static_cast<size_t>(width_bytes),
+                                    static_cast<size_t>(height),
+                                    src_on_host ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToDevice,
+                                    static_cast<cudaStream_t>(stream));
+  return e == cudaSuccess ? Status() : cuda_error("copy", e);
+}
+
+Status device_ycbcr_to_rgb(uint8_t* pixels, size_t pitch, int32_t width, int32_t height, void* stream) {
+  cudaError_t e = launch_ycbcr_to_rgb(pixels, pitch, width, height, static_cast<cudaStream_t>(stream));
+  return e == cudaSuccess ? Status() : cuda_error("YCbCr to RGB", e);
+}
+
+Status device_synchronize(void* stream) {
+  cudaError_t e = cudaStreamSynchronize(static_cast<cudaStream_t>(stream));
+  return e == cudaSuccess ? Status() : cuda_error("synchronize", e);
+}
+
+}  // namespace tilewise::codecs::gpu

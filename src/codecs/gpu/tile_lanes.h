@@ -1,0 +1,79 @@
+// TileLanes: the per-GPU scheduler that merges the tiles of all concurrent device reads into batches for a
+// few decode lanes, with the calling CPU threads decoding what the lanes have not reached yet.
+//
+// Synchronisation model:
+// - One TileLanes per device and process (ForkSafe: a forked child starts its own lanes lazily). K lane
+//   threads (TILEWISE_GPU_LANES, default 2: two submitting threads with pinned input feed the hardware
+//   engines best, gpu.md), each owning one GpuDecoder (its own nvImageCodec decoder, CUDA stream and pinned
+//   staging). There is no decode lock: the only shared state is the queue below, under one mutex held for
+//   O(batch) pointer work, never while decoding.
+// - A caller's decode() queues its jobs as one entry. A lane takes jobs from the front of the queue (oldest
+//   first, across entries and so across requests) up to kMaxBatch per nvImageCodec call. Meanwhile the
+//   caller, instead of sleeping, takes its own jobs back from the end of its entry and runs `cpu_assist` for
+//   them (CPU decoding + upload): CPU cores that would otherwise wait add their throughput to the engines'
+//   (gpu.md: 16 cores of libjpeg-turbo decode about as fast as the engines on slide tiles), and the fastest
+//   side takes the larger share by itself. TILEWISE_GPU_CPU_ASSIST=0 turns this off (all tiles to the GPU).
+// - A job is claimed exactly once, under the mutex, by a lane or by its caller. decode() returns when every
+//   job of the call is finished; the lane finishes a job under the mutex and signals the caller's condition
+//   variable there, so the caller's stack (jobs, entry) outlives every reference to it. An entry is removed
+//   from the queue as soon as its last job is claimed.
+// - Shutdown: at process exit the lanes are stopped and joined (finishing their batch) before the
+//   nvImageCodec instance and the CUDA runtime go (gpu_decoder.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "codecs/gpu/gpu_decoder.h"
+#include "tilewise/status.h"
+
+namespace tilewise::codecs::gpu {
+
+struct LaneJob {
+  DeviceTileRequest request;
+  Status status;          // set when the job is finished
+  bool on_gpu = false;    // decoded by a lane (else by cpu_assist)
+};
+
+struct LaneStats {
+  uint64_t gpu_tiles = 0;     // tiles decoded by the lanes
+  uint64_t cpu_tiles = 0;     // tiles the callers decoded on the CPU while the lanes were busy
+  uint64_t batches = 0;       // nvImageCodec calls
+  uint64_t queued = 0;        // tiles waiting now
+  int lanes = 0;
+};
+
+struct LaneOptions {
+  bool cpu_assist = true;     // callers decode their own queued tiles on the CPU when the lanes lag
+  size_t assist_backlog = 64; // ... once this many unclaimed tiles are queued ahead of theirs
+};
+
+class TileLanes {
+ public:
+  static constexpr size_t kMaxBatch = 64;
+  // The lanes of `device`, started on first use: TILEWISE_GPU_LANES lanes (default 2), cpu_assist unless
+  // TILEWISE_GPU_CPU_ASSIST=0, assist_backlog TILEWISE_GPU_ASSIST_BACKLOG (default lanes * kMaxBatch / 2).
+  static Result<TileLanes*> get(int device);
+  // Lanes over the given decoders, one thread each (get() uses it; tests pass decoders that need no GPU).
+  static std::unique_ptr<TileLanes> make(std::vector<std::unique_ptr<GpuDecoder>> decoders,
+                                         const LaneOptions& options);
+
+  // Decodes every job (each job's status says how). Jobs are taken by lanes in order from the front; the
+  // caller takes them from the back and calls cpu_assist(index) when it is set and assisting is enabled,
+  // so order jobs by how much the GPU should prefer them. Returns when all are finished.
+  using CpuAssist = std::function<Status(size_t index)>;
+  virtual void decode(std::span<LaneJob> jobs, const CpuAssist& cpu_assist) = 0;
+  virtual LaneStats stats() const = 0;
+  // Stops the lanes (each finishes its batch) and fails the jobs still queued; decode() fails afterwards.
+  virtual void stop() = 0;
+  virtual ~TileLanes() = default;
+};
+
+// Totals over the lanes of `device` (zeros when none were started).
+LaneStats lane_stats(int device);
+
+}  // namespace tilewise::codecs::gpu
