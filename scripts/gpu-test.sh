@@ -23,7 +23,7 @@ export PKG_CONFIG_PATH="$libs/pkgconfig:$deps/usr/share/pkgconfig"
 # (Ubuntu's libjpeg-turbo 8 jpeglib.h against Debian's libjpeg 62 library crashes at the first decoder).
 export PKG_CONFIG_ALLOW_SYSTEM_CFLAGS=1 PKG_CONFIG_ALLOW_SYSTEM_LIBS=1
 # Debian keeps jconfig.h (which sets JPEG_LIB_VERSION) in the multiarch include folder.
-export CPATH="$deps/usr/include/x86_64-linux-gnu:$deps/usr/include"
+export CPATH="$deps/usr/include/x86_64-linux-gnu:$deps/usr/include" LIBRARY_PATH="$libs"
 export LD_LIBRARY_PATH="$libs:$site/nvidia/nvjpeg2k/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export TILEWISE_NVIMGCODEC_DIR="$site/nvidia/nvimgcodec"
 export TILEWISE_GPU_DATA="$root/.gpu/data" TILEWISE_CUCIM_SITE="$cucim_site"
