@@ -38,7 +38,8 @@ cd /tmp
 python3 -c "import tilewise; tilewise._gpu.configure(); print('gpu_status:', tilewise._core.gpu_status(0) or 'ok')"
 if [ "$what" != bench ]; then
   echo "== GPU tests"
-  python3 -m pytest -q -s -p no:cacheprovider "$root/tests/gpu" 2>&1 | tee "$out/gpu-tests.log" | tail -40
+  # A failing test is reported; the benchmark still runs.
+  python3 -m pytest -q -s -p no:cacheprovider "$root/tests/gpu" 2>&1 | tee "$out/gpu-tests.log" | tail -40 || true
 fi
 if [ "$what" != tests ]; then
   echo "== GPU benchmark"

@@ -65,15 +65,6 @@ Runtime& runtime() {
   return r->get();
 }
 
-// Adobe APP14 segment with transform 0: "the three components are R, G, B". Inserted after the SOI of
-// RGB-component JPEG tiles (Aperio writes them without it) so that nvJPEG does not convert them from YCbCr.
-constexpr uint8_t kAdobeRgb[] = {0xFF, 0xEE, 0x00, 0x0E, 'A', 'd', 'o', 'b', 'e', 0x00, 0x64, 0x00, 0x00, 0x00, 0x00, 0x00};
-
-bool needs_adobe_marker(const DeviceTileRequest& r) {
-  return r.compression == Compression::kJpeg && r.color == ColorSpace::kRgb && r.stream.size() >= 2 &&
-         r.stream[0] == 0xFF && r.stream[1] == 0xD8;
-}
-
 class NvImageCodecDecoder final : public GpuDecoder {
  public:
   NvImageCodecDecoder(const NvImageCodecLibrary& lib, nvimgcodecInstance_t instance, int device)
@@ -135,7 +126,7 @@ class NvImageCodecDecoder final : public GpuDecoder {
     size_t offset = 0;
     for (size_t i = 0; i < n; ++i) {
       const DeviceTileRequest& r = requests[i];
-      const size_t size = r.stream.size() + (needs_adobe_marker(r) ? sizeof kAdobeRgb : 0);
+      const size_t size = r.stream.size();
       const uint8_t* bytes = staging_ + offset;
       offset += size;
       if (!staged.ok()) {
@@ -148,8 +139,10 @@ class NvImageCodecDecoder final : public GpuDecoder {
                               ": cannot parse the code stream: " + status_name(s));
         continue;
       }
-      // JPEG 2000 components are taken as they are (Aperio's YCbCr is converted below, as on the CPU).
-      const bool raw = r.compression == Compression::kJpeg2000;
+      // JPEG 2000 components are taken as they are (Aperio's YCbCr is converted below, as on the CPU), and so
+      // are the components of RGB-component JPEG: nvJPEG would take them for YCbCr (it ignores an Adobe
+      // APP14 "transform 0" marker: seen on the H200, colours off by up to 189).
+      const bool raw = r.compression == Compression::kJpeg2000 || r.color == ColorSpace::kRgb;
       auto info = structure<nvimgcodecImageInfo_t>(NVIMGCODEC_STRUCTURE_TYPE_IMAGE_INFO);
       info.color_spec = raw ? NVIMGCODEC_COLORSPEC_UNCHANGED : NVIMGCODEC_COLORSPEC_SRGB;
       info.chroma_subsampling = NVIMGCODEC_SAMPLING_NONE;
@@ -219,10 +212,10 @@ class NvImageCodecDecoder final : public GpuDecoder {
 
  private:
   // Copies every stream into the pinned staging buffer (DMA-able input lets the hardware engines fetch it
-  // without a bounce), inserting the Adobe marker where needed.
+  // without a bounce).
   Status stage(std::span<const DeviceTileRequest> requests) {
     size_t total = 0;
-    for (const DeviceTileRequest& r : requests) total += r.stream.size() + (needs_adobe_marker(r) ? sizeof kAdobeRgb : 0);
+    for (const DeviceTileRequest& r : requests) total += r.stream.size();
     if (total > staging_capacity_) {
       if (staging_) cudaFreeHost(staging_);
       staging_ = nullptr;
@@ -237,16 +230,8 @@ class NvImageCodecDecoder final : public GpuDecoder {
     }
     uint8_t* at = staging_;
     for (const DeviceTileRequest& r : requests) {
-      if (needs_adobe_marker(r)) {
-        at[0] = 0xFF;
-        at[1] = 0xD8;
-        std::memcpy(at + 2, kAdobeRgb, sizeof kAdobeRgb);
-        std::memcpy(at + 2 + sizeof kAdobeRgb, r.stream.data() + 2, r.stream.size() - 2);
-        at += r.stream.size() + sizeof kAdobeRgb;
-      } else {
-        std::memcpy(at, r.stream.data(), r.stream.size());
-        at += r.stream.size();
-      }
+      std::memcpy(at, r.stream.data(), r.stream.size());
+      at += r.stream.size();
     }
     return Status();
   }
@@ -301,7 +286,7 @@ void at_gpu_shutdown(void (*fn)()) {
 bool GpuDecoder::can_decode(const TileDesc& desc) {
   if (desc.bits_per_sample != 8) return false;
   if (desc.compression == Compression::kJpeg) {
-    // RGB components are marked as such for nvJPEG (Adobe APP14, transform 0).
+    // RGB components are decoded without colour conversion (see decode_batch).
     return (desc.color == ColorSpace::kYCbCr || desc.color == ColorSpace::kMinIsBlack ||
             (desc.color == ColorSpace::kRgb && gpu_rgb_jpeg_enabled())) &&
            (desc.samples_per_pixel == 3 || desc.samples_per_pixel == 1);
