@@ -58,6 +58,7 @@ def loader_run(s, locs, workers, device):
 
 def loader_only(workers: int) -> None:
     """One loader measurement in this process (the lanes read their settings from the environment)."""
+    tilewise._gpu.configure()
     tilewise.set_cache_capacity(0)
     s = tilewise.open(SLIDE)
     locs = locations(*s.dimensions)
@@ -69,11 +70,17 @@ def loader_only(workers: int) -> None:
     print(json.dumps({k: N / v for k, v in r.items()} | {"gpu_share": gpu / max(1, gpu + cpu)}))
 
 
-def subprocess_json(args, env):
-    p = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, timeout=300)
-    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{") or ln.startswith("[")]
+def subprocess_json(args, env, label="sub"):
+    """Runs a Python child and returns the JSON of its last JSON line; its stderr goes to $OUT/<label>.err."""
+    p = subprocess.run([sys.executable, *args], env=env, capture_output=True, timeout=400)
+    out = p.stdout.decode("utf-8", "replace")
+    err = p.stderr.decode("utf-8", "replace")
+    if os.environ.get("OUT"):
+        Path(os.environ["OUT"], f"{label}.err").write_text(err)
+    lines = [ln for ln in out.splitlines() if ln.startswith("{") or ln.startswith("[")]
     if p.returncode != 0 or not lines:
-        raise RuntimeError((p.stderr or p.stdout).strip().splitlines()[-1] if (p.stderr or p.stdout) else "no output")
+        tail = [ln for ln in err.splitlines() if ln.strip()][-3:]
+        raise RuntimeError(f"exit {p.returncode}: " + " / ".join(tail)[-300:])
     return json.loads(lines[-1])
 
 
@@ -96,7 +103,7 @@ def main() -> None:
     # First call (cold): a fresh process opens the slide and reads one patch to the device.
     cold = subprocess_json(["-c", "import json, time; t = time.perf_counter(); import tilewise; "
                             f"s = tilewise.open({str(SLIDE)!r}); s.read_region((0, 0), (256, 256), device='cuda'); "
-                            "print(json.dumps({'s': time.perf_counter() - t}))"], dict(os.environ))["s"]
+                            "print(json.dumps({'s': time.perf_counter() - t}))"], dict(os.environ), "cold")["s"]
 
     s = tilewise.open(SLIDE)
     w0, h0 = s.dimensions
@@ -167,7 +174,7 @@ def main() -> None:
     for lanes, assist in ((1, "1"), (2, "1"), (4, "1"), (2, "0"), (4, "0")):
         env = dict(os.environ, TILEWISE_GPU_LANES=str(lanes), TILEWISE_GPU_CPU_ASSIST=assist)
         try:
-            r = subprocess_json([__file__, "--loader", str(cores)], env)
+            r = subprocess_json([__file__, "--loader", str(cores)], env, f"loader-lanes{lanes}-assist{assist}")
             table.add(f"3: loader, {cores} workers", f"tilewise cuda, {lanes} lanes, assist {'on' if assist == '1' else 'off'}",
                       r["median"], r["max"], r["min"], "patches/s",
                       f"{frac(r['median'])}; {r['gpu_share']:.0%} of tiles on the GPU")
@@ -181,10 +188,11 @@ def main() -> None:
         env = dict(os.environ, ENABLE_CUSLIDE2="1",
                    PYTHONPATH=os.pathsep.join([cucim_site] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
                                                               if p and "tw-site" not in p]),
-                   LD_LIBRARY_PATH=os.pathsep.join([f"{cucim_site}/nvidia/nvjpeg2k/lib",
+                   LD_LIBRARY_PATH=os.pathsep.join([f"{cucim_site}/nvidia/nvimgcodec", f"{cucim_site}/nvidia/nvjpeg2k/lib",
+                                                    f"{cucim_site}/nvidia/nvtiff/lib",
                                                     os.environ.get("LD_LIBRARY_PATH", "")]))
         try:
-            rows = subprocess_json([str(HERE / "bench_cucim_gpu.py"), str(SLIDE), str(cores)], env)
+            rows = subprocess_json([str(HERE / "bench_cucim_gpu.py"), str(SLIDE), str(cores)], env, "cucim")
             for row in rows:
                 table.add(row["workload"], row["tool"], row["value"], row["lo"], row["hi"], row["unit"], row.get("note", ""))
         except Exception as e:

@@ -6,7 +6,8 @@
 #   .gpu/site-tilewise.tar.xz  nvidia-nvimgcodec-cu13 0.8 (core, JPEG and JPEG 2000 extensions, header, the
 #                              cp312 Python module) + nvidia-nvjpeg2k-cu13, in site-packages layout
 #   .gpu/site-cucim.tar.xz     cucim-cu13 26.10 + nvidia-nvimgcodec-cu13 0.9 (which it requires) +
-#                              nvidia-nvjpeg2k-cu13: the baseline of bench/bench_gpu.py, in its own site
+#                              nvidia-nvjpeg2k-cu13 + nvidia-nvtiff-cu13: the baseline of bench/bench_gpu.py,
+#                              in its own site
 #   .gpu/data/                 test and benchmark slides
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,10 +34,11 @@ pipdl() {
 pipdl "nvidia-nvimgcodec-cu13>=0.8,<0.9"
 pipdl "nvidia-nvimgcodec-cu13>=0.9,<0.10"
 pipdl "nvidia-nvjpeg2k-cu13"
+pipdl "nvidia-nvtiff-cu13"
 pipdl "cucim-cu13==26.10.*"
 # A wheel unpacked into a site folder, less the Python modules built for other interpreters.
 unpack() {
-  unzip -q -o "$1" -d "$2" -x 'nvidia/nvimgcodec/tools/*' 'nvidia/nvimgcodec/extensions/libopencv_ext*'
+  unzip -qq -o "$1" -d "$2" -x 'nvidia/nvimgcodec/tools/*' 'nvidia/nvimgcodec/extensions/libopencv_ext*' || [ $? -eq 11 ]
   find "$2" -name 'nvimgcodec_impl.cpython-*' ! -name '*cpython-312-*' -delete
 }
 mkdir -p "$tmp/tw" "$tmp/cucim"
@@ -45,6 +47,7 @@ unpack "$tmp"/whl/nvidia_nvjpeg2k_cu13-*.whl "$tmp/tw"
 tar -C "$tmp/tw" -cJf .gpu/site-tilewise.tar.xz .
 unpack "$tmp"/whl/nvidia_nvimgcodec_cu13-0.9*.whl "$tmp/cucim"
 unpack "$tmp"/whl/nvidia_nvjpeg2k_cu13-*.whl "$tmp/cucim"
+unpack "$tmp"/whl/nvidia_nvtiff_cu13-*.whl "$tmp/cucim"  # cuslide2 parses TIFF through nvImageCodec's nvTIFF
 unpack "$tmp"/whl/cucim_cu13-*.whl "$tmp/cucim"
 rm -rf "$tmp/cucim/cucim/skimage"  # the image-processing half of cuCIM: not used by the benchmark
 tar -C "$tmp/cucim" -cJf .gpu/site-cucim.tar.xz .

@@ -138,6 +138,7 @@ Status RegionReader::read_device(const RegionRequest& req) const {
     for (size_t i = 0; i < gpu_items.size(); ++i) {
       Item& item = gpu_items[i];
       TW_ASSIGN_OR_RETURN(item.bytes, fetcher.read_bytes(item.tile, /*splice_tables=*/true));
+      jobs[i].cpu_pixels = item.need.area();
       gpu::DeviceTileRequest& r = jobs[i].request;
       r.stream = item.bytes;
       r.compression = level.desc.compression;

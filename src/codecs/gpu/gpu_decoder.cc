@@ -18,14 +18,6 @@ namespace {
 
 Status cuda_error(const std::string& what, cudaError_t e) { return internal_error(what + ": " + cudaGetErrorString(e)); }
 
-// TILEWISE_GPU_RGB_JPEG=0 sends JPEG tiles with RGB components to the CPU decoders instead.
-bool gpu_rgb_jpeg_enabled() {
-  static const bool enabled = [] {
-    const char* v = std::getenv("TILEWISE_GPU_RGB_JPEG");
-    return !(v && v[0] == '0');
-  }();
-  return enabled;
-}
 
 template <typename T>
 T structure(nvimgcodecStructureType_t type) {
@@ -139,10 +131,8 @@ class NvImageCodecDecoder final : public GpuDecoder {
                               ": cannot parse the code stream: " + status_name(s));
         continue;
       }
-      // JPEG 2000 components are taken as they are (Aperio's YCbCr is converted below, as on the CPU), and so
-      // are the components of RGB-component JPEG: nvJPEG would take them for YCbCr (it ignores an Adobe
-      // APP14 "transform 0" marker: seen on the H200, colours off by up to 189).
-      const bool raw = r.compression == Compression::kJpeg2000 || r.color == ColorSpace::kRgb;
+      // JPEG 2000 components are taken as they are (Aperio's YCbCr is converted below, as on the CPU).
+      const bool raw = r.compression == Compression::kJpeg2000;
       auto info = structure<nvimgcodecImageInfo_t>(NVIMGCODEC_STRUCTURE_TYPE_IMAGE_INFO);
       info.color_spec = raw ? NVIMGCODEC_COLORSPEC_UNCHANGED : NVIMGCODEC_COLORSPEC_SRGB;
       info.chroma_subsampling = NVIMGCODEC_SAMPLING_NONE;
@@ -257,6 +247,11 @@ ShutdownHooks& shutdown_hooks() {
   static auto* h = new internal::ForkSafe<ShutdownHooks>([] {
     auto* hooks = new ShutdownHooks();
     // Lanes (and their decoders) stop first, then the instance goes, all before the CUDA runtime unloads.
+    // atexit handlers run in reverse order of registration: the CUDA runtime must register its teardown
+    // before this handler (else nvImageCodec is torn down after CUDA and aborts at exit), so initialise it
+    // first (harmless without a GPU: the call just fails).
+    cudaFree(nullptr);
+    cudaGetLastError();
     std::atexit([] {
       ShutdownHooks& s = shutdown_hooks();
       std::vector<void (*)()> run;
@@ -286,9 +281,10 @@ void at_gpu_shutdown(void (*fn)()) {
 bool GpuDecoder::can_decode(const TileDesc& desc) {
   if (desc.bits_per_sample != 8) return false;
   if (desc.compression == Compression::kJpeg) {
-    // RGB components are decoded without colour conversion (see decode_batch).
-    return (desc.color == ColorSpace::kYCbCr || desc.color == ColorSpace::kMinIsBlack ||
-            (desc.color == ColorSpace::kRgb && gpu_rgb_jpeg_enabled())) &&
+    // JPEG with RGB components (Aperio) stays on the CPU: nvJPEG 13 / nvImageCodec 0.8 convert its components
+    // as YCbCr whatever the stream says (an Adobe APP14 "transform 0" marker) or the output asks for
+    // (I_UNCHANGED): colours were off by up to 189 on the H200 either way.
+    return (desc.color == ColorSpace::kYCbCr || desc.color == ColorSpace::kMinIsBlack) &&
            (desc.samples_per_pixel == 3 || desc.samples_per_pixel == 1);
   }
   if (desc.compression == Compression::kJpeg2000) {

@@ -1,6 +1,7 @@
 #include "codecs/gpu/tile_lanes.h"
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
@@ -21,6 +22,20 @@ int env_int(const char* name, int fallback, int lo, int hi) {
   if (!v || !*v) return fallback;
   return std::clamp(std::atoi(v), lo, hi);
 }
+
+// Speed estimates are kept per codec class: JPEG, and the rest (JPEG 2000).
+int codec_class(const DeviceTileRequest& r) { return r.compression == Compression::kJpeg ? 0 : 1; }
+
+int64_t job_pixels(const LaneJob& j) {
+  return j.cpu_pixels > 0 ? j.cpu_pixels : int64_t{j.request.width} * j.request.height;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// Exponentially weighted moving average; 0 means "not measured yet".
+void update(double& average, double sample) { average = average == 0 ? sample : 0.9 * average + 0.1 * sample; }
 
 struct Group {
   std::condition_variable done;
@@ -76,12 +91,15 @@ class Lanes final : public TileLanes {
     queue_.push_back(&entry);
     work_.notify_one();
     if (cpu_assist && options_.cpu_assist) {
-      while (entry.front < entry.back && backlog_before_last(entry) >= options_.assist_backlog) {
+      while (entry.front < entry.back && cpu_is_sooner(entry)) {
         const size_t i = --entry.back;
         if (entry.front == entry.back) queue_.erase(std::find(queue_.begin(), queue_.end(), &entry));
         lock.unlock();
+        const auto started = std::chrono::steady_clock::now();
         Status s = cpu_assist(i);
+        const double took = seconds_since(started);
         lock.lock();
+        update(cpu_seconds_per_pixel_[codec_class(jobs[i].request)], took / static_cast<double>(job_pixels(jobs[i])));
         jobs[i].status = std::move(s);
         jobs[i].on_gpu = false;
         --group.remaining;
@@ -100,6 +118,18 @@ class Lanes final : public TileLanes {
   }
 
  private:
+  // Whether the caller should decode the last unclaimed job of `entry` itself (mutex held).
+  bool cpu_is_sooner(const Entry& entry) const {
+    const size_t ahead = backlog_before_last(entry);
+    const LaneJob& job = entry.jobs[entry.back - 1];
+    const int c = codec_class(job.request);
+    if (gpu_seconds_per_tile_[c] == 0) return ahead >= options_.assist_backlog;  // lanes not measured yet
+    const double lanes = static_cast<double>(std::max<size_t>(1, threads_.size()));
+    const double gpu_wait = static_cast<double>(ahead + 1) * gpu_seconds_per_tile_[c] / lanes;
+    const double cpu_time = cpu_seconds_per_pixel_[c] * static_cast<double>(job_pixels(job));
+    return gpu_wait > cpu_time;
+  }
+
   // Unclaimed jobs queued ahead of the last unclaimed job of `entry` (mutex held).
   size_t backlog_before_last(const Entry& entry) const {
     size_t ahead = entry.back - entry.front - 1;
@@ -134,8 +164,15 @@ class Lanes final : public TileLanes {
       requests.clear();
       for (LaneJob* j : batch) requests.push_back(j->request);
       statuses.assign(batch.size(), Status());
+      const auto started = std::chrono::steady_clock::now();
       decoder->decode_batch(requests, statuses);
+      const double per_tile = seconds_since(started) / static_cast<double>(batch.size());
       lock.lock();
+      bool seen[2] = {false, false};
+      for (const DeviceTileRequest& r : requests) seen[codec_class(r)] = true;
+      for (int c = 0; c < 2; ++c) {
+        if (seen[c]) update(gpu_seconds_per_tile_[c], per_tile);
+      }
       for (size_t k = 0; k < batch.size(); ++k) {
         batch[k]->status = std::move(statuses[k]);
         batch[k]->on_gpu = true;
@@ -153,6 +190,9 @@ class Lanes final : public TileLanes {
   std::deque<Entry*> queue_;
   bool stopping_ = false;
   LaneStats stats_;
+  double gpu_seconds_per_tile_[2] = {0, 0};
+  // Optimistic start (10 ns per pixel, ~100 MPix/s per core): callers try, then learn the real cost.
+  double cpu_seconds_per_pixel_[2] = {10e-9, 10e-9};
   std::vector<std::unique_ptr<GpuDecoder>> decoders_;
   std::vector<std::thread> threads_;
 };
@@ -162,7 +202,13 @@ struct Registry {
   std::map<int, std::unique_ptr<TileLanes>> lanes;
 };
 
-Registry& registry() {
+internal::ForkSafe<Registry>& registry_slot();
+
+Registry& registry() { return registry_slot().get(); }
+// The registry when this process created one (stats must not start anything).
+Registry* registry_peek() { return registry_slot().peek(); }
+
+internal::ForkSafe<Registry>& registry_slot() {
   static auto* r = new internal::ForkSafe<Registry>([] {
     auto* reg = new Registry();
     at_gpu_shutdown([] {
@@ -172,7 +218,7 @@ Registry& registry() {
     });
     return reg;
   });
-  return r->get();
+  return *r;
 }
 
 }  // namespace
@@ -206,7 +252,9 @@ Result<TileLanes*> TileLanes::get(int device) {
 }
 
 LaneStats lane_stats(int device) {
-  Registry& r = registry();
+  Registry* reg = registry_peek();
+  if (!reg) return LaneStats{};
+  Registry& r = *reg;
   std::lock_guard<std::mutex> lock(r.mutex);
   auto it = r.lanes.find(device);
   return it == r.lanes.end() ? LaneStats{} : it->second->stats();

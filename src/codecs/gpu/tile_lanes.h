@@ -11,8 +11,12 @@
 //   first, across entries and so across requests) up to kMaxBatch per nvImageCodec call. Meanwhile the
 //   caller, instead of sleeping, takes its own jobs back from the end of its entry and runs `cpu_assist` for
 //   them (CPU decoding + upload): CPU cores that would otherwise wait add their throughput to the engines'
-//   (gpu.md: 16 cores of libjpeg-turbo decode about as fast as the engines on slide tiles), and the fastest
-//   side takes the larger share by itself. TILEWISE_GPU_CPU_ASSIST=0 turns this off (all tiles to the GPU).
+//   (gpu.md: 16 cores of libjpeg-turbo decode about as fast as the engines on slide tiles). A caller takes
+//   its last queued job when the lanes would need longer to reach and decode it ((tiles ahead + 1) x the
+//   lanes' measured seconds per tile / lanes) than the CPU needs for its window (measured seconds per pixel,
+//   per codec, starting optimistic so that it is learnt): JPEG goes mostly to the engines, JPEG 2000
+//   (nvJPEG2000 is slower than 16 OpenJPEG cores on small tiles) mostly to the CPU.
+//   TILEWISE_GPU_CPU_ASSIST=0 turns this off (all tiles to the GPU).
 // - A job is claimed exactly once, under the mutex, by a lane or by its caller. decode() returns when every
 //   job of the call is finished; the lane finishes a job under the mutex and signals the caller's condition
 //   variable there, so the caller's stack (jobs, entry) outlives every reference to it. An entry is removed
@@ -35,8 +39,9 @@ namespace tilewise::codecs::gpu {
 
 struct LaneJob {
   DeviceTileRequest request;
-  Status status;          // set when the job is finished
-  bool on_gpu = false;    // decoded by a lane (else by cpu_assist)
+  int64_t cpu_pixels = 0;  // pixels cpu_assist would decode for this job (its window); 0: the whole tile
+  Status status;           // set when the job is finished
+  bool on_gpu = false;     // decoded by a lane (else by cpu_assist)
 };
 
 struct LaneStats {
@@ -48,8 +53,8 @@ struct LaneStats {
 };
 
 struct LaneOptions {
-  bool cpu_assist = true;     // callers decode their own queued tiles on the CPU when the lanes lag
-  size_t assist_backlog = 64; // ... once this many unclaimed tiles are queued ahead of theirs
+  bool cpu_assist = true;      // callers decode their own queued tiles on the CPU when that is sooner
+  size_t assist_backlog = 64;  // until the lanes' speed is known: assist once this many tiles are ahead
 };
 
 class TileLanes {

@@ -21,6 +21,7 @@ class FakeDecoder final : public GpuDecoder {
     std::mutex mutex;
     std::condition_variable cv;
     bool gate_open = true;
+    double seconds_per_tile = 0;  // a slow "GPU"
     int entered = 0;
     std::vector<size_t> batch_sizes;
   };
@@ -31,6 +32,9 @@ class FakeDecoder final : public GpuDecoder {
     shared_->batch_sizes.push_back(requests.size());
     shared_->cv.notify_all();
     shared_->cv.wait(lock, [&] { return shared_->gate_open; });
+    if (shared_->seconds_per_tile > 0) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(shared_->seconds_per_tile * requests.size()));
+    }
     for (size_t i = 0; i < requests.size(); ++i) {
       if (requests[i].stream[0] == 0xEE) {
         statuses[i] = corrupt("fake: bad tile");
@@ -154,6 +158,25 @@ TEST(TileLanes, NoAssistBelowTheBacklog) {
     return Status();
   });
   for (auto& j : w.jobs) EXPECT_TRUE(j.on_gpu && j.status.ok());
+}
+
+TEST(TileLanes, CallersAssistWhenTheMeasuredLanesAreSlowerThanTheirCpu) {
+  FakeDecoder::Shared shared;
+  shared.seconds_per_tile = 0.005;
+  auto lanes = make_lanes(&shared, 1, LaneOptions{true, 1000});  // the backlog rule alone would never assist
+  Work warm(1);
+  lanes->decode(warm.jobs, [](size_t) { return Status(); });  // measures the lane: 5 ms per tile
+  set_gate(shared, false);
+  Work first(1);
+  std::thread holder([&] { lanes->decode(first.jobs, nullptr); });
+  wait_entered(shared, 2);  // the lane is busy
+  Work w(8);
+  for (auto& j : w.jobs) j.request.width = j.request.height = 16;  // 256 pixels: microseconds on a CPU
+  lanes->decode(w.jobs, [](size_t) { return Status(); });
+  for (auto& j : w.jobs) EXPECT_TRUE(j.status.ok() && !j.on_gpu);
+  EXPECT_EQ(lanes->stats().cpu_tiles, 8u) << "8 tiles x 5 ms queued on a busy lane, yet the caller did not help";
+  set_gate(shared, true);
+  holder.join();
 }
 
 TEST(TileLanes, FailuresAndCpuErrorsArePerJob) {
