@@ -105,6 +105,44 @@ def main() -> None:
                             f"s = tilewise.open({str(SLIDE)!r}); s.read_region((0, 0), (256, 256), device='cuda'); "
                             "print(json.dumps({'s': time.perf_counter() - t}))"], dict(os.environ), "cold")["s"]
 
+    # Child processes first, before this process holds a CUDA context and decoders (an idle context of
+    # another process slowed a child's decoding ~3x in a trial run): cold start, cuCIM, lanes sweep.
+    child_rows, sweep = [], []
+    # Lanes and CPU assist, loader with all cores as workers (each setting in a fresh process).
+    for lanes, assist in ((2, "1"), (4, "1"), (2, "0"), (4, "0")):
+        env = dict(os.environ, TILEWISE_GPU_LANES=str(lanes), TILEWISE_GPU_CPU_ASSIST=assist)
+        try:
+            r = subprocess_json([__file__, "--loader", str(cores)], env, f"loader-lanes{lanes}-assist{assist}")
+            sweep.append((lanes, assist, r))
+        except Exception as e:  # report, keep going
+            child_rows.append((f"3: loader, {cores} workers", f"lanes {lanes} assist {assist}: {e}", float("nan"),
+                               float("nan"), float("nan"), ""))
+
+    # cuCIM's GPU path, same slide and locations, in its own process and site.
+    cucim_site = os.environ.get("TILEWISE_CUCIM_SITE")
+    if cucim_site:
+        env = dict(os.environ, ENABLE_CUSLIDE2="1",
+                   PYTHONPATH=os.pathsep.join([cucim_site] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                                                              if p and "tw-site" not in p]),
+                   LD_LIBRARY_PATH=os.pathsep.join([f"{cucim_site}/nvidia/nvimgcodec", f"{cucim_site}/nvidia/nvjpeg2k/lib",
+                                                    f"{cucim_site}/nvidia/nvtiff/lib",
+                                                    os.environ.get("LD_LIBRARY_PATH", "")]))
+        # cuslide2 (nvImageCodec) first; if it fails, cuCIM's classic GPU path (its own nvJPEG use) instead.
+        for plugin in ("1", "0"):
+            try:
+                rows = subprocess_json([str(HERE / "bench_cucim_gpu.py"), str(SLIDE), str(cores)],
+                                       dict(env, ENABLE_CUSLIDE2=plugin, PYTHONFAULTHANDLER="1"), f"cucim-cuslide2-{plugin}")
+                for row in rows:
+                    child_rows.append((row["workload"], row["tool"] + ("" if plugin == "1" else " [classic cuslide]"),
+                                       row["value"], row["lo"], row["hi"], row["unit"], row.get("note", "")))
+                break
+            except Exception as e:
+                child_rows.append(("cuCIM", f"cuCIM GPU path (ENABLE_CUSLIDE2={plugin}) failed: {e}", float("nan"),
+                                   float("nan"), float("nan"), ""))
+    else:
+        child_rows.append(("cuCIM", "cuCIM GPU path not run (TILEWISE_CUCIM_SITE unset)", float("nan"), float("nan"),
+                           float("nan"), ""))
+
     s = tilewise.open(SLIDE)
     w0, h0 = s.dimensions
     tile = s.levels[0].tile_size[0]
@@ -170,37 +208,6 @@ def main() -> None:
         table.add("4: tiling level 0", tool, mpix / r["median"], mpix / r["max"], mpix / r["min"], "MPix/s",
                   frac(len(grid) / r["median"], 1) if device == "cuda" else "")
 
-    # Lanes and CPU assist, loader with all cores as workers (each setting in a fresh process).
-    for lanes, assist in ((1, "1"), (2, "1"), (4, "1"), (2, "0"), (4, "0")):
-        env = dict(os.environ, TILEWISE_GPU_LANES=str(lanes), TILEWISE_GPU_CPU_ASSIST=assist)
-        try:
-            r = subprocess_json([__file__, "--loader", str(cores)], env, f"loader-lanes{lanes}-assist{assist}")
-            table.add(f"3: loader, {cores} workers", f"tilewise cuda, {lanes} lanes, assist {'on' if assist == '1' else 'off'}",
-                      r["median"], r["max"], r["min"], "patches/s",
-                      f"{frac(r['median'])}; {r['gpu_share']:.0%} of tiles on the GPU")
-        except Exception as e:  # report, keep going
-            table.add(f"3: loader, {cores} workers", f"lanes {lanes} assist {assist}: {e}", float("nan"),
-                      float("nan"), float("nan"), "")
-
-    # cuCIM's GPU path, same slide and locations, in its own process and site.
-    cucim_site = os.environ.get("TILEWISE_CUCIM_SITE")
-    if cucim_site:
-        env = dict(os.environ, ENABLE_CUSLIDE2="1",
-                   PYTHONPATH=os.pathsep.join([cucim_site] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
-                                                              if p and "tw-site" not in p]),
-                   LD_LIBRARY_PATH=os.pathsep.join([f"{cucim_site}/nvidia/nvimgcodec", f"{cucim_site}/nvidia/nvjpeg2k/lib",
-                                                    f"{cucim_site}/nvidia/nvtiff/lib",
-                                                    os.environ.get("LD_LIBRARY_PATH", "")]))
-        try:
-            rows = subprocess_json([str(HERE / "bench_cucim_gpu.py"), str(SLIDE), str(cores)], env, "cucim")
-            for row in rows:
-                table.add(row["workload"], row["tool"], row["value"], row["lo"], row["hi"], row["unit"], row.get("note", ""))
-        except Exception as e:
-            table.add("cuCIM", f"cuCIM GPU path failed: {e}", float("nan"), float("nan"), float("nan"), "")
-    else:
-        table.add("cuCIM", "cuCIM GPU path not run (TILEWISE_CUCIM_SITE unset)", float("nan"), float("nan"),
-                  float("nan"), "")
-
     # JPEG 2000 (Aperio 33003, 240x240 tiles): whole level 0 and the loader, device against CPU.
     if J2K_SLIDE.exists():
         j = tilewise.open(J2K_SLIDE)
@@ -216,6 +223,12 @@ def main() -> None:
             tool = "tilewise cuda" if device == "cuda" else "CPU path (tilewise)"
             rate_row(table, f"JPEG 2000: loader, {cores} workers", tool, r, len(jlocs), "patches/s")
 
+    for lanes, assist, r in sweep:
+        table.add(f"3: loader, {cores} workers", f"tilewise cuda, {lanes} lanes, assist {'on' if assist == '1' else 'off'}",
+                  r["median"], r["max"], r["min"], "patches/s",
+                  f"{frac(r['median'])}; {r['gpu_share']:.0%} of tiles on the GPU; separate process")
+    for row in child_rows:
+        table.add(*row)
     table.add("first call (cold)", "tilewise cuda: import, open, first 256x256 device read", cold, float("nan"),
               float("nan"), "s", "includes nvImageCodec and hardware decoder set-up")
     print()

@@ -10,11 +10,13 @@
 // on, are decoded on the CPU. The call returns when the output is complete.
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 
 #include "codecs/gpu/device_memory.h"
 #include "codecs/gpu/tile_lanes.h"
 #include "region/region_reader.h"
 #include "region/tile_fetcher.h"
+#include "util/thread_pool.h"
 
 namespace tilewise::region {
 
@@ -105,10 +107,9 @@ Status RegionReader::read_device(const RegionRequest& req) const {
     }
   }
 
-  // The CPU side: decode only the window the region needs, upload it. `host` is reused (one upload at a
-  // time on this thread's stream).
-  std::vector<uint8_t> host;
-  auto decode_on_cpu = [&](const Item& item) -> Status {
+  // The CPU side: decode only the window the region needs, upload it on `on_stream`. `host` is reused (one
+  // upload at a time per stream).
+  auto decode_on_cpu = [&](const Item& item, std::vector<uint8_t>& host, void* on_stream) -> Status {
     const int32_t w = static_cast<int32_t>(item.need.x1 - item.need.x0);
     const int32_t h = static_cast<int32_t>(item.need.y1 - item.need.y0);
     host.resize(static_cast<size_t>(w) * static_cast<size_t>(h) * 3);
@@ -116,9 +117,10 @@ Status RegionReader::read_device(const RegionRequest& req) const {
                                              static_cast<int32_t>(item.need.x0 - item.bounds.x0),
                                              static_cast<int32_t>(item.need.y0 - item.bounds.y0)));
     TW_RETURN_IF_ERROR(gpu::device_copy_2d(at(item.need.x0, item.need.y0), pitch, host.data(),
-                                           static_cast<size_t>(w) * 3, w * 3, h, true, stream));
-    return gpu::device_synchronize(stream);
+                                           static_cast<size_t>(w) * 3, w * 3, h, true, on_stream));
+    return gpu::device_synchronize(on_stream);
   };
+  std::vector<uint8_t> host;
 
   if (!gpu_items.empty()) {
     // Lanes take jobs from the front: whole tiles first, then cut tiles by decreasing window, so that this
@@ -154,7 +156,25 @@ Status RegionReader::read_device(const RegionRequest& req) const {
       }
     }
     TW_ASSIGN_OR_RETURN(gpu::TileLanes * lanes, gpu::TileLanes::get(device));
-    lanes->decode(jobs, [&](size_t i) { return decode_on_cpu(gpu_items[i]); });
+    // A large region is submitted in parts from the process-wide pool, so that idle cores assist the lanes
+    // as they do for many concurrent small reads (each part is its own caller with its own upload stream).
+    constexpr size_t kPart = 16;
+    const size_t parts = jobs.size() >= 4 * kPart ? (jobs.size() + kPart - 1) / kPart : 1;
+    if (parts == 1) {
+      lanes->decode(jobs, [&](size_t i) { return decode_on_cpu(gpu_items[i], host, stream); });
+    } else {
+      internal::global_pool().parallel_for(static_cast<int64_t>(parts), [&](int64_t p) {
+        const size_t first = static_cast<size_t>(p) * jobs.size() / parts;
+        const size_t last = static_cast<size_t>(p + 1) * jobs.size() / parts;
+        std::span<gpu::LaneJob> part(jobs.data() + first, last - first);
+        auto part_stream = gpu::StreamLease::acquire(device);
+        std::vector<uint8_t> part_host;
+        lanes->decode(part, [&](size_t i) -> Status {
+          if (!part_stream.ok()) return part_stream.status();
+          return decode_on_cpu(gpu_items[first + i], part_host, part_stream->get());
+        });
+      });
+    }
     for (size_t i = 0; i < gpu_items.size(); ++i) {
       Item& item = gpu_items[i];
       if (!jobs[i].on_gpu) {
@@ -175,7 +195,29 @@ Status RegionReader::read_device(const RegionRequest& req) const {
     }
   }
 
-  for (const Item& item : cpu_items) TW_RETURN_IF_ERROR(decode_on_cpu(item));
+  // Tiles only the CPU decodes (lossless codecs, RGB-component JPEG, GPU failures): in parts on the pool when
+  // there are many, each part with its own host buffer and upload stream.
+  const size_t cpu_parts = std::min<size_t>(cpu_items.size() / 4, static_cast<size_t>(internal::global_pool().size()) + 1);
+  if (cpu_parts <= 1) {
+    for (const Item& item : cpu_items) TW_RETURN_IF_ERROR(decode_on_cpu(item, host, stream));
+    return gpu::device_synchronize(stream);
+  }
+  std::mutex error_mutex;
+  Status first_error;
+  internal::global_pool().parallel_for(static_cast<int64_t>(cpu_parts), [&](int64_t p) {
+    Status s;
+    auto part_stream = gpu::StreamLease::acquire(device);
+    std::vector<uint8_t> part_host;
+    if (!part_stream.ok()) s = part_stream.status();
+    for (size_t i = static_cast<size_t>(p); s.ok() && i < cpu_items.size(); i += cpu_parts) {
+      s = decode_on_cpu(cpu_items[i], part_host, part_stream->get());
+    }
+    if (!s.ok()) {
+      std::lock_guard<std::mutex> lock(error_mutex);
+      if (first_error.ok()) first_error = std::move(s);
+    }
+  });
+  TW_RETURN_IF_ERROR(first_error);
   return gpu::device_synchronize(stream);
 }
 

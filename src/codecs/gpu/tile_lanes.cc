@@ -125,7 +125,8 @@ class Lanes final : public TileLanes {
     const int c = codec_class(job.request);
     if (gpu_seconds_per_tile_[c] == 0) return ahead >= options_.assist_backlog;  // lanes not measured yet
     const double lanes = static_cast<double>(std::max<size_t>(1, threads_.size()));
-    const double gpu_wait = static_cast<double>(ahead + 1) * gpu_seconds_per_tile_[c] / lanes;
+    // The job waits for the tiles the lanes are decoding now and for those queued ahead of it.
+    const double gpu_wait = static_cast<double>(in_flight_ + ahead + 1) * gpu_seconds_per_tile_[c] / lanes;
     const double cpu_time = cpu_seconds_per_pixel_[c] * static_cast<double>(job_pixels(job));
     return gpu_wait > cpu_time;
   }
@@ -160,6 +161,7 @@ class Lanes final : public TileLanes {
         if (e->front == e->back) queue_.pop_front();
       }
       if (!queue_.empty()) work_.notify_one();  // another lane takes the rest
+      in_flight_ += batch.size();
       lock.unlock();
       requests.clear();
       for (LaneJob* j : batch) requests.push_back(j->request);
@@ -168,6 +170,7 @@ class Lanes final : public TileLanes {
       decoder->decode_batch(requests, statuses);
       const double per_tile = seconds_since(started) / static_cast<double>(batch.size());
       lock.lock();
+      in_flight_ -= batch.size();
       bool seen[2] = {false, false};
       for (const DeviceTileRequest& r : requests) seen[codec_class(r)] = true;
       for (int c = 0; c < 2; ++c) {
@@ -189,6 +192,7 @@ class Lanes final : public TileLanes {
   std::condition_variable work_;
   std::deque<Entry*> queue_;
   bool stopping_ = false;
+  size_t in_flight_ = 0;  // tiles the lanes have claimed and not finished
   LaneStats stats_;
   double gpu_seconds_per_tile_[2] = {0, 0};
   // Optimistic start (10 ns per pixel, ~100 MPix/s per core): callers try, then learn the real cost.
@@ -234,7 +238,7 @@ Result<TileLanes*> TileLanes::get(int device) {
   auto it = r.lanes.find(device);
   if (it != r.lanes.end()) return static_cast<TileLanes*>(it->second.get());
   TW_RETURN_IF_ERROR(device_status(device));
-  const int count = env_int("TILEWISE_GPU_LANES", 2, 1, 8);
+  const int count = env_int("TILEWISE_GPU_LANES", 4, 1, 8);
   std::vector<std::unique_ptr<GpuDecoder>> decoders;
   for (int i = 0; i < count; ++i) {
     TW_ASSIGN_OR_RETURN(auto decoder, GpuDecoder::create(device));
