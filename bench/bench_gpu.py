@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
+import tifffile
 
 import tilewise
 from common import Table, jpeg_tiles, time_runs
@@ -213,15 +214,33 @@ def main() -> None:
         j = tilewise.open(J2K_SLIDE)
         jw, jh = j.dimensions
         ntiles = -(-jw // 240) * -(-jh // 240)
-        for device in ("cuda", "cpu"):
-            r = time_runs(lambda: (j.read_region((0, 0), (jw, jh), device=device), sync()), 5)
-            tool = "tilewise cuda" if device == "cuda" else "CPU path (tilewise)"
-            rate_row(table, f"JPEG 2000: whole level 0 ({jw}x{jh})", tool, r, ntiles, "tiles/s")
+        def split(before):
+            after = tilewise._core.gpu_stats(0)
+            gpu, cpu = after["gpu_tiles"] - before["gpu_tiles"], after["cpu_tiles"] - before["cpu_tiles"]
+            return f"{gpu / max(1, gpu + cpu):.0%} of tiles on the GPU"
+
         jlocs = locations(jw, jh, 500, seed=1)
         for device in ("cuda", "cpu"):
-            r = time_runs(loader_run(j, jlocs, cores, device), 5)
+            before = tilewise._core.gpu_stats(0)
+            r = time_runs(lambda: (j.read_region((0, 0), (jw, jh), device=device), sync()), 5)
             tool = "tilewise cuda" if device == "cuda" else "CPU path (tilewise)"
-            rate_row(table, f"JPEG 2000: loader, {cores} workers", tool, r, len(jlocs), "patches/s")
+            rate_row(table, f"JPEG 2000: whole level 0 ({jw}x{jh})", tool, r, ntiles, "tiles/s",
+                     split(before) if device == "cuda" else "")
+            before = tilewise._core.gpu_stats(0)
+            r = time_runs(loader_run(j, jlocs, cores, device), 5)
+            rate_row(table, f"JPEG 2000: loader, {cores} workers", tool, r, len(jlocs), "patches/s",
+                     split(before) if device == "cuda" else "")
+        # nvJPEG2000 alone on the same codestreams (YCbCr components, no colour kernel), 1 and 4 threads.
+        with tifffile.TiffFile(J2K_SLIDE) as tf:
+            page, fh = tf.pages[0], tf.filehandle
+            cs = []
+            for off, n in zip(page.dataoffsets, page.databytecounts):
+                fh.seek(off)
+                cs.append(fh.read(n))
+        for threads in (1, 4):
+            rate = tilewise._core.gpu_decode_rate(cs, 240, 240, threads=threads, batch=16, repeats=2)
+            table.add("JPEG 2000: raw nvJPEG2000 decode", f"nvImageCodec, {threads} thread(s), batch 16", rate,
+                      float("nan"), float("nan"), "tiles/s")
 
     for lanes, assist, r in sweep:
         table.add(f"3: loader, {cores} workers", f"tilewise cuda, {lanes} lanes, assist {'on' if assist == '1' else 'off'}",

@@ -118,6 +118,24 @@ class Lanes final : public TileLanes {
   }
 
  private:
+  // Tiles per nvImageCodec call: about options_.batch_seconds of work at the measured speed, at most kMaxBatch. Slow
+  // codecs (nvJPEG2000 takes milliseconds per tile) get small batches, so that a caller's tile is not held
+  // behind a long batch while its thread could decode it; until measured, 8 (mutex held).
+  size_t batch_cap(const DeviceTileRequest& first) const {
+    const double per_tile = gpu_seconds_per_tile_[codec_class(first)];
+    if (per_tile == 0) return 8;
+    return static_cast<size_t>(std::clamp(options_.batch_seconds / per_tile, 1.0, static_cast<double>(kMaxBatch)));
+  }
+
+  bool cpu_outpaces_gpu(const DeviceTileRequest& r, int cpu_threads) const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const int c = codec_class(r);
+    if (gpu_seconds_per_tile_[c] == 0 || threads_.empty()) return false;
+    const double gpu = gpu_seconds_per_tile_[c] / static_cast<double>(threads_.size());
+    const double cpu = cpu_seconds_per_pixel_[c] * r.width * r.height / std::max(1, cpu_threads);
+    return 2 * cpu < gpu;
+  }
+
   // Whether the caller should decode the last unclaimed job of `entry` itself (mutex held).
   bool cpu_is_sooner(const Entry& entry) const {
     const size_t ahead = backlog_before_last(entry);
@@ -152,9 +170,10 @@ class Lanes final : public TileLanes {
       if (stopping_) return;
       batch.clear();
       groups.clear();
-      while (batch.size() < kMaxBatch && !queue_.empty()) {
+      const size_t cap = batch_cap(queue_.front()->jobs[queue_.front()->front].request);
+      while (batch.size() < cap && !queue_.empty()) {
         Entry* e = queue_.front();
-        while (batch.size() < kMaxBatch && e->front < e->back) {
+        while (batch.size() < cap && e->front < e->back) {
           batch.push_back(&e->jobs[e->front++]);
           groups.push_back(e->group);
         }

@@ -8,7 +8,8 @@
 //   staging). There is no decode lock: the only shared state is the queue below, under one mutex held for
 //   O(batch) pointer work, never while decoding.
 // - A caller's decode() queues its jobs as one entry. A lane takes jobs from the front of the queue (oldest
-//   first, across entries and so across requests) up to kMaxBatch per nvImageCodec call. Meanwhile the
+//   first, across entries and so across requests) up to about 5 ms of work (at most kMaxBatch tiles) per
+//   nvImageCodec call. Meanwhile the
 //   caller, instead of sleeping, takes its own jobs back from the end of its entry and runs `cpu_assist` for
 //   them (CPU decoding + upload): CPU cores that would otherwise wait add their throughput to the engines'
 //   (gpu.md: 16 cores of libjpeg-turbo decode about as fast as the engines on slide tiles). A caller takes
@@ -56,6 +57,7 @@ struct LaneStats {
 struct LaneOptions {
   bool cpu_assist = true;      // callers decode their own queued tiles on the CPU when that is sooner
   size_t assist_backlog = 64;  // until the lanes' speed is known: assist once this many tiles are ahead
+  double batch_seconds = 0.005;  // work per nvImageCodec call at the measured speed (1..kMaxBatch tiles)
 };
 
 class TileLanes {
@@ -74,6 +76,9 @@ class TileLanes {
   using CpuAssist = std::function<Status(size_t index)>;
   virtual void decode(std::span<LaneJob> jobs, const CpuAssist& cpu_assist) = 0;
   virtual LaneStats stats() const = 0;
+  // Whether `cpu_threads` CPU threads decode tiles like `r` at least twice as fast as the lanes, by the
+  // measured speeds (false until measured): then a large read should let many threads assist.
+  virtual bool cpu_outpaces_gpu(const DeviceTileRequest& r, int cpu_threads) const = 0;
   // Stops the lanes (each finishes its batch) and fails the jobs still queued; decode() fails afterwards.
   virtual void stop() = 0;
   virtual ~TileLanes() = default;

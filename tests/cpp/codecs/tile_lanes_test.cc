@@ -97,7 +97,8 @@ TEST(TileLanes, DecodesEveryJobOnTheLanes) {
 
 TEST(TileLanes, MergesTheTilesOfConcurrentCallersIntoOneBatch) {
   FakeDecoder::Shared shared;
-  auto lanes = make_lanes(&shared, 1, LaneOptions{false, 0});
+  // (batch_seconds large: the gate makes the held batch look slow, which would shrink later batches)
+  auto lanes = make_lanes(&shared, 1, LaneOptions{false, 0, 1e9});
   set_gate(shared, false);
   Work first(1);
   std::thread holder([&] { lanes->decode(first.jobs, nullptr); });
@@ -177,6 +178,18 @@ TEST(TileLanes, CallersAssistWhenTheMeasuredLanesAreSlowerThanTheirCpu) {
   EXPECT_EQ(lanes->stats().cpu_tiles, 8u) << "8 tiles x 5 ms queued on a busy lane, yet the caller did not help";
   set_gate(shared, true);
   holder.join();
+}
+
+TEST(TileLanes, SlowCodecsGetSmallBatches) {
+  FakeDecoder::Shared shared;
+  shared.seconds_per_tile = 0.002;
+  auto lanes = make_lanes(&shared, 1, LaneOptions{false, 0, 0.005});
+  Work warm(1);
+  lanes->decode(warm.jobs, nullptr);  // measures 2 ms per tile: at most ~2 tiles per 5 ms batch
+  Work w(12);
+  lanes->decode(w.jobs, nullptr);
+  for (size_t i = 1; i < shared.batch_sizes.size(); ++i) EXPECT_LE(shared.batch_sizes[i], 3u);
+  for (auto& j : w.jobs) EXPECT_TRUE(j.status.ok());
 }
 
 TEST(TileLanes, FailuresAndCpuErrorsArePerJob) {
