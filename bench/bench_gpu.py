@@ -230,7 +230,7 @@ def main() -> None:
             r = time_runs(loader_run(j, jlocs, cores, device), 5)
             rate_row(table, f"JPEG 2000: loader, {cores} workers", tool, r, len(jlocs), "patches/s",
                      split(before) if device == "cuda" else "")
-        # nvJPEG2000 alone on the same codestreams (YCbCr components, no colour kernel), 1 and 4 threads.
+        # nvJPEG2000 alone on the same codestreams (with the YCbCr kernel), 1 and 4 threads.
         with tifffile.TiffFile(J2K_SLIDE) as tf:
             page, fh = tf.pages[0], tf.filehandle
             cs = []
