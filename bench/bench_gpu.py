@@ -122,12 +122,16 @@ def main() -> None:
     # cuCIM's GPU path, same slide and locations, in its own process and site.
     cucim_site = os.environ.get("TILEWISE_CUCIM_SITE")
     if cucim_site:
+        # Nothing of tilewise's environment: not its nvImageCodec 0.8 site, nor the Debian libraries it was
+        # built with (an older OpenSSL/libjpeg ahead of the system's can crash cuCIM's dependencies).
+        def keep(paths):
+            return [p for p in paths.split(os.pathsep) if p and "tw-site" not in p and "tw-deps" not in p]
         env = dict(os.environ, ENABLE_CUSLIDE2="1",
-                   PYTHONPATH=os.pathsep.join([cucim_site] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
-                                                              if p and "tw-site" not in p]),
+                   PYTHONPATH=os.pathsep.join([cucim_site] + keep(os.environ.get("PYTHONPATH", ""))),
                    LD_LIBRARY_PATH=os.pathsep.join([f"{cucim_site}/nvidia/nvimgcodec", f"{cucim_site}/nvidia/nvjpeg2k/lib",
-                                                    f"{cucim_site}/nvidia/nvtiff/lib",
-                                                    os.environ.get("LD_LIBRARY_PATH", "")]))
+                                                    f"{cucim_site}/nvidia/nvtiff/lib"]
+                                                   + keep(os.environ.get("LD_LIBRARY_PATH", ""))))
+        env.pop("TILEWISE_NVIMGCODEC_DIR", None)
         # cuslide2 (nvImageCodec) first; if it fails, cuCIM's classic GPU path (its own nvJPEG use) instead.
         for plugin in ("1", "0"):
             try:

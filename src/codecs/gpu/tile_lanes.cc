@@ -267,7 +267,7 @@ Result<TileLanes*> TileLanes::get(int device) {
   const char* assist = std::getenv("TILEWISE_GPU_CPU_ASSIST");
   options.cpu_assist = !(assist && assist[0] == '0');
   options.assist_backlog = static_cast<size_t>(
-      env_int("TILEWISE_GPU_ASSIST_BACKLOG", count * static_cast<int>(kMaxBatch) / 2, 0, 1 << 20));
+      env_int("TILEWISE_GPU_ASSIST_BACKLOG", count * static_cast<int>(kMaxBatch) * 4, 0, 1 << 20));
   auto lanes = make(std::move(decoders), options);
   TileLanes* out = lanes.get();
   r.lanes.emplace(device, std::move(lanes));

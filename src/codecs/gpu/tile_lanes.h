@@ -64,7 +64,8 @@ class TileLanes {
  public:
   static constexpr size_t kMaxBatch = 64;
   // The lanes of `device`, started on first use: TILEWISE_GPU_LANES lanes (default 4), cpu_assist unless
-  // TILEWISE_GPU_CPU_ASSIST=0, assist_backlog TILEWISE_GPU_ASSIST_BACKLOG (default lanes * kMaxBatch / 2).
+  // TILEWISE_GPU_CPU_ASSIST=0, assist_backlog TILEWISE_GPU_ASSIST_BACKLOG (default lanes * kMaxBatch * 4: before the
+  // first batch is measured, callers assist only behind a very long queue).
   static Result<TileLanes*> get(int device);
   // Lanes over the given decoders, one thread each (get() uses it; tests pass decoders that need no GPU).
   static std::unique_ptr<TileLanes> make(std::vector<std::unique_ptr<GpuDecoder>> decoders,
