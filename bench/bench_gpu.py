@@ -71,6 +71,15 @@ def loader_only(workers: int) -> None:
     print(json.dumps({k: N / v for k, v in r.items()} | {"gpu_share": gpu / max(1, gpu + cpu)}))
 
 
+def region_only() -> None:
+    """Workload 1 in this process (TILEWISE_GPU_IN_PLACE is read from the environment)."""
+    tilewise._gpu.configure()
+    tilewise.set_cache_capacity(0)
+    s = tilewise.open(SLIDE)
+    r = time_runs(lambda: (s.read_region((512, 512), (4096, 4096), device="cuda"), sync()), 5)
+    print(json.dumps({k: 4096 * 4096 / 1e6 / v for k, v in r.items()}))
+
+
 def subprocess_json(args, env, label="sub"):
     """Runs a Python child and returns the JSON of its last JSON line; its stderr goes to $OUT/<label>.err."""
     p = subprocess.run([sys.executable, *args], env=env, capture_output=True, timeout=400)
@@ -92,6 +101,9 @@ def rate_row(table, workload, tool, r, count, unit, note=""):
 def main() -> None:
     if len(sys.argv) == 3 and sys.argv[1] == "--loader":
         loader_only(int(sys.argv[2]))
+        return
+    if len(sys.argv) == 2 and sys.argv[1] == "--region":
+        region_only()
         return
     tilewise._gpu.configure()
     reason = tilewise._core.gpu_status(0)
@@ -118,6 +130,17 @@ def main() -> None:
         except Exception as e:  # report, keep going
             child_rows.append((f"3: loader, {cores} workers", f"lanes {lanes} assist {assist}: {e}", float("nan"),
                                float("nan"), float("nan"), ""))
+
+    # Workload 1 with tiles decoded in place (strided output) or into scratch + a device copy.
+    for in_place in ("1", "0"):
+        try:
+            r = subprocess_json([__file__, "--region"], dict(os.environ, TILEWISE_GPU_IN_PLACE=in_place),
+                                f"region-inplace{in_place}")
+            child_rows.append(("1: 4096^2 region", f"tilewise cuda, in place {'on' if in_place == '1' else 'off'}",
+                               r["median"], r["max"], r["min"], "MPix/s", "separate process"))
+        except Exception as e:
+            child_rows.append(("1: 4096^2 region", f"in place {in_place}: {e}", float("nan"), float("nan"),
+                               float("nan"), ""))
 
     # cuCIM's GPU path, same slide and locations, in its own process and site.
     cucim_site = os.environ.get("TILEWISE_CUCIM_SITE")

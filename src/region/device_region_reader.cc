@@ -9,6 +9,7 @@
 // tiles first and this thread the smallest windows. Other tiles (lossless codecs), and tiles the GPU fails
 // on, are decoded on the CPU. The call returns when the output is complete.
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
@@ -44,6 +45,16 @@ struct DeviceScratch {
     gpu::device_free(p, device);
   }
 };
+
+// TILEWISE_GPU_IN_PLACE=0 decodes every tile into scratch and copies it (for measuring in-place decoding,
+// whose strided output may cost the hardware decoder more than the extra device copy).
+bool in_place_enabled() {
+  static const bool enabled = [] {
+    const char* v = std::getenv("TILEWISE_GPU_IN_PLACE");
+    return !(v && v[0] == '0');
+  }();
+  return enabled;
+}
 
 struct Item {
   TileRef tile;
@@ -101,7 +112,7 @@ Status RegionReader::read_device(const RegionRequest& req) const {
         continue;
       }
       Item item{tile, bounds, need};
-      item.in_place = tile.valid_cols() == tw && tile.valid_rows() == th && need.x0 == bounds.x0 &&
+      item.in_place = in_place_enabled() && tile.valid_cols() == tw && tile.valid_rows() == th && need.x0 == bounds.x0 &&
                       need.x1 == bounds.x1 && need.y0 == bounds.y0 && need.y1 == bounds.y1;
       (gpu_codec ? gpu_items : cpu_items).push_back(std::move(item));
     }
