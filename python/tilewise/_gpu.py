@@ -75,12 +75,14 @@ class DeviceArray:
     returns (tilewise synchronises its own stream), so any stream may use it at once; ``stream`` arguments
     are accepted and need no synchronisation."""
 
-    def __init__(self, buffer: "_core.DeviceBuffer"):
+    def __init__(self, buffer: "_core.DeviceBuffer", shape: Optional[Tuple[int, ...]] = None):
         self._buffer = buffer
+        # A different shape of the same contiguous bytes (e.g. one region of a batch of one).
+        self._shape = tuple(shape) if shape is not None else None
 
     @property
     def shape(self):
-        return tuple(self._buffer.shape)
+        return self._shape if self._shape is not None else tuple(self._buffer.shape)
 
     @property
     def dtype(self):
@@ -93,6 +95,8 @@ class DeviceArray:
         return f"cuda:{self._buffer.device}"
 
     def __dlpack__(self, *args, **kwargs):
+        if self._shape is not None and self._shape != tuple(self._buffer.shape):
+            raise BufferError("this view of a device buffer is shared through __cuda_array_interface__ only")
         return self._buffer.__dlpack__(*args, **kwargs)
 
     def __dlpack_device__(self):

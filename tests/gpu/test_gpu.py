@@ -163,6 +163,29 @@ def test_device_batches_match_cpu_batches(name, tolerance):
         assert np.abs(a.astype(int) - b.astype(int)).max() <= tolerance
 
 
+def test_cucim_module_reads_to_the_device():
+    import cupy
+    from tilewise.cucim import CuImage
+
+    img = CuImage(str(slide("vips_jpeg.tif")._path))
+    region = img.read_region((100, 50), (300, 200), device="cuda")
+    assert str(region.device) == "cuda" and region.shape == [200, 300, 3]
+    cpu = np.asarray(img.read_region((100, 50), (300, 200)))
+    got = cupy.asnumpy(cupy.asarray(region))
+    assert np.abs(got.astype(int) - cpu.astype(int)).max() <= JPEG_TOLERANCE
+    with pytest.raises(TypeError, match="GPU memory"):
+        np.asarray(region)
+    locs = [(0, 0), (256, 256), (1000, 700), (40, 900)]
+    singles = list(img.read_region(locs, (128, 128), batch_size=1, num_workers=2, device="cuda"))
+    batches = list(img.read_region(locs, (128, 128), batch_size=2, num_workers=2, device="cuda"))
+    assert [r.shape for r in singles] == [[128, 128, 3]] * 4 and [b.shape for b in batches] == [[2, 128, 128, 3]] * 2
+    for i, loc in enumerate(locs):
+        want = np.asarray(img.read_region(loc, (128, 128))).astype(int)
+        assert np.abs(cupy.asnumpy(cupy.asarray(singles[i])).astype(int) - want).max() <= JPEG_TOLERANCE
+        got = cupy.asnumpy(cupy.asarray(batches[i // 2]))[i % 2].astype(int)
+        assert np.abs(got - want).max() <= JPEG_TOLERANCE
+
+
 def test_errors_stay_clear():
     s = slide("vips_jpeg.tif")
     with pytest.raises(tilewise.InvalidArgumentError):

@@ -86,6 +86,25 @@ def test_read_region_semantics(files):
         CuImage("/nonexistent/file.svs")
 
 
+def test_device_argument(files):
+    img = CuImage(files["generic"])
+    assert str(img.read_region((0, 0), (8, 8), device="cpu").device) == "cpu"
+    with pytest.raises(ValueError, match="unknown device"):
+        img.read_region((0, 0), (8, 8), device="tpu")
+    region = img.read_region((0, 0), (8, 8))
+    with pytest.raises(AttributeError, match="device='cuda'"):
+        region.__cuda_array_interface__
+    tilewise._gpu.configure()
+    reason = tilewise._core.gpu_status(0)
+    if reason is None:
+        pytest.skip("a GPU is present: tests/gpu covers device reads")
+    # Without a usable GPU (CI), device reads fail with tilewise's UnsupportedError naming the reason.
+    for call in (lambda: img.read_region((0, 0), (8, 8), device="cuda"),
+                 lambda: img.read_region([(0, 0), (8, 8)], (8, 8), batch_size=2, device="cuda:0")):
+        with pytest.raises(tilewise.UnsupportedError, match="not available"):
+            call()
+
+
 def test_iterators(files):
     img = CuImage(files["generic"])
     slide = tilewise.open(files["generic"])

@@ -7,6 +7,9 @@ for generic TIFF, white for Aperio and Philips), read through tilewise. Differen
   memory cache); ``"nocache"`` disables it. cuCIM's default is no cache; tilewise keeps its own cache on.
 - Several locations with ``num_workers=0`` are read (cuCIM raises).
 - Iterators never free arrays already handed out (cuCIM's does).
+- ``device="cuda"``/``"cuda:N"`` regions and batches are read through tilewise's GPU path; they expose
+  ``__cuda_array_interface__`` (``cupy.asarray(region)``) and, except single regions of an iterator,
+  ``__dlpack__``. Without a usable GPU, ``UnsupportedError`` says why (an unknown device: ``ValueError``).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Iterator, List, Optional, Sequence
 
 import numpy as np
 
-from .. import _core
+from .. import _core, _gpu
 from ..errors import TilewiseError
 from ..slide import Slide, _locations
 
@@ -71,10 +74,17 @@ class Device:
 
 
 def _check_device(device) -> Device:
-    name = str(device) if device is not None else "cpu"
-    if name != "cpu":
-        raise ValueError(f"device {name!r} is not available in this build of tilewise (use 'cpu')")
-    return Device("cpu")
+    """Device("cpu") or Device("cuda[:N]") after checking that the GPU can be used (tilewise's errors:
+    InvalidArgumentError (a ValueError) for an unknown device, UnsupportedError without a usable GPU)."""
+    kind, index = _gpu.parse_device(device)
+    if kind == "cpu":
+        return Device("cpu")
+    _gpu.check(index)
+    return Device("cuda" if str(device) == "cuda" else f"cuda:{index}")
+
+
+def _device_index(device: Device) -> int:
+    return -1 if str(device) == "cpu" else _gpu.parse_device(str(device))[1]
 
 
 def _spacing(props) -> tuple:
@@ -91,7 +101,8 @@ class CuImage:
     """A slide (``CuImage(path)``) or a region read from one (returned by ``read_region``)."""
 
     def __init__(self, path: "str | os.PathLike[str] | None" = None, *args, **kwargs):
-        self._array: Optional[np.ndarray] = None
+        self._array: Optional[np.ndarray] = None  # a region's pixels: numpy, or a _gpu.DeviceArray on a GPU
+        self._device = Device("cpu")
         self._slide: Optional[Slide] = None
         self._path = "" if path is None else os.fspath(path)
         self._dims = "YXC"
@@ -105,15 +116,20 @@ class CuImage:
             raise ValueError(f"Cannot open {self._path}! ({e})") from e
 
     @classmethod
-    def _region(cls, array: np.ndarray, path: str, dims: str) -> "CuImage":
+    def _region(cls, array, path: str, dims: str, device: Device = Device("cpu")) -> "CuImage":
         region = cls.__new__(cls)
-        region._array, region._slide, region._path, region._dims = array, None, path, dims
+        region._array, region._slide, region._path, region._dims, region._device = array, None, path, dims, device
         return region
+
+    def _on_gpu(self) -> bool:
+        return self._array is not None and str(self._device) != "cpu"
 
     # --- pickling (slides re-open themselves; regions carry their pixels) ------------------------
     def __reduce__(self):
         if self._slide is not None:
             return (CuImage, (self._path,))
+        if self._on_gpu():
+            raise TypeError("a region in GPU memory cannot be pickled (read it with device='cpu')")
         return (CuImage._region, (self._array, self._path, self._dims))
 
     # --- basic properties ----------------------------------------------------------------------
@@ -127,7 +143,7 @@ class CuImage:
 
     @property
     def device(self) -> Device:
-        return Device("cpu")
+        return self._device
 
     @property
     def ndim(self) -> int:
@@ -272,7 +288,7 @@ class CuImage:
         ``CuImageIterator`` over regions or batches, as cuCIM does."""
         if self._slide is None:
             raise ValueError("read_region needs an image opened from a file")
-        _check_device(device)
+        dev = _check_device(device)
         levels = self._slide.levels
         if not isinstance(level, (int, np.integer)) or level < 0 or level >= len(levels):
             shown = level if isinstance(level, (int, np.integer)) and level >= 0 else 65535
@@ -293,27 +309,49 @@ class CuImage:
         locs = _locations(location)
         if len(locs) == 1 and batch_size == 1:
             x, y = (int(v) for v in locs[0])
-            array = self._slide.read_region((x, y), (w, h), level=int(level), fill=self._fill())
-            return CuImage._region(array, self._path, "YXC")
+            array = self._slide.read_region((x, y), (w, h), level=int(level), fill=self._fill(), device=str(dev))
+            return CuImage._region(array, self._path, "YXC", dev)
         loader = _core.BatchLoader(self._slide._slide, locs, int(level), w, h, int(batch_size), int(num_workers),
                                    max(1, int(prefetch_factor)), bool(shuffle), int(seed), bool(drop_last),
-                                   self._fill(), True)
-        return CuImageIterator(loader, self._path, batch_size)
+                                   self._fill(), True, _device_index(dev))
+        return CuImageIterator(loader, self._path, batch_size, dev)
 
     # --- array protocols (regions) ---------------------------------------------------------------
     @property
     def __array_interface__(self) -> dict:
         if self._array is None:
             raise AttributeError("__array_interface__ is available on regions, not on the whole image")
+        if self._on_gpu():
+            raise AttributeError("the region is in GPU memory: use __cuda_array_interface__ (cupy.asarray)")
         return self._array.__array_interface__
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        if not self._on_gpu():
+            raise AttributeError("__cuda_array_interface__ is available on regions read with device='cuda'")
+        return self._array.__cuda_array_interface__
+
+    def __dlpack__(self, *args, **kwargs):
+        if not self._on_gpu():
+            raise BufferError("__dlpack__ is available on regions read with device='cuda'")
+        return self._array.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        if not self._on_gpu():
+            raise BufferError("__dlpack_device__ is available on regions read with device='cuda'")
+        return self._array.__dlpack_device__()
 
     def __array__(self, dtype=None, copy=None):
         if self._array is None:
             raise ValueError("read a region first (CuImage.read_region)")
+        if self._on_gpu():
+            raise TypeError("the region is in GPU memory: use cupy.asarray(region) or torch.as_tensor(region)")
         return self._array if dtype is None else self._array.astype(dtype)
 
     def save(self, file_path: str) -> None:
         """Saves a region as .ppm (as cuCIM does), or any format PIL knows from the extension."""
+        if self._on_gpu():
+            raise ValueError("a region in GPU memory cannot be saved (read it with device='cpu')")
         if self._array is None or self._array.ndim != 3:
             raise ValueError("only a single (H, W, C) region can be saved")
         path = os.fspath(file_path)
@@ -352,8 +390,8 @@ class CuImage:
 class CuImageIterator:
     """Regions (batch_size 1: (H, W, C)) or batches ((N, H, W, C)) of a multi-location read."""
 
-    def __init__(self, loader, path: str, batch_size: int):
-        self._loader, self._path, self._batch_size = loader, path, batch_size
+    def __init__(self, loader, path: str, batch_size: int, device: Device = Device("cpu")):
+        self._loader, self._path, self._batch_size, self._device = loader, path, batch_size, device
 
     def __len__(self) -> int:
         return len(self._loader)
@@ -368,6 +406,11 @@ class CuImageIterator:
         pixels, _, error = item
         if error is not None:
             _core.raise_status(*error)
+        if isinstance(pixels, _core.DeviceBuffer):
+            shape = tuple(pixels.shape)
+            if self._batch_size == 1:
+                return CuImage._region(_gpu.DeviceArray(pixels, shape[1:]), self._path, "YXC", self._device)
+            return CuImage._region(_gpu.DeviceArray(pixels), self._path, "NYXC", self._device)
         if self._batch_size == 1:
             return CuImage._region(pixels[0], self._path, "YXC")
         return CuImage._region(pixels, self._path, "NYXC")
