@@ -117,6 +117,15 @@ class Lanes final : public TileLanes {
     return s;
   }
 
+  bool cpu_outpaces_gpu(const DeviceTileRequest& r, int cpu_threads) const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const int c = codec_class(r);
+    if (gpu_seconds_per_tile_[c] == 0 || threads_.empty()) return false;
+    const double gpu = gpu_seconds_per_tile_[c] / static_cast<double>(threads_.size());
+    const double cpu = cpu_seconds_per_pixel_[c] * r.width * r.height / std::max(1, cpu_threads);
+    return 2 * cpu < gpu;
+  }
+
  private:
   // Tiles per nvImageCodec call: about options_.batch_seconds of work at the measured speed, at most kMaxBatch. Slow
   // codecs (nvJPEG2000 takes milliseconds per tile) get small batches, so that a caller's tile is not held
@@ -125,15 +134,6 @@ class Lanes final : public TileLanes {
     const double per_tile = gpu_seconds_per_tile_[codec_class(first)];
     if (per_tile == 0) return 8;
     return static_cast<size_t>(std::clamp(options_.batch_seconds / per_tile, 1.0, static_cast<double>(kMaxBatch)));
-  }
-
-  bool cpu_outpaces_gpu(const DeviceTileRequest& r, int cpu_threads) const override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    const int c = codec_class(r);
-    if (gpu_seconds_per_tile_[c] == 0 || threads_.empty()) return false;
-    const double gpu = gpu_seconds_per_tile_[c] / static_cast<double>(threads_.size());
-    const double cpu = cpu_seconds_per_pixel_[c] * r.width * r.height / std::max(1, cpu_threads);
-    return 2 * cpu < gpu;
   }
 
   // Whether the caller should decode the last unclaimed job of `entry` itself (mutex held).
