@@ -42,6 +42,9 @@ struct GpuStats {
   uint64_t cpu_tiles = 0;
   uint64_t batches = 0;
   int lanes = 0;
+  uint64_t tile_cache_hits = 0;    // cut tiles composed from the device tile cache (not decoded again)
+  uint64_t tile_cache_misses = 0;
+  size_t tile_cache_bytes = 0;
 };
 GpuStats gpu_stats(int device = 0);
 // For benchmarks: the raw decode ceiling. Decodes every stream (complete JPEG or JPEG 2000 streams of

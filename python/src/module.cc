@@ -53,6 +53,9 @@ NB_MODULE(_core, m) {
     d["cpu_tiles"] = s.cpu_tiles;
     d["batches"] = s.batches;
     d["lanes"] = s.lanes;
+    d["tile_cache_hits"] = s.tile_cache_hits;
+    d["tile_cache_misses"] = s.tile_cache_misses;
+    d["tile_cache_bytes"] = s.tile_cache_bytes;
     return d;
   }, nb::arg("device") = 0);
   m.def("gpu_decode_rate", [](const std::vector<nb::bytes>& streams, int32_t width, int32_t height, int threads,

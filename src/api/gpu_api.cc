@@ -18,7 +18,8 @@ Status gpu_status(int device) { return codecs::gpu::device_status(device); }
 
 GpuStats gpu_stats(int device) {
   const codecs::gpu::LaneStats s = codecs::gpu::lane_stats(device);
-  return GpuStats{s.gpu_tiles, s.cpu_tiles, s.batches, s.lanes};
+  const auto c = codecs::gpu::tile_cache(device).stats();
+  return GpuStats{s.gpu_tiles, s.cpu_tiles, s.batches, s.lanes, c.hits, c.misses, c.bytes};
 }
 
 Result<double> gpu_decode_rate(const std::vector<std::vector<uint8_t>>& streams, int32_t width, int32_t height,

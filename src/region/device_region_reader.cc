@@ -13,7 +13,9 @@
 #include <cstring>
 #include <mutex>
 
+#include "cache/tile_cache.h"
 #include "codecs/gpu/device_memory.h"
+#include "codecs/gpu/device_tile_cache.h"
 #include "codecs/gpu/tile_lanes.h"
 #include "region/region_reader.h"
 #include "region/tile_fetcher.h"
@@ -46,6 +48,30 @@ struct DeviceScratch {
   }
 };
 
+// The device tile cache entries a read holds: released when the read ends, after the work on `stream` (the
+// crops that read them); a reservation the read did not publish is dropped then (an early error).
+struct CacheHold {
+  gpu::DeviceTileCache* cache = nullptr;
+  void* stream = nullptr;
+  std::vector<std::pair<gpu::DeviceTileCache::Entry*, bool>> held;  // entry, still to publish
+  void publish(gpu::DeviceTileCache::Entry* e, bool ok) {
+    for (auto& [entry, pending] : held) {
+      if (entry == e && pending) {
+        cache->publish(e, ok);
+        pending = false;
+      }
+    }
+  }
+  ~CacheHold() {
+    if (held.empty()) return;
+    gpu::device_synchronize(stream);
+    for (auto& [entry, pending] : held) {
+      if (pending) cache->publish(entry, false);
+      cache->release(entry);
+    }
+  }
+};
+
 // TILEWISE_GPU_IN_PLACE=0 decodes every tile into scratch and copies it (for measuring in-place decoding,
 // whose strided output may cost the hardware decoder more than the extra device copy).
 bool in_place_enabled() {
@@ -61,6 +87,8 @@ struct Item {
   Rect bounds, need;
   bool in_place = false;
   size_t scratch_slot = 0;
+  gpu::DeviceTileCache::Entry* cached = nullptr;  // the tile's device cache entry (ready, or reserved)
+  uint8_t* cached_pixels = nullptr;
   std::vector<uint8_t> bytes;
 };
 
@@ -139,10 +167,29 @@ Status RegionReader::read_device(const RegionRequest& req) const {
     std::stable_sort(gpu_items.begin(), gpu_items.end(),
                      [](const Item& a, const Item& b) { return a.need.area() > b.need.area(); });
     const size_t tile_bytes = static_cast<size_t>(tw) * static_cast<size_t>(th) * 3;
+    // Cut tiles come from the device tile cache when another read decoded them (hits: no decode), or are
+    // decoded into a reserved cache entry, or else into scratch.
+    CacheHold hold{req.use_cache && cache::TileCache::global().enabled() ? &gpu::tile_cache(device) : nullptr, stream};
+    std::vector<Item> hits;
     size_t slots = 0;
     for (Item& item : gpu_items) {
-      if (!item.in_place) item.scratch_slot = slots++;
+      if (item.in_place) continue;
+      if (hold.cache) {
+        auto found = hold.cache->acquire(gpu::DeviceTileKey{slide_uid_, req.cache_level, item.tile.index()}, tile_bytes);
+        if (found.entry) {
+          hold.held.emplace_back(found.entry, !found.ready);
+          item.cached = found.entry;
+          item.cached_pixels = found.pixels;
+          if (found.ready) {
+            hits.push_back(std::move(item));
+            item.tile.level = nullptr;  // moved to `hits`
+          }
+          continue;
+        }
+      }
+      item.scratch_slot = slots++;
     }
+    std::erase_if(gpu_items, [](const Item& item) { return item.tile.level == nullptr; });
     DeviceScratch scratch{nullptr, device, stream};
     if (slots > 0) {
       TW_ASSIGN_OR_RETURN(scratch.p, gpu::device_malloc(slots * tile_bytes, device));
@@ -162,7 +209,7 @@ Status RegionReader::read_device(const RegionRequest& req) const {
         r.out = at(item.bounds.x0, item.bounds.y0);
         r.pitch = pitch;
       } else {
-        r.out = static_cast<uint8_t*>(scratch.p) + item.scratch_slot * tile_bytes;
+        r.out = item.cached ? item.cached_pixels : static_cast<uint8_t*>(scratch.p) + item.scratch_slot * tile_bytes;
         r.pitch = static_cast<size_t>(tw) * 3;
       }
     }
@@ -191,8 +238,19 @@ Status RegionReader::read_device(const RegionRequest& req) const {
         });
       });
     }
+    // A cut tile decoded on the device (or found in the cache) is cropped into the output.
+    auto crop = [&](const Item& item) -> Status {
+      const uint8_t* tile_pixels =
+          item.cached ? item.cached_pixels : static_cast<uint8_t*>(scratch.p) + item.scratch_slot * tile_bytes;
+      const uint8_t* src = tile_pixels + (item.need.y0 - item.bounds.y0) * tw * 3 + (item.need.x0 - item.bounds.x0) * 3;
+      return gpu::device_copy_2d(at(item.need.x0, item.need.y0), pitch, src, static_cast<size_t>(tw) * 3,
+                                 static_cast<int32_t>((item.need.x1 - item.need.x0) * 3),
+                                 static_cast<int32_t>(item.need.y1 - item.need.y0), false, stream);
+    };
     for (size_t i = 0; i < gpu_items.size(); ++i) {
       Item& item = gpu_items[i];
+      // A reserved cache entry is complete only when the GPU decoded the whole tile into it.
+      if (item.cached) hold.publish(item.cached, jobs[i].on_gpu && jobs[i].status.ok());
       if (!jobs[i].on_gpu) {
         if (!jobs[i].status.ok()) return jobs[i].status;  // the CPU decoder's error, with the tile's context
         continue;
@@ -201,14 +259,9 @@ Status RegionReader::read_device(const RegionRequest& req) const {
         cpu_items.push_back(std::move(item));
         continue;
       }
-      if (!item.in_place) {
-        const uint8_t* src = static_cast<uint8_t*>(scratch.p) + item.scratch_slot * tile_bytes +
-                             (item.need.y0 - item.bounds.y0) * tw * 3 + (item.need.x0 - item.bounds.x0) * 3;
-        TW_RETURN_IF_ERROR(gpu::device_copy_2d(at(item.need.x0, item.need.y0), pitch, src, static_cast<size_t>(tw) * 3,
-                                               static_cast<int32_t>((item.need.x1 - item.need.x0) * 3),
-                                               static_cast<int32_t>(item.need.y1 - item.need.y0), false, stream));
-      }
+      if (!item.in_place) TW_RETURN_IF_ERROR(crop(item));
     }
+    for (const Item& item : hits) TW_RETURN_IF_ERROR(crop(item));
   }
 
   // Tiles only the CPU decodes (lossless codecs, RGB-component JPEG, GPU failures): in parts on the pool when

@@ -5,6 +5,7 @@
 #include <bit>
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -55,6 +56,7 @@ struct DeviceCache {
 struct MemoryState {
   std::mutex mutex;
   std::unordered_map<int, DeviceCache> devices;
+  std::unordered_map<int, std::unique_ptr<DeviceTileCache>> tile_caches;
 };
 
 MemoryState& memory() {
@@ -143,6 +145,24 @@ void device_free(void* p, int device) {
   }
   cache.idle[cls].push_back(Block{p, ev});
   cache.idle_bytes += cls;
+}
+
+DeviceTileCache& tile_cache(int device) {
+  MemoryState& m = memory();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  auto& slot = m.tile_caches[device];
+  if (!slot) {
+    const char* v = std::getenv("TILEWISE_GPU_TILE_CACHE_MB");
+    const long mb = v ? std::atol(v) : 256;
+    slot = std::make_unique<DeviceTileCache>(
+        static_cast<size_t>(mb < 0 ? 0 : mb) << 20,
+        [device](size_t bytes) -> void* {
+          auto p = device_malloc(bytes, device);
+          return p.ok() ? *p : nullptr;
+        },
+        [device](void* p) { device_free(p, device); });
+  }
+  return *slot;
 }
 
 Result<StreamLease> StreamLease::acquire(int device) {

@@ -12,9 +12,15 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "codecs/gpu/device_tile_cache.h"
 #include "tilewise/status.h"
 
 namespace tilewise::codecs::gpu {
+
+// The device tile cache of `device` (device_tile_cache.h): TILEWISE_GPU_TILE_CACHE_MB MiB (default 256) of
+// decoded cut tiles, in blocks from device_malloc. Used when the read uses the tile cache and tilewise's
+// cache is enabled (set_cache_capacity(0) turns both off).
+DeviceTileCache& tile_cache(int device);
 
 Result<void*> device_malloc(size_t bytes, int device);
 void device_free(void* p, int device);

@@ -19,6 +19,10 @@ void at_gpu_shutdown(void (*)()) {}
 Result<void*> device_malloc(size_t, int) { return not_built(); }
 void device_free(void*, int) {}
 Result<StreamLease> StreamLease::acquire(int) { return not_built(); }
+DeviceTileCache& tile_cache(int) {
+  static DeviceTileCache none(0, [](size_t) -> void* { return nullptr; }, [](void*) {});
+  return none;
+}
 StreamLease::~StreamLease() = default;
 Status device_fill(uint8_t*, size_t, int32_t, int32_t, const uint8_t[3], void*) { return not_built(); }
 Status device_copy_2d(uint8_t*, size_t, const uint8_t*, size_t, int32_t, int32_t, bool, void*) { return not_built(); }
