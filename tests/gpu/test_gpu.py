@@ -1,8 +1,8 @@
 """GPU path (device="cuda"): results against the CPU path, interop, concurrency and device memory.
 
 Runs on a machine with an NVIDIA GPU and nvImageCodec 0.8 (scripts/gpu-test.sh); skips with the reason
-everywhere else (CI has no GPU). Slides come from TILEWISE_GPU_DATA (generated on the developer machine)
-or are generated here when tifffile and imagecodecs are available.
+everywhere else (CI has no GPU). Slides come from TILEWISE_GPU_DATA (default .gpu/data, made on the
+developer machine by scripts/gpu-prepare.sh); a test whose slide is missing skips, saying so.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import tilewise
 REASON = tilewise._core.gpu_status(0) if tilewise._gpu.configure() is None else None
 pytestmark = pytest.mark.skipif(REASON is not None, reason=f"no usable GPU: {REASON}")
 
-DATA = Path(os.environ.get("TILEWISE_GPU_DATA", Path(__file__).resolve().parents[2] / ".gpudata"))
+DATA = Path(os.environ.get("TILEWISE_GPU_DATA", Path(__file__).resolve().parents[2] / ".gpu" / "data"))
 # nvJPEG's IDCT and chroma upsampling differ from libjpeg-turbo's by a few levels (gpu.md: up to 11 seen).
 JPEG_TOLERANCE = 16
 # nvJPEG2000 and OpenJPEG both follow the standard's integer/float inverse transforms; rounding may differ.
@@ -36,7 +36,7 @@ def to_host(array) -> np.ndarray:
 def slide(name: str) -> tilewise.Slide:
     path = DATA / name
     if not path.exists():
-        pytest.skip(f"{path} is missing (generate .gpudata on the developer machine)")
+        pytest.skip(f"{path} is missing (scripts/gpu-prepare.sh makes .gpu/data on the developer machine)")
     return tilewise.open(path)
 
 
