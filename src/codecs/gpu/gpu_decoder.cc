@@ -18,7 +18,6 @@ namespace {
 
 Status cuda_error(const std::string& what, cudaError_t e) { return internal_error(what + ": " + cudaGetErrorString(e)); }
 
-
 template <typename T>
 T structure(nvimgcodecStructureType_t type) {
   T s;
@@ -187,13 +186,13 @@ class NvImageCodecDecoder final : public GpuDecoder {
     cudaError_t e = cudaStreamSynchronize(stream_);
     for (size_t k = 0; k < live.size(); ++k) {
       const size_t i = live[k];
-      const std::string codec = std::string("gpu ") + compression_name(requests[i].compression);
+      auto codec = [&] { return std::string("gpu ") + compression_name(requests[i].compression); };
       if (s != NVIMGCODEC_STATUS_SUCCESS) {
-        statuses[i] = internal_error(codec + ": decode failed: " + status_name(s));
+        statuses[i] = internal_error(codec() + ": decode failed: " + status_name(s));
       } else if (processing[k] != NVIMGCODEC_PROCESSING_STATUS_SUCCESS) {
-        statuses[i] = corrupt(codec + ": processing status " + std::to_string(processing[k]));
+        statuses[i] = corrupt(codec() + ": processing status " + std::to_string(processing[k]));
       } else if (e != cudaSuccess) {
-        statuses[i] = cuda_error(codec, e);
+        statuses[i] = cuda_error(codec(), e);
       } else {
         statuses[i] = Status();
       }
