@@ -15,6 +15,25 @@ export TILEWISE_CATALOGUE_DIR="$PWD/build/catalogue"
 echo "== C++ tests (Release)"
 ctest --test-dir build/py --output-on-failure -j "$jobs" || status=1
 
+echo "== C++ package (cmake --install, then find_package(tilewise) from tests/package)"
+package_test() {
+  local prefix=$PWD/build/pkg-prefix slide=$PWD/build/catalogue/good-aperio-jpeg-rgb.svs
+  # Configured as build.sh configures the library (the GPU path too when nvcc and the header are there).
+  cmake -S . -B build/pkg -G Ninja -DCMAKE_BUILD_TYPE=Release -DTILEWISE_BUILD_PYTHON=OFF -DTILEWISE_BUILD_CLI=OFF \
+    -DCMAKE_INSTALL_PREFIX="$prefix" >/dev/null
+  cmake --build build/pkg -j "$jobs" >/dev/null
+  rm -rf "$prefix" && cmake --install build/pkg >/dev/null
+  cmake -S tests/package -B build/pkg-consumer -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+  cmake --build build/pkg-consumer >/dev/null
+  local got want
+  got=$(build/pkg-consumer/consumer "$slide")
+  want=$(.venv/bin/python -c "import sys, tilewise; s = tilewise.open(sys.argv[1]); w, h = s.dimensions; \
+px = s.read_region((10, 20), (64, 48)); print(f'levels {s.level_count} {w} {h} sum {int(px.sum())} batches 2')" "$slide")
+  echo "installed package: $got"
+  [ "$got" = "$want" ] || { echo "expected: $want"; return 1; }
+}
+package_test || status=1
+
 sanitizer_build() {  # name, sanitizers, ctest regex
   local dir=build/$1
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTILEWISE_BUILD_TESTS=ON \
