@@ -46,6 +46,12 @@ Result<double> gpu_decode_rate(const std::vector<std::vector<uint8_t>>& streams,
   auto work = [&](int t, int rounds) {
     std::vector<gpu::DeviceTileRequest> requests;
     std::vector<Status> statuses;
+    auto flush = [&] {
+      statuses.assign(requests.size(), Status());
+      decoders[static_cast<size_t>(t)]->decode_batch(requests, statuses);
+      for (const Status& s : statuses) failures += s.ok() ? 0 : 1;
+      requests.clear();
+    };
     for (int r = 0; r < rounds; ++r) {
       for (size_t i = static_cast<size_t>(t); i < streams.size(); i += static_cast<size_t>(threads)) {
         gpu::DeviceTileRequest q;
@@ -58,19 +64,10 @@ Result<double> gpu_decode_rate(const std::vector<std::vector<uint8_t>>& streams,
         q.out = static_cast<uint8_t*>(outputs[static_cast<size_t>(t)]) + requests.size() * tile_bytes;
         q.pitch = static_cast<size_t>(width) * 3;
         requests.push_back(q);
-        if (requests.size() == static_cast<size_t>(batch)) {
-          statuses.assign(requests.size(), Status());
-          decoders[static_cast<size_t>(t)]->decode_batch(requests, statuses);
-          for (const Status& s : statuses) failures += s.ok() ? 0 : 1;
-          requests.clear();
-        }
+        if (requests.size() == static_cast<size_t>(batch)) flush();
       }
     }
-    if (!requests.empty()) {
-      statuses.assign(requests.size(), Status());
-      decoders[static_cast<size_t>(t)]->decode_batch(requests, statuses);
-      for (const Status& s : statuses) failures += s.ok() ? 0 : 1;
-    }
+    if (!requests.empty()) flush();
   };
   auto run = [&](int rounds) {
     std::vector<std::thread> pool;

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <mutex>
 
 #include "cache/tile_cache.h"
@@ -89,6 +90,7 @@ struct Item {
   size_t scratch_slot = 0;
   gpu::DeviceTileCache::Entry* cached = nullptr;  // the tile's device cache entry (ready, or reserved)
   uint8_t* cached_pixels = nullptr;
+  bool cache_hit = false;  // the entry was ready: nothing to decode
   std::vector<uint8_t> bytes;
 };
 
@@ -170,7 +172,6 @@ Status RegionReader::read_device(const RegionRequest& req) const {
     // Cut tiles come from the device tile cache when another read decoded them (hits: no decode), or are
     // decoded into a reserved cache entry, or else into scratch.
     CacheHold hold{req.use_cache && cache::TileCache::global().enabled() ? &gpu::tile_cache(device) : nullptr, stream};
-    std::vector<Item> hits;
     size_t slots = 0;
     for (Item& item : gpu_items) {
       if (item.in_place) continue;
@@ -180,16 +181,17 @@ Status RegionReader::read_device(const RegionRequest& req) const {
           hold.held.emplace_back(found.entry, !found.ready);
           item.cached = found.entry;
           item.cached_pixels = found.pixels;
-          if (found.ready) {
-            hits.push_back(std::move(item));
-            item.tile.level = nullptr;  // moved to `hits`
-          }
+          item.cache_hit = found.ready;
           continue;
         }
       }
       item.scratch_slot = slots++;
     }
-    std::erase_if(gpu_items, [](const Item& item) { return item.tile.level == nullptr; });
+    // Hits need no decode: they leave the job list (the order of the rest is kept).
+    const auto first_hit =
+        std::stable_partition(gpu_items.begin(), gpu_items.end(), [](const Item& item) { return !item.cache_hit; });
+    std::vector<Item> hits(std::make_move_iterator(first_hit), std::make_move_iterator(gpu_items.end()));
+    gpu_items.erase(first_hit, gpu_items.end());
     DeviceScratch scratch{nullptr, device, stream};
     if (slots > 0) {
       TW_ASSIGN_OR_RETURN(scratch.p, gpu::device_malloc(slots * tile_bytes, device));

@@ -37,6 +37,8 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 // Exponentially weighted moving average; 0 means "not measured yet".
 void update(double& average, double sample) { average = average == 0 ? sample : 0.9 * average + 0.1 * sample; }
 
+Status shut_down() { return internal_error("gpu: the decode lanes were shut down"); }
+
 struct Group {
   std::condition_variable done;
   size_t remaining;
@@ -65,7 +67,7 @@ class Lanes final : public TileLanes {
       stopping_ = true;
       for (Entry* e : queue_) {
         for (size_t i = e->front; i < e->back; ++i) {
-          e->jobs[i].status = internal_error("gpu: the decode lanes were shut down");
+          e->jobs[i].status = shut_down();
           if (--e->group->remaining == 0) e->group->done.notify_one();
         }
         e->front = e->back;
@@ -85,7 +87,7 @@ class Lanes final : public TileLanes {
     Entry entry{jobs.data(), 0, jobs.size(), &group};
     std::unique_lock<std::mutex> lock(mutex_);
     if (stopping_) {
-      for (LaneJob& j : jobs) j.status = internal_error("gpu: the decode lanes were shut down");
+      for (LaneJob& j : jobs) j.status = shut_down();
       return;
     }
     queue_.push_back(&entry);
