@@ -1,7 +1,7 @@
 """GPU benchmark (workload 5 of ../shared/docs/benchmarks.md): workloads 1-4 with device output, in one run,
 against cuCIM's GPU path (cucim-cu13 with ENABLE_CUSLIDE2=1, run in its own process because it needs
 nvImageCodec 0.9 while tilewise pins 0.8), tilewise's own CPU path, and the raw nvImageCodec decode of the
-same tiles (the ceiling: tilewise._core.gpu_decode_rate, 1/2/4 threads with pinned input).
+same tiles (the ceiling: tilewise._bench.decode_rate, 1/2/4 threads with pinned input, each decoding for 2 s).
 
 Medians of 5 timed repetitions after a warm-up; caches off. Prints one markdown table.
 Usage: bench_gpu.py            (everything; slides from $TILEWISE_GPU_DATA, cuCIM from $TILEWISE_CUCIM_SITE)
@@ -21,6 +21,7 @@ import numpy as np
 import tifffile
 
 import tilewise
+import tilewise._bench  # the raw decode ceiling (built with TILEWISE_BUILD_BENCH=ON)
 from common import Table, jpeg_tiles, time_runs
 
 HERE = Path(__file__).resolve().parent
@@ -183,7 +184,7 @@ def main() -> None:
     streams = jpeg_tiles(SLIDE, 0)
     ceiling = {}
     for threads in (1, 2, 4):
-        rate = tilewise._core.gpu_decode_rate(streams, 256, 256, threads=threads, batch=64, repeats=3)
+        rate, _ = tilewise._bench.decode_rate(streams, 256, 256, threads=threads, batch=64, seconds=2.0)
         ceiling[threads] = rate
         table.add("raw decode ceiling", f"nvImageCodec, {threads} thread(s), batch 64", rate, float("nan"),
                   float("nan"), "tiles/s", f"{rate * 65536 / 1e9:.2f} GPix/s")
@@ -265,7 +266,7 @@ def main() -> None:
                 fh.seek(off)
                 cs.append(fh.read(n))
         for threads in (1, 4):
-            rate = tilewise._core.gpu_decode_rate(cs, 240, 240, threads=threads, batch=16, repeats=2)
+            rate, _ = tilewise._bench.decode_rate(cs, 240, 240, threads=threads, batch=16, seconds=2.0)
             table.add("JPEG 2000: raw nvJPEG2000 decode", f"nvImageCodec, {threads} thread(s), batch 16", rate,
                       float("nan"), float("nan"), "tiles/s")
 

@@ -33,6 +33,7 @@ CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) python3 -m pip install -q --no-build-isolati
   --config-settings=build-dir=/tmp/tw-build \
   --config-settings=cmake.define.TILEWISE_NVIMGCODEC_INCLUDE_DIR="$site/nvidia/nvimgcodec/include" \
   --config-settings=cmake.define.TILEWISE_BUILD_CLI=OFF \
+  --config-settings=cmake.define.TILEWISE_BUILD_BENCH=ON \
   --config-settings=cmake.define.CMAKE_CUDA_ARCHITECTURES="90-real;90-virtual" . 2>&1 | tail -20
 cd /tmp
 python3 -c "import tilewise; tilewise._gpu.configure(); print('gpu_status:', tilewise._core.gpu_status(0) or 'ok')"

@@ -21,46 +21,13 @@
 
 #include "tilewise/image_view.h"
 #include "tilewise/status.h"
+#include "tilewise/types.h"
 
 namespace tilewise {
 
 namespace internal {
 class SlideImpl;
 }
-
-struct LevelInfo {
-  int64_t width = 0;
-  int64_t height = 0;
-  int32_t tile_width = 0;   // decode unit; for strip-based levels the strip (width x rows per strip)
-  int32_t tile_height = 0;
-  double downsample = 1.0;  // mean of the width and height ratios to level 0, as OpenSlide computes it
-  std::string compression;  // "jpeg", "deflate", "lzw", "zstd", "none", ...
-};
-
-struct AssociatedImageInfo {
-  std::string name;  // "thumbnail", "label", "macro", ...
-  int64_t width = 0;
-  int64_t height = 0;
-};
-
-// An owned RGB image (associated images, thumbnails).
-struct RgbImage {
-  int64_t width = 0;
-  int64_t height = 0;
-  std::vector<uint8_t> pixels;  // width * height * 3, row-major
-};
-
-struct ReadOptions {
-  // Colour for pixels outside the level; when unset, the format's background (white unless the format
-  // defines another).
-  std::optional<std::array<uint8_t, 3>> fill;
-  // Use and fill the process-wide decoded-tile cache (cache_config.h).
-  bool use_cache = true;
-};
-
-struct OpenOptions {};
-
-using Properties = std::vector<std::pair<std::string, std::string>>;  // sorted by key
 
 // The vendor name of the format driver that recognises the file ("aperio", "generic-tiff", ...), without
 // opening it fully; nullopt for a missing, unreadable or unrecognised file (OpenSlide's detect_vendor).
@@ -70,10 +37,9 @@ class Slide {
  public:
   // Opens a slide file. Errors: NotFound (no such file), Unsupported (not a format tilewise reads),
   // Corrupt (a recognised format that violates its rules), IoError.
-  static Result<Slide> open(const std::string& path, const OpenOptions& options = {});
+  static Result<Slide> open(const std::string& path);
   // Opens a slide held in memory (tests, fuzzing, network buffers). `name` is used in error messages.
-  static Result<Slide> open_memory(std::vector<uint8_t> bytes, const std::string& name = "<memory>",
-                                   const OpenOptions& options = {});
+  static Result<Slide> open_memory(std::vector<uint8_t> bytes, const std::string& name = "<memory>");
 
   const std::string& path() const;
   const std::string& format() const;  // the format driver's vendor name, e.g. "generic-tiff"

@@ -1,10 +1,14 @@
-// The public C++ API of tilewise. Include this header only.
+// The public C++ API of tilewise: include this header only.
 #pragma once
 
-#include "tilewise/cache_config.h"
+#include "tilewise/batch_loader.h"
+#include "tilewise/config.h"
+#include "tilewise/gpu.h"
 #include "tilewise/image_view.h"
+#include "tilewise/memory.h"
 #include "tilewise/slide.h"
 #include "tilewise/status.h"
+#include "tilewise/types.h"
 
 namespace tilewise {
 const char* version();

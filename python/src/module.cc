@@ -58,22 +58,6 @@ NB_MODULE(_core, m) {
     d["tile_cache_bytes"] = s.tile_cache_bytes;
     return d;
   }, nb::arg("device") = 0);
-  m.def("gpu_decode_rate", [](const std::vector<nb::bytes>& streams, int32_t width, int32_t height, int threads,
-                              int batch, int repeats, int device) {
-    std::vector<std::vector<uint8_t>> copies;
-    for (const nb::bytes& b : streams) {
-      const auto* p = static_cast<const uint8_t*>(b.data());
-      copies.emplace_back(p, p + b.size());
-    }
-    Result<double> rate = internal_error("not run");
-    {
-      nb::gil_scoped_release release;
-      rate = gpu_decode_rate(copies, width, height, threads, batch, repeats, device);
-    }
-    python::throw_if_error(rate.status());
-    return *rate;
-  }, nb::arg("streams"), nb::arg("width"), nb::arg("height"), nb::arg("threads") = 1, nb::arg("batch") = 64,
-     nb::arg("repeats") = 3, nb::arg("device") = 0);
   m.def("set_nvimgcodec_directory", &set_nvimgcodec_directory, nb::arg("directory"));
   m.def("detect_format", &detect_format, nb::arg("path"),
         "The vendor name of the format that recognises the file, or None.");

@@ -27,12 +27,20 @@ std::atomic<uint64_t> g_next_uid{1};
 }
 
 SlideImpl::SlideImpl(formats::SlideModel m, std::string p)
-    : model(std::move(m)), path(std::move(p)), uid(g_next_uid.fetch_add(1)), reader(model, uid) {
+    : model(std::move(m)),
+      path(std::move(p)),
+      uid(g_next_uid.fetch_add(1)),
+      host_reader(model, uid),
+      device_reader(model, uid) {
   for (const auto& l : model.levels) levels.push_back(l.info);
   for (const auto& a : model.associated) associated.push_back({a.name, a.image.info.width, a.image.info.height});
 }
 
 SlideImpl::~SlideImpl() { cache::TileCache::global().erase_slide(uid); }
+
+Status SlideImpl::read(const region::RegionRequest& request) const {
+  return request.out.device.is_cpu() ? host_reader.read(request) : device_reader.read(request);
+}
 
 }  // namespace internal
 
@@ -46,12 +54,12 @@ Result<Slide> open_source(Result<std::shared_ptr<const io::Source>> source, cons
 }
 }  // namespace
 
-Result<Slide> Slide::open(const std::string& path, const OpenOptions&) {
+Result<Slide> Slide::open(const std::string& path) {
   return open_source(io::open_file(path), path,
                      [](std::shared_ptr<const internal::SlideImpl> impl) { return Slide(std::move(impl)); });
 }
 
-Result<Slide> Slide::open_memory(std::vector<uint8_t> bytes, const std::string& name, const OpenOptions&) {
+Result<Slide> Slide::open_memory(std::vector<uint8_t> bytes, const std::string& name) {
   return open_source(io::memory_source(std::move(bytes), name), name,
                      [](std::shared_ptr<const internal::SlideImpl> impl) { return Slide(std::move(impl)); });
 }
@@ -107,7 +115,7 @@ Status Slide::read_level_region(int level, int64_t x, int64_t y, int64_t width, 
   req.out = out;
   req.fill = options.fill.value_or(impl_->model.background);
   req.use_cache = options.use_cache;
-  Status s = impl_->reader.read(req);
+  Status s = impl_->read(req);
   if (!s.ok() && s.code() == StatusCode::kInvalidArgument) return s.with_context(impl_->path);
   return s;
 }
@@ -147,7 +155,7 @@ Result<RgbImage> Slide::read_associated_image(const std::string& name) const {
     req.height = image.height;
     req.out = view;
     req.use_cache = false;
-    TW_RETURN_IF_ERROR(impl_->reader.read(req));
+    TW_RETURN_IF_ERROR(impl_->read(req));
     return image;
   }
   return not_found(impl_->path + ": no associated image named '" + name + "'");

@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "formats/slide_model.h"
-#include "region/region_reader.h"
+#include "gpu/device_region_reader.h"
+#include "region/host_region_reader.h"
+#include "region/region_request.h"
 #include "tilewise/slide.h"
 
 namespace tilewise::internal {
@@ -21,7 +23,11 @@ class SlideImpl {
   uint64_t uid;  // distinguishes this open slide in the process-wide tile cache
   std::vector<LevelInfo> levels;
   std::vector<AssociatedImageInfo> associated;
-  region::RegionReader reader;
+  region::HostRegionReader host_reader;
+  gpu::DeviceRegionReader device_reader;
+
+  // Executes a region request with the executor for the output's memory: host or device.
+  Status read(const region::RegionRequest& request) const;
 };
 
 }  // namespace tilewise::internal

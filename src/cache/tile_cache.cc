@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "util/fork_safe.h"
+#include "util/settings.h"
 
 namespace tilewise::cache {
 
@@ -116,9 +117,7 @@ void TileCache::reset_stats() {
 
 TileCache& TileCache::global() {
   static auto* cache = new internal::ForkSafe<TileCache>([] {
-    uint64_t capacity = kDefaultCapacity;
-    if (const char* env = std::getenv("TILEWISE_CACHE_BYTES")) capacity = std::strtoull(env, nullptr, 10);
-    return new TileCache(capacity);
+    return new TileCache(internal::settings().cache_bytes);
   });
   return cache->get();
 }

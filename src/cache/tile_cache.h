@@ -22,16 +22,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tilewise/cache_config.h"
+#include "cache/tile_key.h"
+#include "tilewise/config.h"
 
 namespace tilewise::cache {
-
-struct TileKey {
-  uint64_t slide = 0;  // unique per opened slide instance
-  int32_t level = 0;
-  int64_t index = 0;   // row-major tile index within the level
-  bool operator==(const TileKey&) const = default;
-};
 
 struct CachedTile {
   int32_t width = 0;
@@ -60,17 +54,10 @@ class TileCache {
   CacheStats stats() const;
   void reset_stats();
 
+  // The process-wide cache (re-created empty in a forked child), of settings().cache_bytes at start.
   static TileCache& global();
-  static constexpr uint64_t kDefaultCapacity = 256ull << 20;
 
  private:
-  struct KeyHash {
-    size_t operator()(const TileKey& k) const {
-      uint64_t h = k.slide * 0x9E3779B97F4A7C15ull ^ (static_cast<uint64_t>(k.level) << 48) ^
-                   static_cast<uint64_t>(k.index) * 0xC2B2AE3D27D4EB4Full;
-      return static_cast<size_t>(h ^ (h >> 29));
-    }
-  };
   struct Entry {
     TileKey key;
     std::shared_ptr<const CachedTile> tile;
@@ -80,10 +67,10 @@ class TileCache {
 
   mutable std::mutex mutex_;
   std::list<Entry> lru_;  // front = most recently used
-  std::unordered_map<TileKey, std::list<Entry>::iterator, KeyHash> map_;
+  std::unordered_map<TileKey, std::list<Entry>::iterator, TileKeyHash> map_;
   // Keys of recent misses, oldest first in ghost_order_ (bounded by ghost_capacity_).
   uint64_t capacity_;
-  std::unordered_map<TileKey, uint64_t, KeyHash> ghosts_;  // key -> sequence number of its latest miss
+  std::unordered_map<TileKey, uint64_t, TileKeyHash> ghosts_;  // key -> sequence number of its latest miss
   std::deque<std::pair<TileKey, uint64_t>> ghost_order_;
   size_t ghost_capacity_;
   uint64_t ghost_seq_ = 0;

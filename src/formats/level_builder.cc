@@ -88,7 +88,7 @@ Result<LevelModel> build_level(const tiff::Ifd& ifd, const ModelLimits& limits) 
   d.predictor = static_cast<int32_t>(ifd.predictor);
   d.jpeg_tables = ifd.jpeg_tables;
   d.big_endian = !ifd.little_endian;
-  Status decodable = codecs::CpuDecoder::can_decode(d);
+  Status decodable = codecs::CpuDecoder::supports(d);
   if (!decodable.ok()) return decodable.with_context(where);
 
   level.info.width = ifd.width;

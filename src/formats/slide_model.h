@@ -12,7 +12,7 @@
 
 #include "codecs/tile_desc.h"
 #include "tiff/tiff_file.h"
-#include "tilewise/slide.h"
+#include "tilewise/types.h"
 
 namespace tilewise::formats {
 

@@ -1,7 +1,7 @@
 // Synchronisation model of the batch loader.
 //
-// - Workers: a process-wide pool of threads that only ever grows (LoaderPool, re-created in a forked
-//   child); loaders submit one task per region. A loader keeps at most `num_workers` of its regions in
+// - Workers: the process-wide loader pool (util/thread_pool.h: it only ever grows, and is re-created in a
+//   forked child); loaders submit one task per region. A loader keeps at most `num_workers` of its regions in
 //   flight and at most `prefetch` batches started ahead of the consumer, so loaders share the pool fairly.
 // - State (one per loader, shared with its tasks through a shared_ptr, so tasks may outlive the loader):
 //   one mutex guards the scheduling counters, the per-batch "remaining items" counts and the ready flags;
@@ -23,9 +23,10 @@
 #include <random>
 #include <thread>
 
-#include "tilewise/cache_config.h"
+#include "tilewise/config.h"
+#include "tilewise/gpu.h"
 #include "tilewise/memory.h"
-#include "util/fork_safe.h"
+#include "util/thread_pool.h"
 
 namespace tilewise {
 
@@ -62,51 +63,6 @@ Status Batch::first_error(const std::vector<std::pair<int64_t, int64_t>>& locati
   }
   return Status();
 }
-
-namespace {
-
-// A growing pool of plain worker threads for loader tasks.
-class LoaderPool {
- public:
-  void ensure_threads(int n) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    while (static_cast<int>(threads_.size()) < n) {
-      threads_.emplace_back([this] { run(); });
-      threads_.back().detach();  // the pool lives for the process; threads never exit
-    }
-  }
-  void submit(std::function<void()> task) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      queue_.push_back(std::move(task));
-    }
-    wake_.notify_one();
-  }
-  static LoaderPool& global() {
-    static auto* pool = new internal::ForkSafe<LoaderPool>([] { return new LoaderPool(); });
-    return pool->get();
-  }
-
- private:
-  void run() {
-    for (;;) {
-      std::function<void()> task;
-      {
-        std::unique_lock<std::mutex> lock(mutex_);
-        wake_.wait(lock, [this] { return !queue_.empty(); });
-        task = std::move(queue_.front());
-        queue_.pop_front();
-      }
-      task();
-    }
-  }
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<std::function<void()>> queue_;
-  std::vector<std::thread> threads_;
-};
-
-}  // namespace
 
 struct BatchLoader::State {
   State(Slide s, std::vector<std::pair<int64_t, int64_t>> locs, const BatchOptions& opt)
@@ -154,7 +110,7 @@ struct BatchLoader::State {
       const int64_t item = next_item++;
       ++in_flight;
       Pending& batch = pending[static_cast<size_t>(b - delivered)];
-      LoaderPool::global().submit([self, item, b, pixels = batch.pixels] { read_item(self, item, b, pixels); });
+      internal::loader_pool().submit([self, item, b, pixels = batch.pixels] { read_item(self, item, b, pixels); });
     }
   }
 
@@ -230,7 +186,7 @@ Result<std::unique_ptr<BatchLoader>> BatchLoader::create(const Slide& slide,
   }
   const int64_t n = static_cast<int64_t>(s.order.size());
   s.batches = options.drop_last ? n / options.batch_size : (n + options.batch_size - 1) / options.batch_size;
-  LoaderPool::global().ensure_threads(s.options.num_workers);
+  internal::loader_pool().grow(s.options.num_workers);
   {
     std::lock_guard<std::mutex> lock(s.mutex);
     s.schedule_locked(state);

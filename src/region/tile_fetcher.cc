@@ -15,10 +15,6 @@ int32_t TileRef::valid_cols() const {
   return static_cast<int32_t>(std::min<int64_t>(level->desc.width, level->info.width - x0()));
 }
 
-bool TileFetcher::is_empty(const TileRef& tile) const {
-  return tile.level->ifd->chunk_byte_counts[static_cast<size_t>(tile.index())] == 0;
-}
-
 std::string TileFetcher::context(const TileRef& tile, uint64_t offset) const {
   return model_.tiff->name() + ": " + std::string(tile.level_label) + " tile (" + std::to_string(tile.col) + "," +
          std::to_string(tile.row) + ") at offset " + std::to_string(offset);

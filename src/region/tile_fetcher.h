@@ -32,9 +32,6 @@ class TileFetcher {
  public:
   explicit TileFetcher(const formats::SlideModel& model) : model_(model) {}
 
-  // True when the chunk is stored with no bytes (sparse); it then reads as background.
-  bool is_empty(const TileRef& tile) const;
-
   // The tile's encoded bytes; for JPEG with shared tables, a complete stream with the tables spliced in
   // (for decoders that cannot be primed with tables, such as nvImageCodec) when `splice_tables` is set.
   Result<std::vector<uint8_t>> read_bytes(const TileRef& tile, bool splice_tables = false) const;

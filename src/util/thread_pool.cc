@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "util/fork_safe.h"
+#include "util/settings.h"
 
 namespace tilewise::internal {
 
@@ -34,9 +35,16 @@ struct Job {
 
 }  // namespace
 
-ThreadPool::ThreadPool(int threads) {
-  threads_.reserve(threads);
-  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { worker_loop(); });
+ThreadPool::ThreadPool(int threads) { grow(threads); }
+
+int ThreadPool::size() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return static_cast<int>(threads_.size());
+}
+
+void ThreadPool::grow(int threads) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  while (static_cast<int>(threads_.size()) < threads) threads_.emplace_back([this] { worker_loop(); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -72,16 +80,17 @@ void ThreadPool::submit(std::function<void()> task) {
 
 void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t)>& fn) {
   if (n <= 0) return;
-  if (n == 1 || threads_.empty()) {
+  if (n == 1 || size() == 0) {
     for (int64_t i = 0; i < n; ++i) fn(i);
     return;
   }
   auto job = std::make_shared<Job>();
   job->fn = &fn;  // valid until this call returns, and helpers only call it while indices remain
   job->n = n;
-  const int64_t helpers = std::min<int64_t>(n - 1, static_cast<int64_t>(threads_.size()));
+  int64_t helpers = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    helpers = std::min<int64_t>(n - 1, static_cast<int64_t>(threads_.size()));
     for (int64_t i = 0; i < helpers; ++i) queue_.push_back([job] { job->run(); });
   }
   if (helpers == 1) {
@@ -101,10 +110,7 @@ std::atomic<int> g_requested_threads{0};
 int default_threads() {
   int requested = g_requested_threads.load();
   if (requested > 0) return requested;
-  if (const char* env = std::getenv("TILEWISE_NUM_THREADS")) {
-    int v = std::atoi(env);
-    if (v > 0) return v;
-  }
+  if (settings().num_threads > 0) return settings().num_threads;
   unsigned hw = std::thread::hardware_concurrency();
   return hw == 0 ? 1 : static_cast<int>(hw);
 }
@@ -139,5 +145,11 @@ ThreadPool& global_pool() {
 
 void set_global_pool_threads(int threads) { g_requested_threads.store(threads < 0 ? 0 : threads); }
 int global_pool_threads() { return default_threads(); }
+
+ThreadPool& loader_pool() {
+  // Lives for the process (its threads run tasks that may outlive any loader); leaked at exit.
+  static auto* pool = new ForkSafe<ThreadPool>([] { return new ThreadPool(0); });
+  return pool->get();
+}
 
 }  // namespace tilewise::internal

@@ -26,29 +26,35 @@ class ThreadPool {
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
-  int size() const { return static_cast<int>(threads_.size()); }
+  int size() const;
+  // Adds threads until the pool has at least `threads` (a pool never shrinks).
+  void grow(int threads);
 
   // Calls fn(i) for every i in [0, n), on the calling thread and up to size() pool threads, and returns
   // when all calls have returned.
   void parallel_for(int64_t n, const std::function<void(int64_t)>& fn);
 
-  // Runs task on a pool thread (fire and forget; used by the loader).
+  // Runs task on a pool thread (fire and forget; the batch loader's region reads).
   void submit(std::function<void()> task);
 
  private:
   void worker_loop();
 
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<std::function<void()>> queue_;
   bool stopping_ = false;
   std::vector<std::thread> threads_;
 };
 
-// The process-wide pool (re-created lazily in a forked child). Size: set_worker_threads() or
-// TILEWISE_NUM_THREADS or one per hardware thread.
+// The process-wide pools, both of this class and both re-created lazily in a forked child:
+// - global_pool(): the decode pool that region reads spread their tiles over (parallel_for). Size:
+//   set_worker_threads() or settings().num_threads or one per hardware thread, the caller included.
+// - loader_pool(): the threads that run batch loaders' region reads (submit), grown to the largest
+//   num_workers asked for; each read it runs spreads its tiles over global_pool() like any other caller.
 ThreadPool& global_pool();
 void set_global_pool_threads(int threads);
 int global_pool_threads();
+ThreadPool& loader_pool();
 
 }  // namespace tilewise::internal

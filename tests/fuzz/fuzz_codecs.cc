@@ -28,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t split = kind == 0 ? std::min<size_t>(data[4] * 4u, size - 5) : 0;
   d.jpeg_tables = std::span<const uint8_t>(data + 5, split);
   std::span<const uint8_t> payload(data + 5 + split, size - 5 - split);
-  if (!CpuDecoder::can_decode(d).ok()) return 0;
+  if (!CpuDecoder::supports(d).ok()) return 0;
   std::vector<uint8_t> out(static_cast<size_t>(d.width) * d.height * 3);
   (void)decoder.decode(payload, d, tilewise::ImageView{out.data(), d.width * 3, d.width, d.height, 3, {}});
   const int32_t x = data[4] % d.width, y = data[3] % d.height;

@@ -28,7 +28,7 @@ CpuDecoder::CpuDecoder()
       zstd_(std::make_unique<ZstdDecoder>()) {}
 CpuDecoder::~CpuDecoder() = default;
 
-Status CpuDecoder::can_decode(const TileDesc& desc) {
+Status CpuDecoder::supports(const TileDesc& desc) {
   if (desc.width <= 0 || desc.height <= 0) return invalid_argument("empty tile");
   if (desc.compression == Compression::kJpeg || desc.compression == Compression::kJpeg2000) {
     if (desc.bits_per_sample != 8) {
@@ -54,8 +54,16 @@ Status CpuDecoder::can_decode(const TileDesc& desc) {
   return Status();
 }
 
+void CpuDecoder::decode_batch(std::span<const DecodeRequest> requests, std::span<Status> statuses) {
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const DecodeRequest& r = requests[i];
+    const bool whole = r.x == 0 && r.y == 0 && r.out.width == r.desc->width;
+    statuses[i] = whole ? decode(r.data, *r.desc, r.out) : decode_window(r.data, *r.desc, r.out, r.x, r.y);
+  }
+}
+
 Status CpuDecoder::decode(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out) {
-  TW_RETURN_IF_ERROR(can_decode(desc));
+  TW_RETURN_IF_ERROR(supports(desc));
   if (out.width != desc.width || out.height > desc.height || out.height <= 0 || out.channels != 3 ||
       !out.device.is_cpu()) {
     return internal_error("decoder output view does not match the tile");
@@ -77,7 +85,7 @@ uint8_t* CpuDecoder::copy_to_scratch(const uint8_t* data, size_t bytes) {
 
 Status CpuDecoder::decode_window(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out,
                                  int32_t x, int32_t y) {
-  TW_RETURN_IF_ERROR(can_decode(desc));
+  TW_RETURN_IF_ERROR(supports(desc));
   if (x < 0 || y < 0 || out.width <= 0 || out.height <= 0 || x + out.width > desc.width ||
       y + out.height > desc.height || out.channels != 3 || !out.device.is_cpu()) {
     return internal_error("decode window lies outside the tile");

@@ -1,4 +1,5 @@
-// CpuDecoder: decodes one chunk (tile or strip) of any supported compression into an RGB view.
+// CpuDecoder: the CPU backend of the decoder contract (codecs/decoder.h): any supported compression (JPEG
+// through libjpeg-turbo, JPEG 2000 through OpenJPEG, deflate, LZW, zstd, raw) into an RGB view in host memory.
 //
 // Thread behaviour: one CpuDecoder per worker; it owns the libjpeg, libdeflate and zstd contexts and scratch
 // buffers that it reuses from call to call, and is not safe to share between threads. Use DecoderPool to
@@ -10,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "codecs/decoder.h"
 #include "codecs/tile_desc.h"
 #include "tilewise/image_view.h"
 #include "tilewise/status.h"
@@ -21,15 +23,21 @@ class Jpeg2000Decoder;
 class DeflateDecoder;
 class ZstdDecoder;
 
-class CpuDecoder {
+class CpuDecoder final : public Decoder {
  public:
   CpuDecoder();
-  ~CpuDecoder();
+  ~CpuDecoder() override;
   CpuDecoder(const CpuDecoder&) = delete;
   CpuDecoder& operator=(const CpuDecoder&) = delete;
 
   // Ok when this backend can decode chunks described by `desc`; Unsupported with the reason otherwise.
-  static Status can_decode(const TileDesc& desc);
+  static Status supports(const TileDesc& desc);
+
+  // The decoder contract. decode_batch() runs decode() for whole chunks and decode_window() for windows.
+  const char* backend() const override { return "cpu"; }
+  DeviceType output() const override { return DeviceType::kCpu; }
+  Status can_decode(const TileDesc& desc) const override { return supports(desc); }
+  void decode_batch(std::span<const DecodeRequest> requests, std::span<Status> statuses) override;
 
   // Decodes `data` into `out` (desc.width x up to desc.height RGB pixels). Errors are Corrupt (bad data) or
   // Unsupported, with a message prefixed by the codec name.

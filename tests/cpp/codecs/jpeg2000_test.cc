@@ -1,73 +1,18 @@
 // JPEG 2000: codestreams made with OpenJPEG's encoder; windows must equal the whole decode, and YCbCr
 // components must convert with OpenSlide's formula.
 #include <gtest/gtest.h>
-#include <openjpeg.h>
 
 #include <cmath>
 #include <cstring>
 #include <random>
 
 #include "codecs/cpu/cpu_decoder.h"
+#include "support/encoders.h"
 
 namespace tilewise::codecs {
 namespace {
 
-struct Sink {
-  std::vector<uint8_t> bytes;
-  size_t pos = 0;
-};
-
-OPJ_SIZE_T sink_write(void* buf, OPJ_SIZE_T n, void* user) {
-  auto* s = static_cast<Sink*>(user);
-  if (s->bytes.size() < s->pos + n) s->bytes.resize(s->pos + n);
-  std::memcpy(s->bytes.data() + s->pos, buf, n);
-  s->pos += n;
-  return n;
-}
-OPJ_OFF_T sink_skip(OPJ_OFF_T n, void* user) {
-  static_cast<Sink*>(user)->pos += static_cast<size_t>(n);
-  return n;
-}
-OPJ_BOOL sink_seek(OPJ_OFF_T to, void* user) {
-  static_cast<Sink*>(user)->pos = static_cast<size_t>(to);
-  return OPJ_TRUE;
-}
-
-// A lossless 3-component J2K codestream of planes[c][y * w + x]; chroma planes may be subsampled by 2.
-std::vector<uint8_t> encode(const std::vector<std::vector<uint8_t>>& planes, int w, int h, int chroma_sub) {
-  opj_image_cmptparm_t params[3];
-  std::memset(params, 0, sizeof params);
-  for (int c = 0; c < 3; ++c) {
-    const int sub = c == 0 ? 1 : chroma_sub;
-    params[c].dx = params[c].dy = static_cast<OPJ_UINT32>(sub);
-    params[c].w = static_cast<OPJ_UINT32>((w + sub - 1) / sub);
-    params[c].h = static_cast<OPJ_UINT32>((h + sub - 1) / sub);
-    params[c].prec = 8;
-  }
-  opj_image_t* image = opj_image_create(3, params, OPJ_CLRSPC_SRGB);
-  image->x1 = static_cast<OPJ_UINT32>(w);
-  image->y1 = static_cast<OPJ_UINT32>(h);
-  for (int c = 0; c < 3; ++c) {
-    for (size_t i = 0; i < planes[c].size(); ++i) image->comps[c].data[i] = planes[c][i];
-  }
-  opj_cparameters_t cp;
-  opj_set_default_encoder_parameters(&cp);
-  cp.tcp_mct = 0;
-  cp.numresolution = 4;
-  opj_codec_t* codec = opj_create_compress(OPJ_CODEC_J2K);
-  opj_setup_encoder(codec, &cp, image);
-  Sink sink;
-  opj_stream_t* stream = opj_stream_create(1 << 16, OPJ_FALSE);
-  opj_stream_set_user_data(stream, &sink, nullptr);
-  opj_stream_set_write_function(stream, sink_write);
-  opj_stream_set_skip_function(stream, sink_skip);
-  opj_stream_set_seek_function(stream, sink_seek);
-  EXPECT_TRUE(opj_start_compress(codec, image, stream) && opj_encode(codec, stream) && opj_end_compress(codec, stream));
-  opj_stream_destroy(stream);
-  opj_destroy_codec(codec);
-  opj_image_destroy(image);
-  return sink.bytes;
-}
+using testing::j2k_encode;
 
 uint8_t clamp8(double v) { return static_cast<uint8_t>(std::min(255.0, std::max(0.0, v))); }
 
@@ -83,7 +28,7 @@ TEST_P(J2kWindows, WindowsEqualTheWholeDecodeAndYCbCrConvertsLikeOpenSlide) {
     planes[c].resize(static_cast<size_t>((w + s - 1) / s) * ((h + s - 1) / s));
     for (auto& v : planes[c]) v = static_cast<uint8_t>(rng() % 256);
   }
-  const auto stream = encode(planes, w, h, sub);
+  const auto stream = j2k_encode(planes, w, h, sub);
   TileDesc desc;
   desc.compression = Compression::kJpeg2000;
   desc.width = w;
@@ -126,7 +71,7 @@ INSTANTIATE_TEST_SUITE_P(ChromaSubsampling, J2kWindows, ::testing::Values(1, 2))
 // A flat 32 x 32 codestream and the description of a 32 x 32 JPEG 2000 tile.
 std::vector<uint8_t> flat_codestream() {
   std::vector<std::vector<uint8_t>> planes(3, std::vector<uint8_t>(32 * 32, 100));
-  return encode(planes, 32, 32, 1);
+  return j2k_encode(planes, 32, 32, 1);
 }
 
 TileDesc tile32() {

@@ -11,9 +11,14 @@
 // clang-format on
 
 #include "codecs/cpu/cpu_decoder.h"
+#include "support/encoders.h"
 
 namespace tilewise::codecs {
 namespace {
+
+using testing::Encoded;
+using testing::jpeg_encode;
+using testing::jpeg_reference_decode;
 
 std::vector<uint8_t> test_image(int w, int h, int channels) {
   std::vector<uint8_t> v(static_cast<size_t>(w) * h * channels);
@@ -24,77 +29,6 @@ std::vector<uint8_t> test_image(int w, int h, int channels) {
         v[(static_cast<size_t>(y) * w + x) * channels + c] =
             static_cast<uint8_t>(x * (c + 1) * 3 + y * 2 + (rng() % 8));
   return v;
-}
-
-struct Encoded {
-  std::vector<uint8_t> tables;  // empty for a self-contained stream
-  std::vector<uint8_t> image;
-};
-
-// Encodes with libjpeg. rgb_components: store R,G,B components (as Aperio does) instead of YCbCr.
-Encoded encode(const std::vector<uint8_t>& pixels, int w, int h, int channels, bool rgb_components, int h_samp,
-               int v_samp, bool abbreviated) {
-  jpeg_compress_struct c;
-  jpeg_error_mgr err;
-  c.err = jpeg_std_error(&err);
-  jpeg_create_compress(&c);
-  c.image_width = static_cast<JDIMENSION>(w);
-  c.image_height = static_cast<JDIMENSION>(h);
-  c.input_components = channels;
-  c.in_color_space = channels == 3 ? JCS_RGB : JCS_GRAYSCALE;
-  jpeg_set_defaults(&c);
-  jpeg_set_quality(&c, 80, TRUE);
-  if (channels == 3) {
-    jpeg_set_colorspace(&c, rgb_components ? JCS_RGB : JCS_YCbCr);
-    c.comp_info[0].h_samp_factor = rgb_components ? 1 : h_samp;
-    c.comp_info[0].v_samp_factor = rgb_components ? 1 : v_samp;
-  }
-  c.write_JFIF_header = FALSE;
-  c.write_Adobe_marker = FALSE;
-  Encoded out;
-  unsigned char* buf = nullptr;
-  unsigned long size = 0;
-  if (abbreviated) {
-    jpeg_mem_dest(&c, &buf, &size);
-    jpeg_write_tables(&c);
-    out.tables.assign(buf, buf + size);
-    std::free(buf);
-    buf = nullptr;
-    size = 0;
-    jpeg_suppress_tables(&c, TRUE);
-  }
-  jpeg_mem_dest(&c, &buf, &size);
-  jpeg_start_compress(&c, abbreviated ? FALSE : TRUE);
-  while (c.next_scanline < c.image_height) {
-    JSAMPROW row = const_cast<uint8_t*>(pixels.data()) + static_cast<size_t>(c.next_scanline) * w * channels;
-    jpeg_write_scanlines(&c, &row, 1);
-  }
-  jpeg_finish_compress(&c);
-  out.image.assign(buf, buf + size);
-  std::free(buf);
-  jpeg_destroy_compress(&c);
-  return out;
-}
-
-// The oracle: libjpeg's defaults on a self-contained stream, with the colour space forced as TIFF says.
-std::vector<uint8_t> reference_decode(const std::vector<uint8_t>& jpeg, bool rgb_components) {
-  jpeg_decompress_struct d;
-  jpeg_error_mgr err;
-  d.err = jpeg_std_error(&err);
-  jpeg_create_decompress(&d);
-  jpeg_mem_src(&d, jpeg.data(), jpeg.size());
-  jpeg_read_header(&d, TRUE);
-  if (d.num_components == 3) d.jpeg_color_space = rgb_components ? JCS_RGB : JCS_YCbCr;
-  d.out_color_space = JCS_RGB;
-  jpeg_start_decompress(&d);
-  std::vector<uint8_t> out(static_cast<size_t>(d.output_width) * d.output_height * 3);
-  while (d.output_scanline < d.output_height) {
-    JSAMPROW row = out.data() + static_cast<size_t>(d.output_scanline) * d.output_width * 3;
-    jpeg_read_scanlines(&d, &row, 1);
-  }
-  jpeg_finish_decompress(&d);
-  jpeg_destroy_decompress(&d);
-  return out;
 }
 
 struct Case {
@@ -120,10 +54,10 @@ TEST_P(JpegCases, AbbreviatedStreamsWithTablesMatchTheFullDecode) {
   const Case k = GetParam();
   const int w = 64, h = 48;
   auto pixels = test_image(w, h, k.channels);
-  Encoded full = encode(pixels, w, h, k.channels, k.rgb_components, k.h_samp, k.v_samp, false);
-  Encoded abbr = encode(pixels, w, h, k.channels, k.rgb_components, k.h_samp, k.v_samp, true);
+  Encoded full = jpeg_encode(pixels, w, h, k.channels, k.rgb_components, k.h_samp, k.v_samp, false);
+  Encoded abbr = jpeg_encode(pixels, w, h, k.channels, k.rgb_components, k.h_samp, k.v_samp, true);
   ASSERT_FALSE(abbr.tables.empty());
-  auto expected = reference_decode(full.image, k.rgb_components);
+  auto expected = jpeg_reference_decode(full.image, k.rgb_components);
 
   TileDesc desc = jpeg_desc(k, w, h);
   CpuDecoder decoder;
@@ -145,8 +79,8 @@ INSTANTIATE_TEST_SUITE_P(Layouts, JpegCases,
 TEST(Jpeg, DecodesIntoAStridedSubViewAndStopsAtTheViewHeight) {
   const int w = 32, h = 32;
   auto pixels = test_image(w, h, 3);
-  Encoded full = encode(pixels, w, h, 3, false, 2, 2, false);
-  auto expected = reference_decode(full.image, false);
+  Encoded full = jpeg_encode(pixels, w, h, 3, false, 2, 2, false);
+  auto expected = jpeg_reference_decode(full.image, false);
   TileDesc desc;
   desc.compression = Compression::kJpeg;
   desc.width = w;
@@ -170,7 +104,7 @@ TEST(Jpeg, DecodesIntoAStridedSubViewAndStopsAtTheViewHeight) {
 
 TEST(Jpeg, CorruptAndTruncatedStreamsAreErrorsNotGuesses) {
   auto pixels = test_image(64, 64, 3);
-  Encoded full = encode(pixels, 64, 64, 3, false, 2, 2, false);
+  Encoded full = jpeg_encode(pixels, 64, 64, 3, false, 2, 2, false);
   TileDesc desc;
   desc.compression = Compression::kJpeg;
   desc.width = 64;
@@ -201,7 +135,7 @@ TEST_P(JpegWindows, PartialDecodeEqualsTheFullDecodeCropped) {
   const Case k = GetParam();
   const int w = 256, h = 256;
   auto pixels = test_image(w, h, k.channels);
-  Encoded abbr = encode(pixels, w, h, k.channels, k.rgb_components, k.h_samp, k.v_samp, true);
+  Encoded abbr = jpeg_encode(pixels, w, h, k.channels, k.rgb_components, k.h_samp, k.v_samp, true);
   const TileDesc desc = jpeg_desc(k, w, h, abbr.tables);
   CpuDecoder decoder;
   std::vector<uint8_t> full(static_cast<size_t>(w) * h * 3);

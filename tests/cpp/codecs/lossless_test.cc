@@ -8,70 +8,19 @@
 #include "codecs/cpu/cpu_decoder.h"
 #include "codecs/cpu/lossless_decoders.h"
 #include "codecs/cpu/pixel_convert.h"
+#include "support/encoders.h"
 
 namespace tilewise::codecs {
 namespace {
+
+using testing::lzw_compress;
+using testing::zlib_compress;
 
 std::vector<uint8_t> sample_pixels(int w, int h, int spp, uint32_t seed) {
   std::mt19937 rng(seed);
   std::vector<uint8_t> v(static_cast<size_t>(w) * h * spp);
   for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<uint8_t>((i / spp) % 97 + (rng() % 4));
   return v;
-}
-
-std::vector<uint8_t> zlib_compress(const std::vector<uint8_t>& in) {
-  libdeflate_compressor* c = libdeflate_alloc_compressor(6);
-  std::vector<uint8_t> out(libdeflate_zlib_compress_bound(c, in.size()));
-  out.resize(libdeflate_zlib_compress(c, in.data(), in.size(), out.data(), out.size()));
-  libdeflate_free_compressor(c);
-  return out;
-}
-
-// A straightforward TIFF LZW encoder (MSB-first, early change), written independently of the decoder's
-// table layout, to produce test streams.
-std::vector<uint8_t> lzw_compress(const std::vector<uint8_t>& in) {
-  std::vector<uint8_t> out;
-  uint64_t acc = 0;
-  int bits = 0, width = 9;
-  auto emit = [&](int code) {
-    acc = (acc << width) | static_cast<uint64_t>(code);
-    bits += width;
-    while (bits >= 8) {
-      out.push_back(static_cast<uint8_t>(acc >> (bits - 8)));
-      bits -= 8;
-    }
-  };
-  std::map<std::vector<uint8_t>, int> table;
-  auto reset = [&] {
-    table.clear();
-    for (int i = 0; i < 256; ++i) table[{static_cast<uint8_t>(i)}] = i;
-  };
-  reset();
-  int next = 258;
-  emit(256);
-  std::vector<uint8_t> w;
-  for (uint8_t c : in) {
-    std::vector<uint8_t> wc = w;
-    wc.push_back(c);
-    if (table.count(wc)) {
-      w = wc;
-      continue;
-    }
-    emit(table[w]);
-    table[wc] = next++;
-    if (next >= (1 << width) && width < 12) ++width;  // libtiff: grow once the next code no longer fits
-    if (next >= 4094) {
-      emit(256);
-      reset();
-      next = 258;
-      width = 9;
-    }
-    w = {c};
-  }
-  if (!w.empty()) emit(table[w]);
-  emit(257);
-  if (bits > 0) out.push_back(static_cast<uint8_t>(acc << (8 - bits)));
-  return out;
 }
 
 TileDesc rgb_desc(Compression c, int w, int h, int spp = 3) {
@@ -188,16 +137,16 @@ TEST(CpuDecoder, ReportsCorruptAndTruncatedData) {
 TEST(CpuDecoder, RefusesWhatItCannotDecode) {
   TileDesc d = rgb_desc(Compression::kNone, 8, 8);
   d.bits_per_sample = 12;
-  EXPECT_EQ(CpuDecoder::can_decode(d).code(), StatusCode::kUnsupported);
+  EXPECT_EQ(CpuDecoder::supports(d).code(), StatusCode::kUnsupported);
   d = rgb_desc(Compression::kJpeg, 8, 8);
   d.bits_per_sample = 16;
-  EXPECT_EQ(CpuDecoder::can_decode(d).code(), StatusCode::kUnsupported);
+  EXPECT_EQ(CpuDecoder::supports(d).code(), StatusCode::kUnsupported);
   d = rgb_desc(Compression::kDeflate, 8, 8);
   d.predictor = 3;
-  EXPECT_EQ(CpuDecoder::can_decode(d).code(), StatusCode::kUnsupported);
+  EXPECT_EQ(CpuDecoder::supports(d).code(), StatusCode::kUnsupported);
   d = rgb_desc(Compression::kNone, 8, 8);
   d.color = ColorSpace::kYCbCr;
-  EXPECT_EQ(CpuDecoder::can_decode(d).code(), StatusCode::kUnsupported);
+  EXPECT_EQ(CpuDecoder::supports(d).code(), StatusCode::kUnsupported);
 }
 
 TEST(CpuDecoder, SixteenBitSamplesKeepTheirHighByteInEitherByteOrderWithPredictor) {

@@ -1,0 +1,42 @@
+// Process-wide configuration: the decoded-tile cache shared by all open slides, the decode worker pool and
+// the region size limit. Initial values come from the environment (docs/design.md, "Settings"), read once.
+// Every function is thread-safe.
+#pragma once
+
+#include <cstdint>
+
+#include "tilewise/status.h"
+
+namespace tilewise {
+
+struct CacheStats {
+  uint64_t hits = 0;
+  uint64_t misses = 0;
+  uint64_t evictions = 0;
+  uint64_t entries = 0;
+  uint64_t bytes = 0;     // decoded bytes currently held
+  uint64_t capacity = 0;  // byte budget; 0 = disabled
+};
+
+// Sets the byte budget of the cache (0 disables it and drops every entry; it also turns the GPU's device
+// tile cache off). Default 256 MiB, or TILEWISE_CACHE_BYTES.
+void set_cache_capacity(uint64_t bytes);
+uint64_t cache_capacity();
+CacheStats cache_stats();
+void clear_cache();
+void reset_cache_stats();
+
+// Sets the number of threads of the process-wide decode pool (0 = one per hardware thread, or
+// TILEWISE_NUM_THREADS). Takes effect for work submitted afterwards.
+void set_worker_threads(int threads);
+int worker_threads();
+
+// Upper bound on the bytes of one region allocated by the bindings and the CLI (a read beyond it fails
+// with OutOfMemory instead of exhausting memory). Default 4 GiB, or TILEWISE_MAX_REGION_BYTES.
+void set_max_region_bytes(uint64_t bytes);
+uint64_t max_region_bytes();
+// OutOfMemory when width x height x 3 exceeds max_region_bytes() (or overflows); InvalidArgument when
+// negative.
+Status check_region_size(int64_t width, int64_t height);
+
+}  // namespace tilewise

@@ -1,0 +1,47 @@
+// Vocabulary types of the public API: level and associated-image descriptions, owned images, read options
+// and properties. Shared by the Slide facade (slide.h), the batch loader and the core's lower layers, which
+// use these types without depending on the facade.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tilewise {
+
+struct LevelInfo {
+  int64_t width = 0;
+  int64_t height = 0;
+  int32_t tile_width = 0;   // decode unit; for strip-based levels the strip (width x rows per strip)
+  int32_t tile_height = 0;
+  double downsample = 1.0;  // mean of the width and height ratios to level 0, as OpenSlide computes it
+  std::string compression;  // "jpeg", "deflate", "lzw", "zstd", "none", ...
+};
+
+struct AssociatedImageInfo {
+  std::string name;  // "thumbnail", "label", "macro", ...
+  int64_t width = 0;
+  int64_t height = 0;
+};
+
+// An owned RGB image (associated images, thumbnails).
+struct RgbImage {
+  int64_t width = 0;
+  int64_t height = 0;
+  std::vector<uint8_t> pixels;  // width * height * 3, row-major
+};
+
+struct ReadOptions {
+  // Colour for pixels outside the level; when unset, the format's background (white unless the format
+  // defines another).
+  std::optional<std::array<uint8_t, 3>> fill;
+  // Use and fill the process-wide decoded-tile cache (config.h).
+  bool use_cache = true;
+};
+
+using Properties = std::vector<std::pair<std::string, std::string>>;  // sorted by key
+
+}  // namespace tilewise

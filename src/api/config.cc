@@ -1,0 +1,38 @@
+#include "tilewise/config.h"
+
+#include <atomic>
+
+#include "cache/tile_cache.h"
+#include "util/settings.h"
+#include "util/thread_pool.h"
+
+namespace tilewise {
+
+void set_cache_capacity(uint64_t bytes) { cache::TileCache::global().set_capacity(bytes); }
+uint64_t cache_capacity() { return cache::TileCache::global().capacity(); }
+CacheStats cache_stats() { return cache::TileCache::global().stats(); }
+void clear_cache() { cache::TileCache::global().clear(); }
+void reset_cache_stats() { cache::TileCache::global().reset_stats(); }
+void set_worker_threads(int threads) { internal::set_global_pool_threads(threads); }
+int worker_threads() { return internal::global_pool_threads(); }
+
+namespace {
+std::atomic<uint64_t> g_max_region_bytes{internal::settings().max_region_bytes};
+}  // namespace
+
+void set_max_region_bytes(uint64_t bytes) { g_max_region_bytes.store(bytes); }
+uint64_t max_region_bytes() { return g_max_region_bytes.load(); }
+
+Status check_region_size(int64_t width, int64_t height) {
+  if (width < 0 || height < 0) {
+    return invalid_argument("region size " + std::to_string(width) + "x" + std::to_string(height) + " is negative");
+  }
+  unsigned __int128 bytes = static_cast<unsigned __int128>(width) * static_cast<uint64_t>(height) * 3;
+  if (bytes > max_region_bytes()) {
+    return out_of_memory("a " + std::to_string(width) + "x" + std::to_string(height) + " region exceeds the " +
+                         std::to_string(max_region_bytes()) + "-byte region limit (set_max_region_bytes)");
+  }
+  return Status();
+}
+
+}  // namespace tilewise

@@ -1,0 +1,310 @@
+#include "codecs/nvimgcodec/nvimgcodec_decoder.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "codecs/nvimgcodec/nvimgcodec_library.h"
+#include "util/fork_safe.h"
+
+namespace tilewise::codecs::nvimgcodec {
+
+cudaError_t launch_ycbcr_to_rgb(uint8_t* pixels, size_t pitch, int32_t width, int32_t height, cudaStream_t stream);
+
+namespace {
+
+Status cuda_error(const std::string& what, cudaError_t e) { return internal_error(what + ": " + cudaGetErrorString(e)); }
+
+template <typename T>
+T structure(nvimgcodecStructureType_t type) {
+  T s;
+  std::memset(&s, 0, sizeof s);
+  s.struct_type = type;
+  s.struct_size = sizeof(T);
+  return s;
+}
+
+// The process-wide nvImageCodec instance. Created on first use; destroyed by an atexit handler, together
+// with every pooled decoder, before the CUDA runtime unloads.
+class Runtime {
+ public:
+  Result<nvimgcodecInstance_t> instance(const NvImageCodecLibrary& lib) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (instance_) return instance_;
+    auto info = structure<nvimgcodecInstanceCreateInfo_t>(NVIMGCODEC_STRUCTURE_TYPE_INSTANCE_CREATE_INFO);
+    info.load_builtin_modules = 1;
+    info.load_extension_modules = 1;
+    extensions_ = lib.directory + "/extensions";
+    info.extension_modules_path = extensions_.c_str();
+    nvimgcodecStatus_t s = lib.InstanceCreate(&instance_, &info);
+    if (s != NVIMGCODEC_STATUS_SUCCESS) {
+      instance_ = nullptr;
+      return internal_error("nvimgcodecInstanceCreate failed: " + status_name(s));
+    }
+    return instance_;
+  }
+  std::mutex mutex_;
+  nvimgcodecInstance_t instance_ = nullptr;
+  std::string extensions_;
+};
+
+Runtime& runtime() {
+  static auto* r = new internal::ForkSafe<Runtime>([] { return new Runtime(); });
+  return r->get();
+}
+
+class NvImageCodecDecoder final : public Decoder {
+ public:
+  NvImageCodecDecoder(const NvImageCodecLibrary& lib, nvimgcodecInstance_t instance, int device)
+      : lib_(lib), instance_(instance), device_(device) {}
+
+  Status init() {
+    cudaError_t e = cudaSetDevice(device_);
+    if (e != cudaSuccess) return cuda_error("cudaSetDevice", e);
+    e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
+    if (e != cudaSuccess) return cuda_error("cudaStreamCreate", e);
+    auto exec = structure<nvimgcodecExecutionParams_t>(NVIMGCODEC_STRUCTURE_TYPE_EXECUTION_PARAMS);
+    exec.device_id = device_;
+    exec.max_num_cpu_threads = 1;  // parallelism comes from several lanes, not from inside one decoder
+    exec.pre_init = 1;
+    // Hardware engines first, then the CUDA (hybrid) JPEG decoder, then GPU-only (nvJPEG2000); a sample a
+    // backend refuses falls to the next.
+    static const nvimgcodecBackend_t backends[] = {
+        {NVIMGCODEC_STRUCTURE_TYPE_BACKEND, sizeof(nvimgcodecBackend_t), nullptr, NVIMGCODEC_BACKEND_KIND_HW_GPU_ONLY,
+         {NVIMGCODEC_STRUCTURE_TYPE_BACKEND_PARAMS, sizeof(nvimgcodecBackendParams_t), nullptr, 1.0f,
+          NVIMGCODEC_LOAD_HINT_POLICY_FIXED}},
+        {NVIMGCODEC_STRUCTURE_TYPE_BACKEND, sizeof(nvimgcodecBackend_t), nullptr, NVIMGCODEC_BACKEND_KIND_HYBRID_CPU_GPU,
+         {NVIMGCODEC_STRUCTURE_TYPE_BACKEND_PARAMS, sizeof(nvimgcodecBackendParams_t), nullptr, 1.0f,
+          NVIMGCODEC_LOAD_HINT_POLICY_FIXED}},
+        {NVIMGCODEC_STRUCTURE_TYPE_BACKEND, sizeof(nvimgcodecBackend_t), nullptr, NVIMGCODEC_BACKEND_KIND_GPU_ONLY,
+         {NVIMGCODEC_STRUCTURE_TYPE_BACKEND_PARAMS, sizeof(nvimgcodecBackendParams_t), nullptr, 1.0f,
+          NVIMGCODEC_LOAD_HINT_POLICY_FIXED}},
+    };
+    exec.num_backends = 3;
+    exec.backends = backends;
+    nvimgcodecStatus_t s = lib_.DecoderCreate(instance_, &decoder_, &exec, ":fancy_upsampling=1");
+    if (s != NVIMGCODEC_STATUS_SUCCESS) {
+      decoder_ = nullptr;
+      return internal_error("nvimgcodecDecoderCreate failed: " + status_name(s));
+    }
+    return Status();
+  }
+
+  ~NvImageCodecDecoder() override {
+    for (auto* cs : streams_) if (cs) lib_.CodeStreamDestroy(cs);
+    for (auto* im : images_) if (im) lib_.ImageDestroy(im);
+    if (decoder_) lib_.DecoderDestroy(decoder_);
+    if (staging_) cudaFreeHost(staging_);
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+
+  const char* backend() const override { return "nvimgcodec"; }
+  DeviceType output() const override { return DeviceType::kCuda; }
+  bool needs_complete_streams() const override { return true; }
+  bool window_decode() const override { return false; }
+  Status can_decode(const TileDesc& desc) const override { return supports(desc); }
+
+  void decode_batch(std::span<const DecodeRequest> requests, std::span<Status> statuses) override {
+    const size_t n = requests.size();
+    if (n == 0) return;
+    cudaSetDevice(device_);
+    // Code-stream and image handles are reused from batch to batch (nvImageCodec reuses a non-null handle).
+    if (streams_.size() < n) {
+      streams_.resize(n, nullptr);
+      images_.resize(n, nullptr);
+    }
+    Status staged = stage(requests);
+    std::vector<size_t> live;
+    size_t offset = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const DecodeRequest& r = requests[i];
+      const TileDesc& desc = *r.desc;
+      const size_t size = r.data.size();
+      const uint8_t* bytes = staging_ + offset;
+      offset += size;
+      if (!staged.ok()) {
+        statuses[i] = staged;
+        continue;
+      }
+      Status refused = supports(desc);
+      if (refused.ok() && (r.x != 0 || r.y != 0 || r.out.width != desc.width || r.out.height != desc.height ||
+                           r.out.channels != 3 || r.out.device.type != DeviceType::kCuda)) {
+        refused = internal_error("gpu: a request must be a whole tile in device memory");
+      }
+      if (!refused.ok()) {
+        statuses[i] = refused;
+        continue;
+      }
+      nvimgcodecStatus_t s = lib_.CodeStreamCreateFromHostMem(instance_, &streams_[i], bytes, size, nullptr);
+      if (s != NVIMGCODEC_STATUS_SUCCESS) {
+        statuses[i] = corrupt(std::string("gpu ") + compression_name(desc.compression) +
+                              ": cannot parse the code stream: " + status_name(s));
+        continue;
+      }
+      // JPEG 2000 components are taken as they are (Aperio's YCbCr is converted below, as on the CPU).
+      const bool raw = desc.compression == Compression::kJpeg2000;
+      auto info = structure<nvimgcodecImageInfo_t>(NVIMGCODEC_STRUCTURE_TYPE_IMAGE_INFO);
+      info.color_spec = raw ? NVIMGCODEC_COLORSPEC_UNCHANGED : NVIMGCODEC_COLORSPEC_SRGB;
+      info.chroma_subsampling = NVIMGCODEC_SAMPLING_NONE;
+      info.sample_format = raw ? NVIMGCODEC_SAMPLEFORMAT_I_UNCHANGED : NVIMGCODEC_SAMPLEFORMAT_I_RGB;
+      info.orientation = structure<nvimgcodecOrientation_t>(NVIMGCODEC_STRUCTURE_TYPE_ORIENTATION);
+      info.num_planes = 1;
+      info.plane_info[0] = structure<nvimgcodecImagePlaneInfo_t>(NVIMGCODEC_STRUCTURE_TYPE_IMAGE_PLANE_INFO);
+      info.plane_info[0].width = static_cast<uint32_t>(desc.width);
+      info.plane_info[0].height = static_cast<uint32_t>(desc.height);
+      info.plane_info[0].row_stride = static_cast<size_t>(r.out.stride);
+      info.plane_info[0].num_channels = 3;
+      info.plane_info[0].sample_type = NVIMGCODEC_SAMPLE_DATA_TYPE_UINT8;
+      info.buffer = r.out.data;
+      info.buffer_kind = NVIMGCODEC_IMAGE_BUFFER_KIND_STRIDED_DEVICE;
+      info.cuda_stream = stream_;
+      s = lib_.ImageCreate(instance_, &images_[i], &info);
+      if (s != NVIMGCODEC_STATUS_SUCCESS) {
+        statuses[i] = internal_error("gpu: cannot describe the output: " + status_name(s));
+        continue;
+      }
+      live.push_back(i);
+    }
+    if (live.empty()) return;
+    std::vector<nvimgcodecCodeStream_t> in;
+    std::vector<nvimgcodecImage_t> out;
+    for (size_t i : live) {
+      in.push_back(streams_[i]);
+      out.push_back(images_[i]);
+    }
+    // The params struct, the code streams, the staging and the images stay alive until the future resolves.
+    params_ = structure<nvimgcodecDecodeParams_t>(NVIMGCODEC_STRUCTURE_TYPE_DECODE_PARAMS);
+    nvimgcodecFuture_t future = nullptr;
+    nvimgcodecStatus_t s = lib_.DecoderDecode(decoder_, in.data(), out.data(), static_cast<int>(in.size()), &params_, &future);
+    std::vector<nvimgcodecProcessingStatus_t> processing(in.size(), NVIMGCODEC_PROCESSING_STATUS_FAIL);
+    if (s == NVIMGCODEC_STATUS_SUCCESS && future) {
+      lib_.FutureWaitForAll(future);
+      size_t count = processing.size();
+      lib_.FutureGetProcessingStatus(future, processing.data(), &count);
+      lib_.FutureDestroy(future);
+    } else if (future) {
+      lib_.FutureDestroy(future);
+    }
+    // Aperio JPEG 2000 with YCbCr components (33003): converted in place, ordered after the decode.
+    for (size_t k = 0; k < live.size(); ++k) {
+      const DecodeRequest& r = requests[live[k]];
+      if (s == NVIMGCODEC_STATUS_SUCCESS && processing[k] == NVIMGCODEC_PROCESSING_STATUS_SUCCESS &&
+          r.desc->compression == Compression::kJpeg2000 && r.desc->color == ColorSpace::kYCbCr &&
+          launch_ycbcr_to_rgb(r.out.data, static_cast<size_t>(r.out.stride), r.desc->width, r.desc->height, stream_) !=
+              cudaSuccess) {
+        processing[k] = NVIMGCODEC_PROCESSING_STATUS_FAIL;
+      }
+    }
+    cudaError_t e = cudaStreamSynchronize(stream_);
+    for (size_t k = 0; k < live.size(); ++k) {
+      const size_t i = live[k];
+      auto codec = [&] { return std::string("gpu ") + compression_name(requests[i].desc->compression); };
+      if (s != NVIMGCODEC_STATUS_SUCCESS) {
+        statuses[i] = internal_error(codec() + ": decode failed: " + status_name(s));
+      } else if (processing[k] != NVIMGCODEC_PROCESSING_STATUS_SUCCESS) {
+        statuses[i] = corrupt(codec() + ": processing status " + std::to_string(processing[k]));
+      } else if (e != cudaSuccess) {
+        statuses[i] = cuda_error(codec(), e);
+      } else {
+        statuses[i] = Status();
+      }
+    }
+  }
+
+ private:
+  // Copies every stream into the pinned staging buffer (DMA-able input lets the hardware engines fetch it
+  // without a bounce).
+  Status stage(std::span<const DecodeRequest> requests) {
+    size_t total = 0;
+    for (const DecodeRequest& r : requests) total += r.data.size();
+    if (total > staging_capacity_) {
+      if (staging_) cudaFreeHost(staging_);
+      staging_ = nullptr;
+      staging_capacity_ = 0;
+      const size_t want = std::max(total + total / 2, size_t{4} << 20);
+      cudaError_t e = cudaMallocHost(reinterpret_cast<void**>(&staging_), want);
+      if (e != cudaSuccess) {
+        staging_ = nullptr;
+        return out_of_memory(std::string("cannot allocate pinned staging: ") + cudaGetErrorString(e));
+      }
+      staging_capacity_ = want;
+    }
+    uint8_t* at = staging_;
+    for (const DecodeRequest& r : requests) {
+      std::memcpy(at, r.data.data(), r.data.size());
+      at += r.data.size();
+    }
+    return Status();
+  }
+
+  const NvImageCodecLibrary& lib_;
+  nvimgcodecInstance_t instance_;
+  int device_;
+  cudaStream_t stream_ = nullptr;
+  nvimgcodecDecoder_t decoder_ = nullptr;
+  uint8_t* staging_ = nullptr;
+  size_t staging_capacity_ = 0;
+  std::vector<nvimgcodecCodeStream_t> streams_;
+  std::vector<nvimgcodecImage_t> images_;
+  nvimgcodecDecodeParams_t params_{};
+};
+
+struct ShutdownHooks {
+  std::mutex mutex;
+  std::vector<void (*)()> hooks;
+};
+
+ShutdownHooks& shutdown_hooks() {
+  static auto* h = new internal::ForkSafe<ShutdownHooks>([] {
+    auto* hooks = new ShutdownHooks();
+    // Lanes (and their decoders) stop first, then the instance goes, all before the CUDA runtime unloads.
+    // atexit handlers run in reverse order of registration: the CUDA runtime must register its teardown
+    // before this handler (else nvImageCodec is torn down after CUDA and aborts at exit), so initialise it
+    // first (harmless without a GPU: the call just fails).
+    cudaFree(nullptr);
+    cudaGetLastError();
+    std::atexit([] {
+      ShutdownHooks& s = shutdown_hooks();
+      std::vector<void (*)()> run;
+      {
+        std::lock_guard<std::mutex> lock(s.mutex);
+        run.swap(s.hooks);
+      }
+      for (auto fn : run) fn();
+      Runtime& r = runtime();
+      auto lib = nvimgcodec_library();
+      if (r.instance_ && lib.ok()) (*lib)->InstanceDestroy(r.instance_);
+      r.instance_ = nullptr;
+    });
+    return hooks;
+  });
+  return h->get();
+}
+
+}  // namespace
+
+void at_shutdown(void (*fn)()) {
+  ShutdownHooks& s = shutdown_hooks();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.hooks.push_back(fn);
+}
+
+Status library_status() {
+  auto lib = nvimgcodec_library();
+  return lib.ok() ? Status() : lib.status();
+}
+
+Result<std::unique_ptr<Decoder>> create_decoder(int device) {
+  TW_ASSIGN_OR_RETURN(const NvImageCodecLibrary* lib, nvimgcodec_library());
+  shutdown_hooks();  // registers the exit handler before the first decoder exists
+  TW_ASSIGN_OR_RETURN(nvimgcodecInstance_t instance, runtime().instance(*lib));
+  auto decoder = std::make_unique<NvImageCodecDecoder>(*lib, instance, device);
+  TW_RETURN_IF_ERROR(decoder->init());
+  return std::unique_ptr<Decoder>(std::move(decoder));
+}
+
+}  // namespace tilewise::codecs::nvimgcodec

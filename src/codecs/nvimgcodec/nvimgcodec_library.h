@@ -1,0 +1,40 @@
+// NvImageCodecLibrary: nvImageCodec 0.8.x loaded at run time with dlopen.
+//
+// tilewise compiles against the header of the nvidia-nvimgcodec-cu13 0.8 wheel but never links the library:
+// without it (or without a GPU) everything else works and device requests fail with a clear error. The
+// version is checked through nvimgcodecGetProperties, since nvImageCodec breaks its ABI at every minor
+// release (0.9 renamed TIFF fields and has a GPU region-decoding regression).
+#pragma once
+
+#include <nvimgcodec.h>
+
+#include <string>
+
+#include "tilewise/status.h"
+
+namespace tilewise::codecs::nvimgcodec {
+
+struct NvImageCodecLibrary {
+  decltype(&nvimgcodecGetProperties) GetProperties = nullptr;
+  decltype(&nvimgcodecInstanceCreate) InstanceCreate = nullptr;
+  decltype(&nvimgcodecInstanceDestroy) InstanceDestroy = nullptr;
+  decltype(&nvimgcodecDecoderCreate) DecoderCreate = nullptr;
+  decltype(&nvimgcodecDecoderDestroy) DecoderDestroy = nullptr;
+  decltype(&nvimgcodecDecoderDecode) DecoderDecode = nullptr;
+  decltype(&nvimgcodecCodeStreamCreateFromHostMem) CodeStreamCreateFromHostMem = nullptr;
+  decltype(&nvimgcodecCodeStreamDestroy) CodeStreamDestroy = nullptr;
+  decltype(&nvimgcodecImageCreate) ImageCreate = nullptr;
+  decltype(&nvimgcodecImageDestroy) ImageDestroy = nullptr;
+  decltype(&nvimgcodecFutureWaitForAll) FutureWaitForAll = nullptr;
+  decltype(&nvimgcodecFutureDestroy) FutureDestroy = nullptr;
+  decltype(&nvimgcodecFutureGetProcessingStatus) FutureGetProcessingStatus = nullptr;
+  uint32_t version = 0;
+  std::string directory;  // where libnvimgcodec.so.0 was found (its extensions/ folder sits beside it)
+};
+
+// Loads the library once per process. Unsupported with the reason when it is missing or of a wrong version.
+Result<const NvImageCodecLibrary*> nvimgcodec_library();
+
+std::string status_name(nvimgcodecStatus_t status);
+
+}  // namespace tilewise::codecs::nvimgcodec

@@ -1,0 +1,55 @@
+// DeviceOps: the device primitives the device reader composes outputs with - memory from the per-device
+// pool, streams from the per-device pool, fills, 2-D copies and uploads, stream synchronisation. The CUDA
+// implementation is cuda_ops(device) (device_memory.cc); tests pass one over host memory, so the device
+// reader's planning, caching, crops and fallbacks are tested without a GPU.
+//
+// Thread behaviour: every method may be called from any thread. Work queued on a stream runs in order;
+// synchronize() returns when the stream's work is done.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "tilewise/status.h"
+
+namespace tilewise::gpu {
+
+using Stream = void*;  // a cudaStream_t for the CUDA implementation
+
+class DeviceOps {
+ public:
+  virtual ~DeviceOps() = default;
+  virtual int device() const = 0;
+  virtual Result<void*> allocate(size_t bytes) = 0;
+  virtual void release(void* p) = 0;
+  virtual Result<Stream> acquire_stream() = 0;  // a non-blocking stream on loan
+  virtual void return_stream(Stream s) = 0;
+  virtual Status fill(uint8_t* dst, size_t pitch, int32_t width, int32_t height, const uint8_t rgb[3], Stream s) = 0;
+  // Copies height rows of width_bytes; src is host memory when src_on_host (an upload), else device memory.
+  virtual Status copy_2d(uint8_t* dst, size_t dst_pitch, const uint8_t* src, size_t src_pitch, int32_t width_bytes,
+                         int32_t height, bool src_on_host, Stream s) = 0;
+  virtual Status synchronize(Stream s) = 0;
+};
+
+// A stream on loan from `ops`, returned when the lease ends.
+class StreamLease {
+ public:
+  static Result<StreamLease> acquire(DeviceOps& ops) {
+    TW_ASSIGN_OR_RETURN(Stream s, ops.acquire_stream());
+    return StreamLease(&ops, s);
+  }
+  StreamLease(StreamLease&& other) noexcept : ops_(other.ops_), stream_(other.stream_) { other.stream_ = nullptr; }
+  StreamLease(const StreamLease&) = delete;
+  StreamLease& operator=(const StreamLease&) = delete;
+  ~StreamLease() {
+    if (stream_) ops_->return_stream(stream_);
+  }
+  Stream get() const { return stream_; }
+
+ private:
+  StreamLease(DeviceOps* ops, Stream s) : ops_(ops), stream_(s) {}
+  DeviceOps* ops_;
+  Stream stream_;
+};
+
+}  // namespace tilewise::gpu

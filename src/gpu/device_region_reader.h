@@ -1,0 +1,42 @@
+// DeviceRegionReader: executes a region plan (region/region_plan.h) into a view in device memory.
+//
+// The plan is the host reader's: background outside the level, then the tiles the region touches. Here:
+//  1. tiles stored empty and the background are filled on the device;
+//  2. tiles the context's GPU decoders take (DeviceContext::can_decode, the decoder contract's reason) go to
+//     the device's decode lanes (tile_lanes.h), which merge them with the tiles of every concurrent read. A
+//     tile the region needs whole (and with no padding rows) is decoded in place into the caller's buffer;
+//     a cut tile comes from the device tile cache, or is decoded into a reserved cache entry or scratch
+//     (device_tile_hold.h) and cropped into the output afterwards (device_compose.h);
+//  3. while the lanes are busy with earlier work, this thread decodes its own remaining tiles on the CPU
+//     (only the window the region needs) and uploads them: the lanes take the largest tiles first and this
+//     thread the smallest windows;
+//  4. tiles no GPU decoder takes, and tiles a GPU decoder failed on, are decoded on the CPU and uploaded (the
+//     fallback chain: GPU backend, then CPU backend, per tile).
+// The call returns when the output is complete (the read's stream is synchronised), so any stream may use it.
+//
+// Thread behaviour: const and stateless apart from the context's shared lanes, cache and pools; any number of
+// threads may read at once.
+#pragma once
+
+#include <cstdint>
+
+#include "formats/slide_model.h"
+#include "gpu/device_context.h"
+#include "region/region_request.h"
+#include "tilewise/status.h"
+
+namespace tilewise::gpu {
+
+class DeviceRegionReader {
+ public:
+  DeviceRegionReader(const formats::SlideModel& model, uint64_t slide_uid) : model_(model), slide_uid_(slide_uid) {}
+  // Reads into request.out, a 3-channel view in device memory: through `context`, or when it is nullptr the
+  // production context of request.out.device (device_context()).
+  Status read(const region::RegionRequest& request, DeviceContext* context = nullptr) const;
+
+ private:
+  const formats::SlideModel& model_;
+  uint64_t slide_uid_;
+};
+
+}  // namespace tilewise::gpu

@@ -1,0 +1,235 @@
+#include "gpu/tile_lanes.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "util/settings.h"
+
+namespace tilewise::gpu {
+
+namespace {
+
+// Speed estimates are kept per codec class: JPEG, and the rest (JPEG 2000).
+int codec_class(const codecs::TileDesc& desc) { return desc.compression == codecs::Compression::kJpeg ? 0 : 1; }
+int codec_class(const codecs::DecodeRequest& r) { return codec_class(*r.desc); }
+
+int64_t job_pixels(const LaneJob& j) {
+  return j.cpu_pixels > 0 ? j.cpu_pixels : int64_t{j.request.desc->width} * j.request.desc->height;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// Exponentially weighted moving average; 0 means "not measured yet".
+void update(double& average, double sample) { average = average == 0 ? sample : 0.9 * average + 0.1 * sample; }
+
+Status shut_down() { return internal_error("gpu: the decode lanes were shut down"); }
+
+struct Group {
+  std::condition_variable done;
+  size_t remaining;
+};
+
+// One caller's jobs in the queue; jobs [front, back) are not claimed yet.
+struct Entry {
+  LaneJob* jobs;
+  size_t front;
+  size_t back;
+  Group* group;
+};
+
+class Lanes final : public TileLanes {
+ public:
+  Lanes(std::vector<std::unique_ptr<codecs::Decoder>> decoders, const LaneOptions& options)
+      : options_(options), decoders_(std::move(decoders)) {
+    for (auto& d : decoders_) threads_.emplace_back([this, decoder = d.get()] { run(decoder); });
+  }
+  ~Lanes() override { stop(); }
+
+  // Stops the lanes (finishing their current batch) and fails what is still queued.
+  void stop() override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+      for (Entry* e : queue_) {
+        for (size_t i = e->front; i < e->back; ++i) {
+          e->jobs[i].status = shut_down();
+          if (--e->group->remaining == 0) e->group->done.notify_one();
+        }
+        e->front = e->back;
+      }
+      queue_.clear();
+    }
+    work_.notify_all();
+    for (auto& t : threads_) t.join();
+    threads_.clear();
+    decoders_.clear();
+  }
+
+  void decode(std::span<LaneJob> jobs, const CpuAssist& cpu_assist) override {
+    if (jobs.empty()) return;
+    Group group;
+    group.remaining = jobs.size();
+    Entry entry{jobs.data(), 0, jobs.size(), &group};
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (stopping_) {
+      for (LaneJob& j : jobs) j.status = shut_down();
+      return;
+    }
+    queue_.push_back(&entry);
+    work_.notify_one();
+    if (cpu_assist && options_.cpu_assist) {
+      while (entry.front < entry.back && cpu_is_sooner(entry)) {
+        const size_t i = --entry.back;
+        if (entry.front == entry.back) queue_.erase(std::find(queue_.begin(), queue_.end(), &entry));
+        lock.unlock();
+        const auto started = std::chrono::steady_clock::now();
+        Status s = cpu_assist(i);
+        const double took = seconds_since(started);
+        lock.lock();
+        update(cpu_seconds_per_pixel_[codec_class(jobs[i].request)], took / static_cast<double>(job_pixels(jobs[i])));
+        jobs[i].status = std::move(s);
+        jobs[i].on_gpu = false;
+        --group.remaining;
+        ++stats_.cpu_tiles;
+      }
+    }
+    group.done.wait(lock, [&] { return group.remaining == 0; });
+  }
+
+  LaneStats stats() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    LaneStats s = stats_;
+    s.lanes = static_cast<int>(threads_.size());
+    for (const Entry* e : queue_) s.queued += e->back - e->front;
+    return s;
+  }
+
+  bool cpu_outpaces_gpu(const codecs::TileDesc& desc, int cpu_threads) const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const int c = codec_class(desc);
+    if (gpu_seconds_per_tile_[c] == 0 || threads_.empty()) return false;
+    const double gpu = gpu_seconds_per_tile_[c] / static_cast<double>(threads_.size());
+    const double cpu = cpu_seconds_per_pixel_[c] * desc.width * desc.height / std::max(1, cpu_threads);
+    return 2 * cpu < gpu;
+  }
+
+ private:
+  // Tiles per nvImageCodec call: about options_.batch_seconds of work at the measured speed, at most kMaxBatch. Slow
+  // codecs (nvJPEG2000 takes milliseconds per tile) get small batches, so that a caller's tile is not held
+  // behind a long batch while its thread could decode it; until measured, 8 (mutex held).
+  size_t batch_cap(const codecs::DecodeRequest& first) const {
+    const double per_tile = gpu_seconds_per_tile_[codec_class(first)];
+    if (per_tile == 0) return 8;
+    return static_cast<size_t>(std::clamp(options_.batch_seconds / per_tile, 1.0, static_cast<double>(kMaxBatch)));
+  }
+
+  // Whether the caller should decode the last unclaimed job of `entry` itself (mutex held).
+  bool cpu_is_sooner(const Entry& entry) const {
+    const size_t ahead = backlog_before_last(entry);
+    const LaneJob& job = entry.jobs[entry.back - 1];
+    const int c = codec_class(job.request);
+    if (gpu_seconds_per_tile_[c] == 0) return ahead >= options_.assist_backlog;  // lanes not measured yet
+    const double lanes = static_cast<double>(std::max<size_t>(1, threads_.size()));
+    // The job waits for the tiles the lanes are decoding now and for those queued ahead of it.
+    const double gpu_wait = static_cast<double>(in_flight_ + ahead + 1) * gpu_seconds_per_tile_[c] / lanes;
+    const double cpu_time = cpu_seconds_per_pixel_[c] * static_cast<double>(job_pixels(job));
+    return gpu_wait > cpu_time;
+  }
+
+  // Unclaimed jobs queued ahead of the last unclaimed job of `entry` (mutex held).
+  size_t backlog_before_last(const Entry& entry) const {
+    size_t ahead = entry.back - entry.front - 1;
+    for (const Entry* e : queue_) {
+      if (e == &entry) break;
+      ahead += e->back - e->front;
+    }
+    return ahead;
+  }
+
+  void run(codecs::Decoder* decoder) {
+    std::vector<LaneJob*> batch;
+    std::vector<Group*> groups;
+    std::vector<codecs::DecodeRequest> requests;
+    std::vector<Status> statuses;
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      work_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      batch.clear();
+      groups.clear();
+      const size_t cap = batch_cap(queue_.front()->jobs[queue_.front()->front].request);
+      while (batch.size() < cap && !queue_.empty()) {
+        Entry* e = queue_.front();
+        while (batch.size() < cap && e->front < e->back) {
+          batch.push_back(&e->jobs[e->front++]);
+          groups.push_back(e->group);
+        }
+        if (e->front == e->back) queue_.pop_front();
+      }
+      if (!queue_.empty()) work_.notify_one();  // another lane takes the rest
+      in_flight_ += batch.size();
+      lock.unlock();
+      requests.clear();
+      for (LaneJob* j : batch) requests.push_back(j->request);
+      statuses.assign(batch.size(), Status());
+      const auto started = std::chrono::steady_clock::now();
+      decoder->decode_batch(requests, statuses);
+      const double per_tile = seconds_since(started) / static_cast<double>(batch.size());
+      lock.lock();
+      in_flight_ -= batch.size();
+      bool seen[2] = {false, false};
+      for (const codecs::DecodeRequest& r : requests) seen[codec_class(r)] = true;
+      for (int c = 0; c < 2; ++c) {
+        if (seen[c]) update(gpu_seconds_per_tile_[c], per_tile);
+      }
+      for (size_t k = 0; k < batch.size(); ++k) {
+        batch[k]->status = std::move(statuses[k]);
+        batch[k]->on_gpu = true;
+        // Last use of the caller's memory: it may return as soon as the mutex is released.
+        if (--groups[k]->remaining == 0) groups[k]->done.notify_one();
+      }
+      stats_.gpu_tiles += batch.size();
+      ++stats_.batches;
+    }
+  }
+
+  const LaneOptions options_;
+  mutable std::mutex mutex_;
+  std::condition_variable work_;
+  std::deque<Entry*> queue_;
+  bool stopping_ = false;
+  size_t in_flight_ = 0;  // tiles the lanes have claimed and not finished
+  LaneStats stats_;
+  double gpu_seconds_per_tile_[2] = {0, 0};
+  // Optimistic start (10 ns per pixel, ~100 MPix/s per core): callers try, then learn the real cost.
+  double cpu_seconds_per_pixel_[2] = {10e-9, 10e-9};
+  std::vector<std::unique_ptr<codecs::Decoder>> decoders_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace
+
+std::unique_ptr<TileLanes> TileLanes::make(std::vector<std::unique_ptr<codecs::Decoder>> decoders,
+                                           const LaneOptions& options) {
+  return std::make_unique<Lanes>(std::move(decoders), options);
+}
+
+LaneOptions TileLanes::options_from_settings(int lanes) {
+  const internal::Settings& settings = internal::settings();
+  LaneOptions options;
+  options.cpu_assist = settings.gpu_cpu_assist;
+  options.assist_backlog = settings.gpu_assist_backlog.value_or(static_cast<uint64_t>(lanes) * kMaxBatch * 4);
+  return options;
+}
+
+}  // namespace tilewise::gpu

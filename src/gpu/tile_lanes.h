@@ -1,0 +1,91 @@
+// TileLanes: the per-GPU scheduler that merges the tiles of all concurrent device reads into batches for a
+// few decode lanes, with the calling CPU threads decoding what the lanes have not reached yet.
+//
+// Synchronisation model:
+// - One TileLanes per device and process (ForkSafe: a forked child starts its own lanes lazily). K lane
+//   threads (settings().gpu_lanes, default 4: on the H200 the raw decode of the benchmark's tiles with pinned
+//   input reached 22-26k tiles/s from 1 thread, 35-42k from 2 and 51-52k from 4), each owning one decoder
+//   of the contract in codecs/decoder.h (in production nvImageCodec's: its own decoder, CUDA stream and
+//   pinned staging). There is no decode lock: the only shared state is the queue below, under one mutex held for
+//   O(batch) pointer work, never while decoding.
+// - A caller's decode() queues its jobs as one entry. A lane takes jobs from the front of the queue (oldest
+//   first, across entries and so across requests) up to about 5 ms of work (at most kMaxBatch tiles) per
+//   nvImageCodec call. Meanwhile the
+//   caller, instead of sleeping, takes its own jobs back from the end of its entry and runs `cpu_assist` for
+//   them (CPU decoding + upload): CPU cores that would otherwise wait add their throughput to the engines'
+//   (gpu.md: 16 cores of libjpeg-turbo decode about as fast as the engines on slide tiles). A caller takes
+//   its last queued job when the lanes would need longer to reach and decode it ((tiles in flight + tiles
+//   ahead + 1) x the lanes' measured seconds per tile / lanes) than the CPU needs for its window (measured
+//   seconds per pixel, per codec, starting optimistic so that it is learnt). So the split follows the
+//   measured speeds: JPEG 2000, where nvJPEG2000 is much slower than OpenJPEG on many cores for small
+//   tiles, goes mostly to the CPU; JPEG is shared between the engines and otherwise idle cores.
+//   settings().gpu_cpu_assist = false (TILEWISE_GPU_CPU_ASSIST=0) turns this off (all tiles to the GPU).
+// - A job is claimed exactly once, under the mutex, by a lane or by its caller. decode() returns when every
+//   job of the call is finished; the lane finishes a job under the mutex and signals the caller's condition
+//   variable there, so the caller's stack (jobs, entry) outlives every reference to it. An entry is removed
+//   from the queue as soon as its last job is claimed.
+// - Shutdown: at process exit the lanes are stopped and joined (finishing their batch) before the
+//   nvImageCodec instance and the CUDA runtime go (codecs/nvimgcodec/nvimgcodec_decoder.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "codecs/decoder.h"
+#include "tilewise/status.h"
+
+namespace tilewise::gpu {
+
+struct LaneJob {
+  codecs::DecodeRequest request;  // a whole tile, its output in device memory
+  int64_t cpu_pixels = 0;  // pixels cpu_assist would decode for this job (its window); 0: the whole tile
+  Status status;           // set when the job is finished
+  bool on_gpu = false;     // decoded by a lane (else by cpu_assist)
+};
+
+struct LaneStats {
+  uint64_t gpu_tiles = 0;     // tiles decoded by the lanes
+  uint64_t cpu_tiles = 0;     // tiles the callers decoded on the CPU while the lanes were busy
+  uint64_t batches = 0;       // nvImageCodec calls
+  uint64_t queued = 0;        // tiles waiting now
+  int lanes = 0;
+};
+
+struct LaneOptions {
+  bool cpu_assist = true;      // callers decode their own queued tiles on the CPU when that is sooner
+  size_t assist_backlog = 64;  // until the lanes' speed is known: assist once this many tiles are ahead
+  double batch_seconds = 0.005;  // work per nvImageCodec call at the measured speed (1..kMaxBatch tiles)
+};
+
+class TileLanes {
+ public:
+  static constexpr size_t kMaxBatch = 64;
+  // Lanes over the given decoders, one thread each (gpu/device_context.cc makes nvImageCodec's; tests pass
+  // decoders that need no GPU).
+  static std::unique_ptr<TileLanes> make(std::vector<std::unique_ptr<codecs::Decoder>> decoders,
+                                         const LaneOptions& options);
+  // Options from the settings for `lanes` lanes: cpu_assist unless TILEWISE_GPU_CPU_ASSIST=0, assist_backlog
+  // TILEWISE_GPU_ASSIST_BACKLOG (default lanes * kMaxBatch * 4: before the first batch is measured, callers
+  // assist only behind a very long queue).
+  static LaneOptions options_from_settings(int lanes);
+
+  // Decodes every job (each job's status says how). Jobs are taken by lanes in order from the front; the
+  // caller takes them from the back and calls cpu_assist(index) when it is set and assisting is enabled,
+  // so order jobs by how much the GPU should prefer them. Returns when all are finished.
+  using CpuAssist = std::function<Status(size_t index)>;
+  virtual void decode(std::span<LaneJob> jobs, const CpuAssist& cpu_assist) = 0;
+  virtual LaneStats stats() const = 0;
+  // Whether `cpu_threads` CPU threads decode tiles like `desc` at least twice as fast as the lanes, by the
+  // measured speeds (false until measured): then a large read should let many threads assist.
+  virtual bool cpu_outpaces_gpu(const codecs::TileDesc& desc, int cpu_threads) const = 0;
+  // Stops the lanes (each finishes its batch) and fails the jobs still queued; decode() fails afterwards.
+  virtual void stop() = 0;
+  virtual ~TileLanes() = default;
+};
+
+
+}  // namespace tilewise::gpu

@@ -1,0 +1,105 @@
+#include "region/host_region_reader.h"
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+
+#include "cache/tile_cache.h"
+#include "region/region_plan.h"
+#include "region/tile_fetcher.h"
+#include "util/thread_pool.h"
+
+namespace tilewise::region {
+
+void fill_rect(const ImageView& view, int64_t x, int64_t y, int64_t w, int64_t h, const std::array<uint8_t, 3>& c) {
+  if (w <= 0 || h <= 0) return;
+  uint8_t* first = view.pixel(x, y);
+  if (c[0] == c[1] && c[1] == c[2]) {
+    for (int64_t r = 0; r < h; ++r) std::memset(view.pixel(x, y + r), c[0], static_cast<size_t>(w) * 3);
+    return;
+  }
+  for (int64_t i = 0; i < w; ++i) std::memcpy(first + i * 3, c.data(), 3);
+  for (int64_t r = 1; r < h; ++r) std::memcpy(view.pixel(x, y + r), first, static_cast<size_t>(w) * 3);
+}
+
+namespace {
+
+void copy_rect(const uint8_t* src, int64_t src_stride, const ImageView& dst, int64_t dx, int64_t dy, int64_t w,
+               int64_t h) {
+  for (int64_t r = 0; r < h; ++r) {
+    std::memcpy(dst.pixel(dx, dy + r), src + r * src_stride, static_cast<size_t>(w) * 3);
+  }
+}
+
+}  // namespace
+
+Status HostRegionReader::read(const RegionRequest& req) const {
+  TW_ASSIGN_OR_RETURN(const RegionPlan plan, plan_region(*req.level, req.level_label, req.x, req.y, req.width, req.height));
+  if (plan.region.empty()) return Status();
+  if (req.out.channels != 3 || !req.out.device.is_cpu() || req.out.width < req.width ||
+      req.out.height < req.height || req.out.stride < req.width * 3) {
+    return invalid_argument("output buffer is smaller than the region or not a 3-channel CPU buffer");
+  }
+  auto fill = [&](const Rect& r) { fill_rect(req.out, plan.out_x(r.x0), plan.out_y(r.y0), r.width(), r.height(), req.fill); };
+  for (const Rect& band : plan.background) fill(band);
+
+  cache::TileCache& cache = cache::TileCache::global();
+  const bool caching = req.use_cache && cache.enabled();
+  const int64_t tw = req.level->desc.width;
+  TileFetcher fetcher(model_);
+  std::atomic<bool> failed{false};
+  std::mutex error_mutex;
+  Status first_error;
+
+  auto process = [&](int64_t i) {
+    if (failed.load(std::memory_order_relaxed)) return;
+    const PlannedTile& t = plan.tiles[static_cast<size_t>(i)];
+    if (t.empty) return fill(t.need);
+    const ImageView window = req.out.sub(plan.out_x(t.need.x0), plan.out_y(t.need.y0), static_cast<int32_t>(t.need.width()),
+                                         static_cast<int32_t>(t.need.height()));
+    Status s;
+    if (t.whole) {
+      s = fetcher.decode(t.tile, window);
+    } else {
+      // A tile cut by the region's edge: from the cache; or decoded whole and cached when it was asked for
+      // recently (see cache/tile_cache.h, "Admission"); or else only the window the region needs, straight
+      // into the output.
+      const cache::TileKey key{slide_uid_, req.cache_level, t.tile.index()};
+      cache::TileCache::Lookup found = caching ? cache.lookup(key) : cache::TileCache::Lookup{};
+      std::shared_ptr<const cache::CachedTile> pixels = std::move(found.tile);
+      if (!pixels && found.seen_recently) {
+        auto decoded = std::make_shared<cache::CachedTile>();
+        decoded->width = static_cast<int32_t>(tw);
+        decoded->height = t.tile.valid_rows();
+        decoded->pixels.resize(static_cast<size_t>(tw) * decoded->height * 3);
+        s = fetcher.decode(t.tile, ImageView{decoded->pixels.data(), tw * 3, decoded->width, decoded->height, 3, {}});
+        if (s.ok()) {
+          cache.put(key, decoded);
+          pixels = std::move(decoded);
+        }
+      }
+      if (pixels) {
+        const int64_t stride = int64_t{pixels->width} * 3;
+        copy_rect(pixels->pixels.data() + (t.need.y0 - t.bounds.y0) * stride + (t.need.x0 - t.bounds.x0) * 3, stride,
+                  req.out, plan.out_x(t.need.x0), plan.out_y(t.need.y0), t.need.width(), t.need.height());
+      } else if (s.ok()) {
+        s = fetcher.decode_window(t.tile, window, static_cast<int32_t>(t.need.x0 - t.bounds.x0),
+                                  static_cast<int32_t>(t.need.y0 - t.bounds.y0));
+      }
+    }
+    if (!s.ok()) {
+      std::lock_guard<std::mutex> lock(error_mutex);
+      if (!failed.exchange(true)) first_error = s;
+    }
+  };
+
+  const int64_t count = static_cast<int64_t>(plan.tiles.size());
+  if (count == 1) {
+    process(0);
+  } else {
+    internal::global_pool().parallel_for(count, process);
+  }
+  return first_error;
+}
+
+}  // namespace tilewise::region

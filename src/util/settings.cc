@@ -1,0 +1,111 @@
+#include "util/settings.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace tilewise::internal {
+
+std::optional<uint64_t> parse_bytes(std::string_view text) {
+  size_t i = 0;
+  uint64_t value = 0;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+    const uint64_t digit = static_cast<uint64_t>(text[i] - '0');
+    if (value > (UINT64_MAX - digit) / 10) return std::nullopt;
+    value = value * 10 + digit;
+    ++i;
+  }
+  if (i == 0) return std::nullopt;
+  std::string suffix(text.substr(i));
+  for (char& c : suffix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  int shift = 0;
+  if (suffix.empty() || suffix == "B") {
+    shift = 0;
+  } else if (suffix == "K" || suffix == "KB" || suffix == "KIB") {
+    shift = 10;
+  } else if (suffix == "M" || suffix == "MB" || suffix == "MIB") {
+    shift = 20;
+  } else if (suffix == "G" || suffix == "GB" || suffix == "GIB") {
+    shift = 30;
+  } else if (suffix == "T" || suffix == "TB" || suffix == "TIB") {
+    shift = 40;
+  } else {
+    return std::nullopt;
+  }
+  if (shift > 0 && value > (UINT64_MAX >> shift)) return std::nullopt;
+  return value << shift;
+}
+
+std::optional<bool> parse_switch(std::string_view text) {
+  std::string t(text);
+  for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (t == "1" || t == "true" || t == "on" || t == "yes") return true;
+  if (t == "0" || t == "false" || t == "off" || t == "no") return false;
+  return std::nullopt;
+}
+
+namespace {
+
+void warn(const char* name, const char* value) {
+  std::fprintf(stderr, "tilewise: ignoring %s=%s (not a valid value)\n", name, value);
+}
+
+// Assigns the parsed value of `name` to `out` when set and valid.
+template <typename T, typename Parse>
+bool read(EnvLookup lookup, const char* name, T& out, Parse parse) {
+  const char* v = lookup(name);
+  if (!v || !*v) return false;
+  auto parsed = parse(std::string_view(v));
+  if (!parsed) {
+    warn(name, v);
+    return false;
+  }
+  out = static_cast<T>(*parsed);
+  return true;
+}
+
+std::optional<int64_t> parse_count(std::string_view text) {
+  auto v = parse_bytes(text);  // digits only: a suffix makes no sense for a count
+  if (!v || text.find_first_not_of("0123456789") != std::string_view::npos || *v > (1u << 30)) return std::nullopt;
+  return static_cast<int64_t>(*v);
+}
+
+}  // namespace
+
+Settings read_settings(EnvLookup lookup) {
+  Settings s;
+  read(lookup, "TILEWISE_NUM_THREADS", s.num_threads, parse_count);
+  read(lookup, "TILEWISE_CACHE_BYTES", s.cache_bytes, parse_bytes);
+  read(lookup, "TILEWISE_MAX_REGION_BYTES", s.max_region_bytes, parse_bytes);
+  auto mib = [](std::string_view t) -> std::optional<uint64_t> {
+    auto v = parse_count(t);
+    if (!v) return std::nullopt;
+    return static_cast<uint64_t>(*v) << 20;
+  };
+  if (!read(lookup, "TILEWISE_GPU_POOL_BYTES", s.gpu_pool_bytes, parse_bytes)) {
+    read(lookup, "TILEWISE_GPU_CACHED_MB", s.gpu_pool_bytes, mib);  // the older spelling, in MiB
+  }
+  if (!read(lookup, "TILEWISE_GPU_TILE_CACHE_BYTES", s.gpu_tile_cache_bytes, parse_bytes)) {
+    read(lookup, "TILEWISE_GPU_TILE_CACHE_MB", s.gpu_tile_cache_bytes, mib);
+  }
+  if (read(lookup, "TILEWISE_GPU_LANES", s.gpu_lanes, parse_count)) s.gpu_lanes = std::clamp(s.gpu_lanes, 1, 8);
+  read(lookup, "TILEWISE_GPU_CPU_ASSIST", s.gpu_cpu_assist, parse_switch);
+  uint64_t backlog = 0;
+  if (read(lookup, "TILEWISE_GPU_ASSIST_BACKLOG", backlog, parse_count)) s.gpu_assist_backlog = backlog;
+  read(lookup, "TILEWISE_GPU_IN_PLACE", s.gpu_in_place, parse_switch);
+  read(lookup, "TILEWISE_GPU_ALLOCATOR", s.gpu_async_allocator, [](std::string_view t) -> std::optional<bool> {
+    if (t == "pool") return false;
+    if (t == "async") return true;
+    return std::nullopt;
+  });
+  return s;
+}
+
+const Settings& settings() {
+  static const Settings s = read_settings([](const char* name) -> const char* { return std::getenv(name); });
+  return s;
+}
+
+}  // namespace tilewise::internal

@@ -1,0 +1,41 @@
+// Settings: every TILEWISE_* environment variable tilewise reads, in one table, read once per process.
+//
+// Sizes are in bytes everywhere and accept a binary suffix: "268435456", "256M", "256MiB", "1G" (K, M, G, T
+// = 1024^n). Switches take 0/1 (also false/true, off/on). A malformed value is ignored (the default holds)
+// and reported once on stderr. The older *_MB spellings of the two GPU sizes are still read, in MiB, when
+// the byte variable is not set. Variables are read at the first call to settings(); setters of the public
+// API (set_cache_capacity, set_worker_threads, set_max_region_bytes) change the live values afterwards,
+// these stay the start-up defaults. Thread-safe (a function-local static).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace tilewise::internal {
+
+struct Settings {
+  int num_threads = 0;                            // TILEWISE_NUM_THREADS: decode pool size; 0 = hardware threads
+  uint64_t cache_bytes = 256ull << 20;            // TILEWISE_CACHE_BYTES: decoded-tile cache budget
+  uint64_t max_region_bytes = 4ull << 30;         // TILEWISE_MAX_REGION_BYTES
+  uint64_t gpu_pool_bytes = 1024ull << 20;        // TILEWISE_GPU_POOL_BYTES: idle device blocks kept per device
+  uint64_t gpu_tile_cache_bytes = 256ull << 20;   // TILEWISE_GPU_TILE_CACHE_BYTES: device tile cache per device
+  int gpu_lanes = 4;                              // TILEWISE_GPU_LANES: decode lanes per GPU (1-8)
+  bool gpu_cpu_assist = true;                     // TILEWISE_GPU_CPU_ASSIST: callers decode queued tiles on the CPU
+  std::optional<uint64_t> gpu_assist_backlog;     // TILEWISE_GPU_ASSIST_BACKLOG: tiles; unset = lanes x 64 x 4
+  bool gpu_in_place = true;                       // TILEWISE_GPU_IN_PLACE: decode whole tiles into the output
+  bool gpu_async_allocator = false;               // TILEWISE_GPU_ALLOCATOR: "pool" (default) or "async"
+};
+
+// The process's settings (from the environment at first use).
+const Settings& settings();
+
+// Parsers, exposed for tests. nullopt when `text` is not a valid value.
+std::optional<uint64_t> parse_bytes(std::string_view text);
+std::optional<bool> parse_switch(std::string_view text);
+
+// Reads the settings from a lookup function (settings() passes getenv); for tests.
+using EnvLookup = const char* (*)(const char* name);
+Settings read_settings(EnvLookup lookup);
+
+}  // namespace tilewise::internal

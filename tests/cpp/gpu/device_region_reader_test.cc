@@ -1,0 +1,261 @@
+// The device reader (gpu/device_region_reader.h) without a GPU: a DeviceContext over host memory, whose
+// "GPU" decoders are CPU decoders behind the decoder contract's GPU rules (whole tiles only, complete
+// streams). Every read must give exactly the host reader's pixels - through the lanes, in place, through the
+// device tile cache, with the readers assisting, with the GPU backend refusing the codec or failing tiles
+// (the CPU fallback) - so the device plan, crops, cache reservations and fallbacks are tested in CI.
+#include "gpu/device_region_reader.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <thread>
+
+#include "cache/tile_cache.h"
+#include "codecs/cpu/cpu_decoder.h"
+#include "formats/format_registry.h"
+#include "io/source.h"
+#include "region/host_region_reader.h"
+#include "support/tiff_builder.h"
+
+namespace tilewise::gpu {
+namespace {
+
+// Device operations over host memory; streams are tokens (work runs at once, in order).
+class HostOps final : public DeviceOps {
+ public:
+  int device() const override { return 0; }
+  Result<void*> allocate(size_t bytes) override {
+    ++live;
+    return std::malloc(bytes);
+  }
+  void release(void* p) override {
+    --live;
+    std::free(p);
+  }
+  Result<Stream> acquire_stream() override { return Stream{&token_}; }
+  void return_stream(Stream) override {}
+  Status fill(uint8_t* dst, size_t pitch, int32_t w, int32_t h, const uint8_t rgb[3], Stream) override {
+    for (int32_t y = 0; y < h; ++y)
+      for (int32_t x = 0; x < w; ++x) std::memcpy(dst + y * pitch + x * 3, rgb, 3);
+    return Status();
+  }
+  Status copy_2d(uint8_t* dst, size_t dst_pitch, const uint8_t* src, size_t src_pitch, int32_t width_bytes,
+                 int32_t height, bool, Stream) override {
+    for (int32_t y = 0; y < height; ++y) std::memcpy(dst + y * dst_pitch, src + y * src_pitch, width_bytes);
+    return Status();
+  }
+  Status synchronize(Stream) override { return Status(); }
+  std::atomic<int> live{0};
+
+ private:
+  int token_ = 0;
+};
+
+// The "GPU" backend: whole tiles from complete streams, written as the device decoders write them (every
+// row of the nominal tile); fails every tile whose first stored byte is in `fail_first_bytes`.
+class WholeTileDecoder final : public codecs::Decoder {
+ public:
+  const char* backend() const override { return "fake-gpu"; }
+  DeviceType output() const override { return DeviceType::kCuda; }
+  bool needs_complete_streams() const override { return true; }
+  bool window_decode() const override { return false; }
+  Status can_decode(const codecs::TileDesc& d) const override { return codecs::CpuDecoder::supports(d); }
+  void decode_batch(std::span<const codecs::DecodeRequest> requests, std::span<Status> statuses) override {
+    for (size_t i = 0; i < requests.size(); ++i) {
+      const codecs::DecodeRequest& r = requests[i];
+      if (r.out.width != r.desc->width || r.out.height != r.desc->height || r.x != 0 || r.y != 0) {
+        statuses[i] = internal_error("fake-gpu: not a whole tile");
+        continue;
+      }
+      if (fail_every > 0 && ++seen % fail_every == 0) {
+        statuses[i] = corrupt("fake-gpu: failed");
+        continue;
+      }
+      ImageView host = r.out;
+      host.device = {};
+      statuses[i] = cpu_.decode(r.data, *r.desc, host);
+    }
+  }
+  int fail_every = 0;
+
+ private:
+  codecs::CpuDecoder cpu_;
+  int seen = 0;
+};
+
+class HostContext final : public DeviceContext {
+ public:
+  explicit HostContext(LaneOptions options = LaneOptions{false, 0}, int fail_every = 0, bool gpu_takes_tiles = true)
+      : gpu_takes_tiles_(gpu_takes_tiles),
+        cache_(1 << 20, [this](size_t n) -> void* { return *ops_.allocate(n); }, [this](void* p) { ops_.release(p); }) {
+    std::vector<std::unique_ptr<codecs::Decoder>> decoders;
+    for (int i = 0; i < 2; ++i) {
+      auto d = std::make_unique<WholeTileDecoder>();
+      d->fail_every = fail_every;
+      decoders.push_back(std::move(d));
+    }
+    lanes_ = TileLanes::make(std::move(decoders), options);
+  }
+  ~HostContext() override { lanes_->stop(); }
+  DeviceOps& ops() override { return ops_; }
+  Status can_decode(const codecs::TileDesc& d) const override {
+    return gpu_takes_tiles_ ? codecs::CpuDecoder::supports(d) : unsupported("fake-gpu: refused");
+  }
+  Result<TileLanes*> lanes() override { return lanes_.get(); }
+  DeviceTileCache* tile_cache() override { return &cache_; }
+  bool in_place() const override { return in_place_; }
+  TileLanes& started() { return *lanes_; }
+  bool in_place_ = true;
+  HostOps ops_;
+
+ private:
+  bool gpu_takes_tiles_;
+  DeviceTileCache cache_;
+  std::unique_ptr<TileLanes> lanes_;
+};
+
+struct Fixture {
+  formats::SlideModel model;
+  // Cache keys of this fixture's slide, apart from every other fixture's (the host tile cache is process-wide).
+  const uint64_t device_uid = next_uid(), host_uid = next_uid();
+  static uint64_t next_uid() {
+    static std::atomic<uint64_t> uid{1000};
+    return uid++;
+  }
+  explicit Fixture(uint32_t w = 200, uint32_t h = 150, uint32_t tw = 64, uint32_t th = 32) {
+    testing::TiffBuilder b;
+    b.add_ifd(b.rgb_tiled_image(w, h, tw, th));
+    auto m = formats::open_model(io::memory_source(b.finish(), "pattern.tif"));
+    EXPECT_TRUE(m.ok()) << m.status().message();
+    model = std::move(m).value();
+  }
+  region::RegionRequest request(int64_t x, int64_t y, int64_t w, int64_t h, std::vector<uint8_t>& out,
+                                Device device) const {
+    out.assign(static_cast<size_t>(w * h * 3), 0xEE);
+    region::RegionRequest r;
+    r.level = &model.levels[0];
+    r.level_label = "level 0";
+    r.x = x;
+    r.y = y;
+    r.width = w;
+    r.height = h;
+    r.fill = {10, 20, 30};
+    r.out = ImageView{out.data(), w * 3, static_cast<int32_t>(w), static_cast<int32_t>(h), 3, device};
+    return r;
+  }
+  // Reads through the device reader with `context` and through the host reader; the pixels must be equal.
+  void expect_same(HostContext& context, int64_t x, int64_t y, int64_t w, int64_t h, bool use_cache = true) const {
+    std::vector<uint8_t> device_px, host_px;
+    region::RegionRequest d = request(x, y, w, h, device_px, Device{DeviceType::kCuda, 0});
+    d.use_cache = use_cache;
+    Status s = DeviceRegionReader(model, device_uid).read(d, &context);
+    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_TRUE(region::HostRegionReader(model, host_uid).read(request(x, y, w, h, host_px, Device{})).ok());
+    ASSERT_EQ(device_px, host_px) << "region " << x << "," << y << " " << w << "x" << h;
+  }
+};
+
+const int64_t kRegions[][4] = {{0, 0, 64, 32},   {0, 0, 200, 150}, {13, 7, 100, 90}, {199, 149, 1, 1},
+                               {63, 31, 2, 2},   {-10, -20, 50, 60}, {180, 140, 50, 30}, {500, 500, 8, 8},
+                               {64, 32, 128, 64}, {0, 128, 64, 22}};
+
+TEST(DeviceRegionReader, GivesTheHostReadersPixelsThroughTheLanes) {
+  Fixture f;
+  HostContext context;
+  for (const auto& r : kRegions) f.expect_same(context, r[0], r[1], r[2], r[3]);
+  EXPECT_GT(context.started().stats().gpu_tiles, 0u);
+  EXPECT_EQ(context.started().stats().cpu_tiles, 0u);  // assist off
+  // Scratch is released; what stays allocated is the device tile cache's entries.
+  EXPECT_EQ(context.ops_.live.load(), static_cast<int>(context.tile_cache()->stats().entries));
+}
+
+TEST(DeviceRegionReader, CutTilesAreComposedFromTheDeviceTileCacheOnTheSecondRead) {
+  Fixture f;
+  HostContext context;
+  f.expect_same(context, 13, 7, 100, 90);
+  const auto first = context.tile_cache()->stats();
+  const uint64_t decoded = context.started().stats().gpu_tiles;
+  f.expect_same(context, 13, 7, 100, 90);
+  EXPECT_GT(context.tile_cache()->stats().hits, first.hits);
+  EXPECT_EQ(context.started().stats().gpu_tiles, decoded) << "every tile of the second read was a cache hit";
+  f.expect_same(context, 13, 7, 100, 90, /*use_cache=*/false);
+  EXPECT_GT(context.started().stats().gpu_tiles, decoded);
+}
+
+TEST(DeviceRegionReader, ScratchInsteadOfInPlaceGivesTheSamePixels) {
+  Fixture f;
+  HostContext context;
+  context.in_place_ = false;
+  for (const auto& r : kRegions) f.expect_same(context, r[0], r[1], r[2], r[3], /*use_cache=*/false);
+  EXPECT_EQ(context.ops_.live.load(), 0) << "scratch must be released";
+}
+
+TEST(DeviceRegionReader, ReadersAssistTheLanesWithCpuDecodesAndUploads) {
+  Fixture f;
+  HostContext context(LaneOptions{true, 0});  // assist at once
+  for (const auto& r : kRegions) f.expect_same(context, r[0], r[1], r[2], r[3], /*use_cache=*/false);
+  EXPECT_GT(context.started().stats().cpu_tiles, 0u);
+}
+
+TEST(DeviceRegionReader, TilesTheGpuFailsOnFallBackToTheCpu) {
+  Fixture f;
+  HostContext context(LaneOptions{false, 0}, /*fail_every=*/3);
+  for (const auto& r : kRegions) f.expect_same(context, r[0], r[1], r[2], r[3]);
+  // A failed tile's cache reservation is dropped, not published: a later read decodes it again, correctly.
+  for (const auto& r : kRegions) f.expect_same(context, r[0], r[1], r[2], r[3]);
+}
+
+TEST(DeviceRegionReader, ACodecTheGpuRefusesIsDecodedOnTheCpuAndUploaded) {
+  Fixture f;
+  HostContext context(LaneOptions{false, 0}, 0, /*gpu_takes_tiles=*/false);
+  for (const auto& r : kRegions) f.expect_same(context, r[0], r[1], r[2], r[3]);
+  EXPECT_EQ(context.started().stats().gpu_tiles, 0u);
+}
+
+TEST(DeviceRegionReader, ManyConcurrentReadersShareTheLanesAndTheCache) {
+  Fixture f(512, 384, 64, 64);
+  HostContext context(LaneOptions{true, 16});
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(static_cast<uint32_t>(t));
+      for (int i = 0; i < 40; ++i) {
+        const int64_t x = static_cast<int64_t>(rng() % 560) - 24, y = static_cast<int64_t>(rng() % 420) - 18;
+        std::vector<uint8_t> device_px, host_px;
+        region::RegionRequest d = f.request(x, y, 96, 80, device_px, Device{DeviceType::kCuda, 0});
+        Status ds = DeviceRegionReader(f.model, f.device_uid).read(d, &context);
+        Status hs = region::HostRegionReader(f.model, f.host_uid).read(f.request(x, y, 96, 80, host_px, Device{}));
+        if (!ds.ok() || !hs.ok() || device_px != host_px) {
+          if (failures++ == 0) {
+            size_t k = 0;
+            while (k < device_px.size() && device_px[k] == host_px[k]) ++k;
+            ADD_FAILURE() << ds.message() << " | " << hs.message() << " at " << x << "," << y << " first diff byte " << k;
+          }
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+TEST(DeviceRegionReader, RefusesBadRequestsBeforeTouchingTheDevice) {
+  Fixture f;
+  HostContext context;
+  std::vector<uint8_t> px;
+  region::RegionRequest r = f.request(0, 0, 10, 10, px, Device{DeviceType::kCuda, 0});
+  r.width = -1;
+  EXPECT_EQ(DeviceRegionReader(f.model, f.device_uid).read(r, &context).code(), StatusCode::kInvalidArgument);
+  r = f.request(0, 0, 10, 10, px, Device{DeviceType::kCuda, 0});
+  r.out.width = 5;
+  EXPECT_EQ(DeviceRegionReader(f.model, f.device_uid).read(r, &context).code(), StatusCode::kInvalidArgument);
+  r.width = 0;
+  EXPECT_TRUE(DeviceRegionReader(f.model, f.device_uid).read(r, &context).ok());
+}
+
+}  // namespace
+}  // namespace tilewise::gpu

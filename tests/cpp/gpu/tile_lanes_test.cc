@@ -1,0 +1,250 @@
+// The GPU lane scheduler with fake decoders (no GPU needed): batching across callers, CPU assist, failures
+// and shutdown. Runs under ASan/UBSan and TSan in CI.
+#include "gpu/tile_lanes.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace tilewise::gpu {
+namespace {
+
+// "Decodes" by writing the stream's first byte into out[0]; a stream starting with 0xEE fails. Can be held at
+// a gate to keep the lane busy.
+class FakeDecoder final : public codecs::Decoder {
+ public:
+  struct Shared {
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool gate_open = true;
+    double seconds_per_tile = 0;  // a slow "GPU"
+    int entered = 0;
+    std::vector<size_t> batch_sizes;
+  };
+  explicit FakeDecoder(Shared* shared) : shared_(shared) {}
+  const char* backend() const override { return "fake"; }
+  DeviceType output() const override { return DeviceType::kCuda; }
+  Status can_decode(const codecs::TileDesc&) const override { return Status(); }
+  void decode_batch(std::span<const codecs::DecodeRequest> requests, std::span<Status> statuses) override {
+    std::unique_lock<std::mutex> lock(shared_->mutex);
+    ++shared_->entered;
+    shared_->batch_sizes.push_back(requests.size());
+    shared_->cv.notify_all();
+    shared_->cv.wait(lock, [&] { return shared_->gate_open; });
+    if (shared_->seconds_per_tile > 0) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(shared_->seconds_per_tile * requests.size()));
+    }
+    for (size_t i = 0; i < requests.size(); ++i) {
+      if (requests[i].data[0] == 0xEE) {
+        statuses[i] = corrupt("fake: bad tile");
+      } else {
+        requests[i].out.data[0] = requests[i].data[0];
+        statuses[i] = Status();
+      }
+    }
+  }
+ private:
+  Shared* shared_;
+};
+
+std::unique_ptr<TileLanes> make_lanes(FakeDecoder::Shared* shared, int count, LaneOptions options) {
+  std::vector<std::unique_ptr<codecs::Decoder>> decoders;
+  for (int i = 0; i < count; ++i) decoders.push_back(std::make_unique<FakeDecoder>(shared));
+  return TileLanes::make(std::move(decoders), options);
+}
+
+struct Work {
+  std::unique_ptr<codecs::TileDesc> desc = std::make_unique<codecs::TileDesc>();  // stays put when Work moves
+  std::vector<uint8_t> bytes;
+  std::vector<uint8_t> out;
+  std::vector<LaneJob> jobs;
+  explicit Work(size_t n, uint8_t first = 1) : bytes(n), out(n, 0), jobs(n) {
+    desc->compression = codecs::Compression::kJpeg;
+    for (size_t i = 0; i < n; ++i) {
+      bytes[i] = static_cast<uint8_t>(first + i);
+      jobs[i].request.data = std::span<const uint8_t>(&bytes[i], 1);
+      jobs[i].request.desc = desc.get();
+      jobs[i].request.out.data = &out[i];
+    }
+  }
+};
+
+void set_gate(FakeDecoder::Shared& s, bool open) {
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.gate_open = open;
+  s.cv.notify_all();
+}
+
+void wait_entered(FakeDecoder::Shared& s, int n) {
+  std::unique_lock<std::mutex> lock(s.mutex);
+  s.cv.wait(lock, [&] { return s.entered >= n; });
+}
+
+TEST(TileLanes, DecodesEveryJobOnTheLanes) {
+  FakeDecoder::Shared shared;
+  auto lanes = make_lanes(&shared, 2, LaneOptions{false, 0});
+  Work w(150);
+  lanes->decode(w.jobs, nullptr);
+  for (size_t i = 0; i < w.jobs.size(); ++i) {
+    ASSERT_TRUE(w.jobs[i].status.ok()) << i;
+    EXPECT_TRUE(w.jobs[i].on_gpu);
+    EXPECT_EQ(w.out[i], w.bytes[i]);
+  }
+  for (size_t b : shared.batch_sizes) EXPECT_LE(b, TileLanes::kMaxBatch);
+  EXPECT_EQ(lanes->stats().gpu_tiles, 150u);
+  EXPECT_EQ(lanes->stats().cpu_tiles, 0u);
+}
+
+TEST(TileLanes, MergesTheTilesOfConcurrentCallersIntoOneBatch) {
+  FakeDecoder::Shared shared;
+  // (batch_seconds large: the gate makes the held batch look slow, which would shrink later batches)
+  auto lanes = make_lanes(&shared, 1, LaneOptions{false, 0, 1e9});
+  set_gate(shared, false);
+  Work first(1);
+  std::thread holder([&] { lanes->decode(first.jobs, nullptr); });
+  wait_entered(shared, 1);  // the only lane is busy with `first`
+  std::vector<Work> works;
+  for (int t = 0; t < 8; ++t) works.emplace_back(4, static_cast<uint8_t>(10 * (t + 1)));
+  std::vector<std::thread> callers;
+  for (auto& w : works) callers.emplace_back([&] { lanes->decode(w.jobs, nullptr); });
+  // Let the 8 callers queue their 32 tiles before the lane comes back.
+  while (lanes->stats().queued < 32) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  set_gate(shared, true);
+  holder.join();
+  for (auto& c : callers) c.join();
+  for (auto& w : works) {
+    for (size_t i = 0; i < w.jobs.size(); ++i) {
+      ASSERT_TRUE(w.jobs[i].status.ok());
+      EXPECT_EQ(w.out[i], w.bytes[i]);
+    }
+  }
+  size_t largest = 0;
+  for (size_t b : shared.batch_sizes) largest = std::max(largest, b);
+  EXPECT_GT(largest, 4u) << "tiles of different callers were never decoded in one batch";
+  EXPECT_EQ(lanes->stats().gpu_tiles, 33u);
+}
+
+TEST(TileLanes, CallersDecodeTheirOwnTilesWhileTheLanesAreBusy) {
+  FakeDecoder::Shared shared;
+  auto lanes = make_lanes(&shared, 1, LaneOptions{true, 0});
+  set_gate(shared, false);
+  Work first(1);
+  std::thread holder([&] { lanes->decode(first.jobs, nullptr); });
+  wait_entered(shared, 1);
+  Work mine(10, 100);
+  std::atomic<int> assisted{0};
+  lanes->decode(mine.jobs, [&](size_t i) {
+    ++assisted;
+    mine.out[i] = static_cast<uint8_t>(mine.bytes[i] + 1);  // marks the CPU's work
+    return Status();
+  });
+  EXPECT_EQ(assisted.load(), 10);  // the lane was held: the caller did everything
+  for (size_t i = 0; i < mine.jobs.size(); ++i) {
+    EXPECT_TRUE(mine.jobs[i].status.ok());
+    EXPECT_FALSE(mine.jobs[i].on_gpu);
+    EXPECT_EQ(mine.out[i], mine.bytes[i] + 1);
+  }
+  set_gate(shared, true);
+  holder.join();
+  EXPECT_EQ(lanes->stats().cpu_tiles, 10u);
+  EXPECT_EQ(lanes->stats().gpu_tiles, 1u);
+}
+
+TEST(TileLanes, NoAssistBelowTheBacklog) {
+  FakeDecoder::Shared shared;
+  auto lanes = make_lanes(&shared, 1, LaneOptions{true, 1000});
+  Work w(20);
+  lanes->decode(w.jobs, [&](size_t) -> Status {
+    ADD_FAILURE() << "assisted below the backlog";
+    return Status();
+  });
+  for (auto& j : w.jobs) EXPECT_TRUE(j.on_gpu && j.status.ok());
+}
+
+TEST(TileLanes, CallersAssistWhenTheMeasuredLanesAreSlowerThanTheirCpu) {
+  FakeDecoder::Shared shared;
+  shared.seconds_per_tile = 0.005;
+  auto lanes = make_lanes(&shared, 1, LaneOptions{true, 1000});  // the backlog rule alone would never assist
+  Work warm(1);
+  lanes->decode(warm.jobs, [](size_t) { return Status(); });  // measures the lane: 5 ms per tile
+  set_gate(shared, false);
+  Work first(1);
+  std::thread holder([&] { lanes->decode(first.jobs, nullptr); });
+  wait_entered(shared, 2);  // the lane is busy
+  Work w(8);
+  w.desc->width = w.desc->height = 16;  // 256 pixels: microseconds on a CPU
+  lanes->decode(w.jobs, [](size_t) { return Status(); });
+  for (auto& j : w.jobs) EXPECT_TRUE(j.status.ok() && !j.on_gpu);
+  EXPECT_EQ(lanes->stats().cpu_tiles, 8u) << "8 tiles x 5 ms queued on a busy lane, yet the caller did not help";
+  set_gate(shared, true);
+  holder.join();
+}
+
+TEST(TileLanes, SlowCodecsGetSmallBatches) {
+  FakeDecoder::Shared shared;
+  shared.seconds_per_tile = 0.002;
+  auto lanes = make_lanes(&shared, 1, LaneOptions{false, 0, 0.005});
+  Work warm(1);
+  lanes->decode(warm.jobs, nullptr);  // measures 2 ms per tile: at most ~2 tiles per 5 ms batch
+  Work w(12);
+  lanes->decode(w.jobs, nullptr);
+  for (size_t i = 1; i < shared.batch_sizes.size(); ++i) EXPECT_LE(shared.batch_sizes[i], 3u);
+  for (auto& j : w.jobs) EXPECT_TRUE(j.status.ok());
+}
+
+TEST(TileLanes, FailuresAndCpuErrorsArePerJob) {
+  FakeDecoder::Shared shared;
+  auto lanes = make_lanes(&shared, 2, LaneOptions{false, 0});
+  Work w(6);
+  w.bytes[3] = 0xEE;
+  lanes->decode(w.jobs, nullptr);
+  for (size_t i = 0; i < w.jobs.size(); ++i) EXPECT_EQ(w.jobs[i].status.ok(), i != 3) << i;
+  EXPECT_NE(w.jobs[3].status.message().find("fake: bad tile"), std::string::npos);
+
+  auto assisting = make_lanes(&shared, 1, LaneOptions{true, 0});
+  set_gate(shared, false);
+  const int before = shared.entered;
+  Work first(1);
+  std::thread holder([&] { assisting->decode(first.jobs, nullptr); });
+  wait_entered(shared, before + 1);
+  Work mine(3);
+  assisting->decode(mine.jobs, [&](size_t i) { return i == 1 ? io_error("cpu: cannot read") : Status(); });
+  EXPECT_TRUE(mine.jobs[0].status.ok());
+  EXPECT_FALSE(mine.jobs[1].status.ok());
+  EXPECT_TRUE(mine.jobs[2].status.ok());
+  set_gate(shared, true);
+  holder.join();
+}
+
+TEST(TileLanes, StopFailsQueuedJobsAndLaterCalls) {
+  FakeDecoder::Shared shared;
+  auto lanes = make_lanes(&shared, 1, LaneOptions{false, 0});
+  set_gate(shared, false);
+  Work first(1);
+  std::thread holder([&] { lanes->decode(first.jobs, nullptr); });
+  wait_entered(shared, 1);
+  Work queued(5);
+  std::thread waiter([&] { lanes->decode(queued.jobs, nullptr); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::thread stopper([&] { lanes->stop(); });
+  waiter.join();  // returns once stop() failed its queued jobs, while the lane is still busy
+  for (auto& j : queued.jobs) {
+    EXPECT_FALSE(j.status.ok());
+    EXPECT_NE(j.status.message().find("shut down"), std::string::npos);
+  }
+  set_gate(shared, true);  // the lane finishes its batch; stop() joins it
+  stopper.join();
+  holder.join();
+  EXPECT_TRUE(first.jobs[0].status.ok());
+  Work late(2);
+  lanes->decode(late.jobs, nullptr);
+  for (auto& j : late.jobs) EXPECT_FALSE(j.status.ok());
+}
+
+}  // namespace
+}  // namespace tilewise::gpu

@@ -1,0 +1,91 @@
+// The settings table: sizes with suffixes, switches, the older *_MB spellings, and malformed values ignored.
+#include "util/settings.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+namespace tilewise::internal {
+namespace {
+
+std::map<std::string, std::string>* g_env = nullptr;
+const char* lookup(const char* name) {
+  auto it = g_env->find(name);
+  return it == g_env->end() ? nullptr : it->second.c_str();
+}
+Settings with(std::map<std::string, std::string> env) {
+  g_env = &env;
+  Settings s = read_settings(&lookup);
+  g_env = nullptr;
+  return s;
+}
+
+TEST(Settings, SizesAreBytesWithOptionalBinarySuffixes) {
+  EXPECT_EQ(parse_bytes("268435456"), 268435456u);
+  EXPECT_EQ(parse_bytes("256M"), 256ull << 20);
+  EXPECT_EQ(parse_bytes("256MiB"), 256ull << 20);
+  EXPECT_EQ(parse_bytes("1g"), 1ull << 30);
+  EXPECT_EQ(parse_bytes("0"), 0u);
+  EXPECT_FALSE(parse_bytes(""));
+  EXPECT_FALSE(parse_bytes("-1"));
+  EXPECT_FALSE(parse_bytes("12Q"));
+  EXPECT_FALSE(parse_bytes("99999999999999999999"));
+  EXPECT_FALSE(parse_bytes("20000000000T"));  // overflows once shifted
+}
+
+TEST(Settings, DefaultsWithAnEmptyEnvironment) {
+  const Settings s = with({});
+  EXPECT_EQ(s.cache_bytes, 256ull << 20);
+  EXPECT_EQ(s.max_region_bytes, 4ull << 30);
+  EXPECT_EQ(s.gpu_pool_bytes, 1024ull << 20);
+  EXPECT_EQ(s.gpu_tile_cache_bytes, 256ull << 20);
+  EXPECT_EQ(s.gpu_lanes, 4);
+  EXPECT_TRUE(s.gpu_cpu_assist);
+  EXPECT_TRUE(s.gpu_in_place);
+  EXPECT_FALSE(s.gpu_async_allocator);
+  EXPECT_FALSE(s.gpu_assist_backlog.has_value());
+  EXPECT_EQ(s.num_threads, 0);
+}
+
+TEST(Settings, EveryVariableIsRead) {
+  const Settings s = with({{"TILEWISE_NUM_THREADS", "3"},
+                           {"TILEWISE_CACHE_BYTES", "64M"},
+                           {"TILEWISE_MAX_REGION_BYTES", "1G"},
+                           {"TILEWISE_GPU_POOL_BYTES", "2G"},
+                           {"TILEWISE_GPU_TILE_CACHE_BYTES", "0"},
+                           {"TILEWISE_GPU_LANES", "12"},  // clamped to 8
+                           {"TILEWISE_GPU_CPU_ASSIST", "0"},
+                           {"TILEWISE_GPU_ASSIST_BACKLOG", "100"},
+                           {"TILEWISE_GPU_IN_PLACE", "off"},
+                           {"TILEWISE_GPU_ALLOCATOR", "async"}});
+  EXPECT_EQ(s.num_threads, 3);
+  EXPECT_EQ(s.cache_bytes, 64ull << 20);
+  EXPECT_EQ(s.max_region_bytes, 1ull << 30);
+  EXPECT_EQ(s.gpu_pool_bytes, 2ull << 30);
+  EXPECT_EQ(s.gpu_tile_cache_bytes, 0u);
+  EXPECT_EQ(s.gpu_lanes, 8);
+  EXPECT_FALSE(s.gpu_cpu_assist);
+  EXPECT_EQ(s.gpu_assist_backlog, 100u);
+  EXPECT_FALSE(s.gpu_in_place);
+  EXPECT_TRUE(s.gpu_async_allocator);
+}
+
+TEST(Settings, TheOlderMegabyteSpellingsStillWorkUnlessTheByteVariableIsSet) {
+  EXPECT_EQ(with({{"TILEWISE_GPU_CACHED_MB", "10"}}).gpu_pool_bytes, 10ull << 20);
+  EXPECT_EQ(with({{"TILEWISE_GPU_TILE_CACHE_MB", "7"}}).gpu_tile_cache_bytes, 7ull << 20);
+  EXPECT_EQ(with({{"TILEWISE_GPU_TILE_CACHE_MB", "7"}, {"TILEWISE_GPU_TILE_CACHE_BYTES", "1K"}}).gpu_tile_cache_bytes,
+            1024u);
+}
+
+TEST(Settings, MalformedValuesKeepTheDefault) {
+  const Settings s = with({{"TILEWISE_CACHE_BYTES", "lots"}, {"TILEWISE_GPU_CPU_ASSIST", "maybe"},
+                           {"TILEWISE_NUM_THREADS", "4M"}, {"TILEWISE_GPU_ALLOCATOR", "slab"}});
+  EXPECT_EQ(s.cache_bytes, 256ull << 20);
+  EXPECT_TRUE(s.gpu_cpu_assist);
+  EXPECT_EQ(s.num_threads, 0);
+  EXPECT_FALSE(s.gpu_async_allocator);
+}
+
+}  // namespace
+}  // namespace tilewise::internal
