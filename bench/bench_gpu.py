@@ -107,9 +107,9 @@ def main() -> None:
         region_only()
         return
     tilewise._gpu.configure()
-    reason = tilewise._core.gpu_status(0)
-    if reason:
-        print(f"no GPU: {reason}")
+    status = tilewise._core.gpu_status(0)
+    if not status.ok:
+        print(f"no GPU: {status.message}")
         return
     cores = os.cpu_count() or 1
     tilewise.set_cache_capacity(0)
@@ -123,22 +123,27 @@ def main() -> None:
     # another process slowed a child's decoding ~3x in a trial run): cold start, cuCIM, lanes sweep.
     child_rows, sweep = [], []
     # Lanes and CPU assist, loader with all cores as workers (each setting in a fresh process).
-    for lanes, assist in ((2, "1"), (4, "1"), (2, "0"), (4, "0")):
-        env = dict(os.environ, TILEWISE_GPU_LANES=str(lanes), TILEWISE_GPU_CPU_ASSIST=assist)
+    # The device allocator too: tilewise's block pool against CUDA's stream-ordered allocator.
+    for lanes, assist, allocator in ((2, "1", "pool"), (4, "1", "pool"), (4, "1", "async"), (2, "0", "pool"),
+                                     (4, "0", "pool")):
+        env = dict(os.environ, TILEWISE_GPU_LANES=str(lanes), TILEWISE_GPU_CPU_ASSIST=assist,
+                   TILEWISE_GPU_ALLOCATOR=allocator)
         try:
-            r = subprocess_json([__file__, "--loader", str(cores)], env, f"loader-lanes{lanes}-assist{assist}")
-            sweep.append((lanes, assist, r))
+            r = subprocess_json([__file__, "--loader", str(cores)], env,
+                                f"loader-lanes{lanes}-assist{assist}-{allocator}")
+            sweep.append((lanes, assist, allocator, r))
         except Exception as e:  # report, keep going
-            child_rows.append((f"3: loader, {cores} workers", f"lanes {lanes} assist {assist}: {e}", float("nan"),
-                               float("nan"), float("nan"), ""))
+            child_rows.append((f"3: loader, {cores} workers", f"lanes {lanes} assist {assist} {allocator}: {e}",
+                               float("nan"), float("nan"), float("nan"), ""))
 
     # Workload 1 with tiles decoded in place (strided output) or into scratch + a device copy.
-    for in_place in ("1", "0"):
+    for in_place, allocator in (("1", "pool"), ("0", "pool"), ("1", "async")):
         try:
-            r = subprocess_json([__file__, "--region"], dict(os.environ, TILEWISE_GPU_IN_PLACE=in_place),
-                                f"region-inplace{in_place}")
-            child_rows.append(("1: 4096^2 region", f"tilewise cuda, in place {'on' if in_place == '1' else 'off'}",
-                               r["median"], r["max"], r["min"], "MPix/s", "separate process"))
+            r = subprocess_json([__file__, "--region"],
+                                dict(os.environ, TILEWISE_GPU_IN_PLACE=in_place, TILEWISE_GPU_ALLOCATOR=allocator),
+                                f"region-inplace{in_place}-{allocator}")
+            child_rows.append(("1: 4096^2 region", f"tilewise cuda, in place {'on' if in_place == '1' else 'off'}, "
+                               f"{allocator} allocator", r["median"], r["max"], r["min"], "MPix/s", "separate process"))
         except Exception as e:
             child_rows.append(("1: 4096^2 region", f"in place {in_place}: {e}", float("nan"), float("nan"),
                                float("nan"), ""))
@@ -270,8 +275,9 @@ def main() -> None:
             table.add("JPEG 2000: raw nvJPEG2000 decode", f"nvImageCodec, {threads} thread(s), batch 16", rate,
                       float("nan"), float("nan"), "tiles/s")
 
-    for lanes, assist, r in sweep:
-        table.add(f"3: loader, {cores} workers", f"tilewise cuda, {lanes} lanes, assist {'on' if assist == '1' else 'off'}",
+    for lanes, assist, allocator, r in sweep:
+        table.add(f"3: loader, {cores} workers",
+                  f"tilewise cuda, {lanes} lanes, assist {'on' if assist == '1' else 'off'}, {allocator} allocator",
                   r["median"], r["max"], r["min"], "patches/s",
                   f"{frac(r['median'])}; {r['gpu_share']:.0%} of tiles on the GPU; separate process")
     for row in child_rows:

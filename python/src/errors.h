@@ -31,5 +31,8 @@ T value_or_throw(Result<T>&& r) {
 }
 
 void register_error_translator();
+// tilewise._core.StatusCode (the core's codes) and tilewise._core.Status (ok, code, message,
+// raise_if_error()): how a status that is not raised at once (gpu_status) reaches Python.
+void bind_status(nanobind::module_& m);
 
 }  // namespace tilewise::python

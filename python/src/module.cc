@@ -19,6 +19,7 @@ void bind_loader(nb::module_& m);
 NB_MODULE(_core, m) {
   using namespace tilewise;
   python::register_error_translator();
+  python::bind_status(m);
   m.attr("__version__") = version();
   m.def("set_cache_capacity", &set_cache_capacity, nb::arg("bytes"),
         "Sets the byte budget of the process-wide decoded-tile cache (0 disables it).");
@@ -41,11 +42,9 @@ NB_MODULE(_core, m) {
   m.def("worker_threads", &worker_threads);
   m.def("set_max_region_bytes", &set_max_region_bytes, nb::arg("bytes"));
   m.def("max_region_bytes", &max_region_bytes);
-  m.def("gpu_status", [](int device) -> nb::object {
-    Status s = gpu_status(device);
-    if (s.ok()) return nb::none();
-    return nb::str(s.message().c_str());
-  }, nb::arg("device") = 0, "None when the device can be used, else the reason.");
+  m.def("gpu_status", &gpu_status, nb::arg("device") = 0,
+        "A Status: ok when the CUDA device can be read to, else its code (INVALID_ARGUMENT for a device that "
+        "does not exist, UNSUPPORTED otherwise) and the reason.");
   m.def("gpu_stats", [](int device) {
     const GpuStats s = gpu_stats(device);
     nb::dict d;

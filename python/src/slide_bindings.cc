@@ -53,7 +53,6 @@ ReadOptions options(const Fill& fill, bool use_cache) {
 
 Array3 read_region(const Slide& slide, int64_t x, int64_t y, int level, int64_t width, int64_t height,
                    const Fill& fill, bool use_cache, bool level_frame) {
-  if (width < 0 || height < 0) throw StatusError(invalid_argument("region size must not be negative"));
   uint8_t* data = nullptr;
   Array3 array = new_rgb_array(width, height, &data);
   ImageView view{data, width * 3, static_cast<int32_t>(width), static_cast<int32_t>(height), 3, {}};
@@ -70,9 +69,7 @@ Array3 read_region(const Slide& slide, int64_t x, int64_t y, int level, int64_t 
 // Reads into new device memory on `device`.
 DeviceBuffer read_region_cuda(const Slide& slide, int64_t x, int64_t y, int level, int64_t width, int64_t height,
                               const Fill& fill, bool use_cache, int device) {
-  if (width < 0 || height < 0) throw StatusError(invalid_argument("region size must not be negative"));
   throw_if_error(check_region_size(width, height));
-  throw_if_error(gpu_status(device));
   const size_t bytes = static_cast<size_t>(width) * static_cast<size_t>(height) * 3;
   Status error;
   auto* raw = static_cast<uint8_t*>(allocate_device_pixels(bytes, device, &error));
@@ -130,6 +127,18 @@ void bind_slide(nb::module_& m) {
           },
           "A DLPack capsule of the region (the data is complete: no stream synchronisation is needed).");
 
+  nb::class_<LevelInfo>(m, "LevelInfo")
+      .def_ro("width", &LevelInfo::width)
+      .def_ro("height", &LevelInfo::height)
+      .def_ro("tile_width", &LevelInfo::tile_width)
+      .def_ro("tile_height", &LevelInfo::tile_height)
+      .def_ro("downsample", &LevelInfo::downsample)
+      .def_ro("compression", &LevelInfo::compression);
+  nb::class_<AssociatedImageInfo>(m, "AssociatedImageInfo")
+      .def_ro("name", &AssociatedImageInfo::name)
+      .def_ro("width", &AssociatedImageInfo::width)
+      .def_ro("height", &AssociatedImageInfo::height);
+
   nb::class_<Slide>(m, "Slide")
       .def_static(
           "open",
@@ -152,15 +161,7 @@ void bind_slide(nb::module_& m) {
       .def_prop_ro("path", &Slide::path)
       .def_prop_ro("format", &Slide::format)
       .def_prop_ro("level_count", &Slide::level_count)
-      .def_prop_ro("levels",
-                   [](const Slide& s) {
-                     nb::list out;
-                     for (const LevelInfo& l : s.levels()) {
-                       out.append(nb::make_tuple(l.width, l.height, l.tile_width, l.tile_height, l.downsample,
-                                                 l.compression));
-                     }
-                     return out;
-                   })
+      .def_prop_ro("levels", &Slide::levels)
       .def_prop_ro("properties",
                    [](const Slide& s) {
                      nb::dict d;
@@ -180,12 +181,7 @@ void bind_slide(nb::module_& m) {
                    })
       .def_prop_ro("background", &Slide::background)
       .def_prop_ro("mpp", &Slide::mpp)
-      .def_prop_ro("associated_images",
-                   [](const Slide& s) {
-                     nb::list out;
-                     for (const auto& a : s.associated_images()) out.append(nb::make_tuple(a.name, a.width, a.height));
-                     return out;
-                   })
+      .def_prop_ro("associated_images", &Slide::associated_images)
       .def("read_associated_image",
            [](const Slide& s, const std::string& name) {
              Result<RgbImage> r = [&] {

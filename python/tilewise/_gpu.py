@@ -14,7 +14,7 @@ import os
 from typing import Optional, Tuple
 
 from . import _core
-from .errors import InvalidArgumentError, UnsupportedError
+from .errors import InvalidArgumentError
 
 _configured = False
 
@@ -61,12 +61,12 @@ def parse_device(device) -> Tuple[str, int]:
 
 
 def check(index: int) -> None:
+    """Raises InvalidArgumentError (no such device) or UnsupportedError (no usable GPU) with the reason."""
     configure()
-    reason = _core.gpu_status(index)
-    if reason is not None:
-        if "does not exist" in reason:
-            raise InvalidArgumentError(f"device cuda:{index}: {reason}")
-        raise UnsupportedError(f"device cuda:{index} is not available: {reason}")
+    status = _core.gpu_status(index)
+    if status.code == _core.StatusCode.INVALID_ARGUMENT:
+        status.raise_if_error(f"device cuda:{index}")
+    status.raise_if_error(f"device cuda:{index} is not available")
 
 
 class DeviceArray:
@@ -79,6 +79,10 @@ class DeviceArray:
         self._buffer = buffer
         # A different shape of the same contiguous bytes (e.g. one region of a batch of one).
         self._shape = tuple(shape) if shape is not None else None
+
+    def reshaped(self, shape: Tuple[int, ...]) -> "DeviceArray":
+        """The same device bytes with another shape of the same size (no copy)."""
+        return DeviceArray(self._buffer, shape)
 
     @property
     def shape(self):

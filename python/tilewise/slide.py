@@ -48,7 +48,11 @@ class RegionBatches:
 
     def __init__(self, loader: "_core.BatchLoader"):
         self._loader = loader
-        self.last_indices: list = []  # location indices of the batch returned last
+
+    @property
+    def last_indices(self) -> list:
+        """The location indices of the batch returned (or raised) last."""
+        return self._loader.last_indices
 
     def __len__(self) -> int:
         return len(self._loader)
@@ -56,14 +60,10 @@ class RegionBatches:
     def __iter__(self) -> "RegionBatches":
         return self
 
-    def __next__(self) -> np.ndarray:
-        item = self._loader.next()
-        if item is None:
+    def __next__(self) -> "np.ndarray | _gpu.DeviceArray":
+        pixels = self._loader.next()  # raises the batch's first item error, typed
+        if pixels is None:
             raise StopIteration
-        pixels, indices, error = item
-        self.last_indices = indices
-        if error is not None:
-            _core.raise_status(*error)
         if isinstance(pixels, _core.DeviceBuffer):
             return _gpu.DeviceArray(pixels)
         return pixels
@@ -83,7 +83,7 @@ class _AssociatedImages(Mapping):
 
     def __init__(self, core: "_core.Slide"):
         self._core = core
-        self._names = [name for name, _, _ in core.associated_images]
+        self._names = [a.name for a in core.associated_images]
 
     def __getitem__(self, name: str) -> np.ndarray:
         if name not in self._names:
@@ -111,7 +111,7 @@ class Slide:
     def _init_metadata(self) -> None:
         core = self._core
         self._levels = tuple(
-            Level((w, h), ds, (tw, th), comp) for (w, h, tw, th, ds, comp) in core.levels
+            Level((l.width, l.height), l.downsample, (l.tile_width, l.tile_height), l.compression) for l in core.levels
         )
         self._properties = MappingProxyType(core.properties)
 
@@ -195,8 +195,6 @@ class Slide:
         kind, index = _gpu.parse_device(device)
         x, y = _pair(location, "location")
         w, h = _pair(size, "size")
-        if w < 0 or h < 0:
-            raise InvalidArgumentError(f"size must not be negative, got {(w, h)}")
         fill_rgb = None if fill is None else tuple(int(c) for c in fill)
         if kind == "cuda":
             _gpu.check(index)
@@ -231,13 +229,19 @@ class Slide:
         kind, index = _gpu.parse_device(device)
         if kind == "cuda":
             _gpu.check(index)
-        w, h = _pair(size, "size")
-        locs = _locations(locations)
-        fill_rgb = None if fill is None else tuple(int(c) for c in fill)
-        loader = _core.BatchLoader(self._slide, locs, int(level), w, h, int(batch_size), int(num_workers),
-                                   int(prefetch), bool(shuffle), int(seed), bool(drop_last), fill_rgb, use_cache,
-                                   index if kind == "cuda" else -1)
-        return RegionBatches(loader)
+        options = _core.BatchOptions()
+        options.width, options.height = _pair(size, "size")
+        options.level = int(level)
+        options.batch_size = int(batch_size)
+        options.num_workers = int(num_workers)
+        options.prefetch = int(prefetch)
+        options.shuffle = bool(shuffle)
+        options.seed = int(seed)
+        options.drop_last = bool(drop_last)
+        options.fill = None if fill is None else tuple(int(c) for c in fill)
+        options.use_cache = bool(use_cache)
+        options.cuda_device = index if kind == "cuda" else None
+        return RegionBatches(_core.BatchLoader(self._slide, _locations(locations), options))
 
     # --- lifecycle ------------------------------------------------------------------------------
     def close(self) -> None:

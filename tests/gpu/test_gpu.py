@@ -17,8 +17,9 @@ import pytest
 
 import tilewise
 
-REASON = tilewise._core.gpu_status(0) if tilewise._gpu.configure() is None else None
-pytestmark = pytest.mark.skipif(REASON is not None, reason=f"no usable GPU: {REASON}")
+tilewise._gpu.configure()
+STATUS = tilewise._core.gpu_status(0)
+pytestmark = pytest.mark.skipif(not STATUS.ok, reason=f"no usable GPU: {STATUS.message}")
 
 DATA = Path(os.environ.get("TILEWISE_GPU_DATA", Path(__file__).resolve().parents[2] / ".gpu" / "data"))
 # nvJPEG's IDCT and chroma upsampling differ from libjpeg-turbo's by a few levels (gpu.md: up to 11 seen).

@@ -184,3 +184,27 @@ def test_pickle_reopens_the_slide(deflate_slide):
     clone = pickle.loads(pickle.dumps(slide))
     assert clone.path == slide.path and clone.dimensions == slide.dimensions
     assert_same(clone.read_region((3, 4), (50, 60), level=1), slide.read_region((3, 4), (50, 60), level=1))
+
+
+def test_the_package_is_typed_and_the_stubs_cover_the_extension():
+    import ast
+    from pathlib import Path
+
+    package = Path(tilewise.__file__).parent
+    assert (package / "py.typed").exists()
+    stub = ast.parse((package / "_core.pyi").read_text())
+    declared = {n.name for n in stub.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
+    declared |= {t.id for n in stub.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+    declared |= {n.target.id for n in stub.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
+    public = {name for name in dir(tilewise._core) if not name.startswith("_")}
+    assert public and public <= declared, f"not in _core.pyi: {sorted(public - declared)}"
+
+
+def test_statuses_that_are_returned_carry_codes_and_raise_typed_errors():
+    status = tilewise._core.gpu_status(-1)
+    assert not status.ok and status.code in (tilewise._core.StatusCode.INVALID_ARGUMENT,
+                                             tilewise._core.StatusCode.UNSUPPORTED)
+    with pytest.raises(tilewise.TilewiseError, match="context: "):
+        status.raise_if_error("context")
+    assert tilewise._core.Status().ok
+    tilewise._core.Status().raise_if_error()  # ok: nothing raised

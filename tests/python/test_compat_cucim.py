@@ -95,9 +95,10 @@ def test_device_argument(files):
     with pytest.raises(AttributeError, match="device='cuda'"):
         region.__cuda_array_interface__
     tilewise._gpu.configure()
-    reason = tilewise._core.gpu_status(0)
-    if reason is None:
+    status = tilewise._core.gpu_status(0)
+    if status.ok:
         pytest.skip("a GPU is present: tests/gpu covers device reads")
+    assert status.code == tilewise._core.StatusCode.UNSUPPORTED and status.message
     # Without a usable GPU (CI), device reads fail with tilewise's UnsupportedError naming the reason.
     for call in (lambda: img.read_region((0, 0), (8, 8), device="cuda"),
                  lambda: img.read_region([(0, 0), (8, 8)], (8, 8), batch_size=2, device="cuda:0")):

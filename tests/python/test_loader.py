@@ -88,6 +88,7 @@ def test_failed_items_raise_with_their_location(tmp_path, slide_path):
     assert_same(first[0], slide.read_region((0, 0), (64, 64)))
     with pytest.raises(tilewise.CorruptError, match=r"batch 1 item 0 \(location 1: 300, 300\).*level 0 tile \(1,1\)"):
         next(it)
+    assert list(it.last_indices) == [1]  # the raised batch's locations
     third = next(it)  # the iterator goes on after an item error
     assert_same(third[0], slide.read_region((600, 0), (64, 64)))
 

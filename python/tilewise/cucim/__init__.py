@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import _core, _gpu
 from ..errors import TilewiseError
-from ..slide import Slide, _locations
+from ..slide import RegionBatches, Slide, _locations
 
 __all__ = ["CuImage", "CuImageIterator", "DLDataType", "DLDataTypeCode", "preferred_memory_capacity", "cache"]
 
@@ -81,10 +81,6 @@ def _check_device(device) -> Device:
         return Device("cpu")
     _gpu.check(index)
     return Device("cuda" if str(device) == "cuda" else f"cuda:{index}")
-
-
-def _device_index(device: Device) -> int:
-    return -1 if str(device) == "cpu" else _gpu.parse_device(str(device))[1]
 
 
 def _spacing(props) -> tuple:
@@ -311,10 +307,11 @@ class CuImage:
             x, y = (int(v) for v in locs[0])
             array = self._slide.read_region((x, y), (w, h), level=int(level), fill=self._fill(), device=str(dev))
             return CuImage._region(array, self._path, "YXC", dev)
-        loader = _core.BatchLoader(self._slide._slide, locs, int(level), w, h, int(batch_size), int(num_workers),
-                                   max(1, int(prefetch_factor)), bool(shuffle), int(seed), bool(drop_last),
-                                   self._fill(), True, _device_index(dev))
-        return CuImageIterator(loader, self._path, batch_size, dev)
+        batches = self._slide.read_regions(locs, (w, h), level=int(level), batch_size=int(batch_size),
+                                           num_workers=int(num_workers), prefetch=max(1, int(prefetch_factor)),
+                                           shuffle=bool(shuffle), seed=int(seed), drop_last=bool(drop_last),
+                                           device=str(dev), fill=self._fill())
+        return CuImageIterator(batches, self._path, batch_size, dev)
 
     # --- array protocols (regions) ---------------------------------------------------------------
     @property
@@ -390,30 +387,22 @@ class CuImage:
 class CuImageIterator:
     """Regions (batch_size 1: (H, W, C)) or batches ((N, H, W, C)) of a multi-location read."""
 
-    def __init__(self, loader, path: str, batch_size: int, device: Device = Device("cpu")):
-        self._loader, self._path, self._batch_size, self._device = loader, path, batch_size, device
+    def __init__(self, batches: RegionBatches, path: str, batch_size: int, device: Device = Device("cpu")):
+        self._batches, self._path, self._batch_size, self._device = batches, path, batch_size, device
 
     def __len__(self) -> int:
-        return len(self._loader)
+        return len(self._batches)
 
     def __iter__(self) -> Iterator[CuImage]:
         return self
 
     def __next__(self) -> CuImage:
-        item = self._loader.next()
-        if item is None:
-            raise StopIteration
-        pixels, _, error = item
-        if error is not None:
-            _core.raise_status(*error)
-        if isinstance(pixels, _core.DeviceBuffer):
-            shape = tuple(pixels.shape)
-            if self._batch_size == 1:
-                return CuImage._region(_gpu.DeviceArray(pixels, shape[1:]), self._path, "YXC", self._device)
-            return CuImage._region(_gpu.DeviceArray(pixels), self._path, "NYXC", self._device)
-        if self._batch_size == 1:
-            return CuImage._region(pixels[0], self._path, "YXC")
-        return CuImage._region(pixels, self._path, "NYXC")
+        pixels = next(self._batches)
+        if self._batch_size != 1:
+            return CuImage._region(pixels, self._path, "NYXC", self._device)
+        if isinstance(pixels, _gpu.DeviceArray):
+            return CuImage._region(pixels.reshaped(pixels.shape[1:]), self._path, "YXC", self._device)
+        return CuImage._region(pixels[0], self._path, "YXC")
 
 
 # --- cache ------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,12 @@ struct DecoderBackend {
   std::function<void(uint8_t* host, const uint8_t* p, size_t bytes)> download = [](uint8_t* h, const uint8_t* p,
                                                                                    size_t n) { std::copy(p, p + n, h); };
   Device device{};
+  // Ok when the backend can run here; else the suite skips, naming the reason (no GPU in CI).
+  std::function<Status()> available = [] { return Status(); };
 };
+
+// Names the backend in test output (gtest would print its bytes).
+inline void PrintTo(const DecoderBackend& b, std::ostream* os) { *os << b.name; }
 
 class DecoderConformance : public ::testing::TestWithParam<DecoderBackend> {};
 
