@@ -21,7 +21,6 @@ import numpy as np
 import tifffile
 
 import tilewise
-import tilewise._bench  # the raw decode ceiling (built with TILEWISE_BUILD_BENCH=ON)
 from common import Table, jpeg_tiles, time_runs
 
 HERE = Path(__file__).resolve().parent
@@ -106,6 +105,8 @@ def main() -> None:
     if len(sys.argv) == 2 and sys.argv[1] == "--region":
         region_only()
         return
+    import tilewise._bench  # the raw decode ceiling (built with TILEWISE_BUILD_BENCH=ON)
+
     tilewise._gpu.configure()
     status = tilewise._core.gpu_status(0)
     if not status.ok:

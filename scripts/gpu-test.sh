@@ -37,6 +37,8 @@ CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) python3 -m pip install -q --no-build-isolati
   --config-settings=cmake.define.CMAKE_CUDA_ARCHITECTURES="90-real;90-virtual" . 2>&1 | tail -20
 cd /tmp
 python3 -c "import tilewise; tilewise._gpu.configure(); print('gpu_status:', tilewise._core.gpu_status(0))"
+# scripts/gpu-ab.sh sources this script for the environment and the build of the working tree only.
+if [ "${AB_ONLY_SETUP:-0}" = 1 ]; then cd "$root"; return 0; fi
 if [ "$what" != bench ]; then
   echo "== C++ GPU tests (the decoder conformance suite on nvImageCodec; the GPU layer's tests)"
   cmake -S "$root" -B /tmp/tw-ctest -G Ninja -DCMAKE_BUILD_TYPE=Release -DTILEWISE_BUILD_TESTS=ON \

@@ -18,8 +18,8 @@ GpuStats gpu_stats(int device) {
 void set_nvimgcodec_directory(const std::string& directory) { codecs::nvimgcodec::set_library_directory(directory); }
 
 void* allocate_device_pixels(size_t bytes, int device, Status* error) {
-  Status usable = gpu::device_status(device);
-  auto p = usable.ok() ? gpu::cuda_ops(device).allocate(bytes) : Result<void*>(usable);
+  auto context = gpu::device_context(device);
+  auto p = context.ok() ? (*context)->ops().allocate(bytes) : Result<void*>(context.status());
   if (!p.ok()) {
     if (error) *error = p.status();
     return nullptr;
@@ -33,8 +33,8 @@ void free_device_pixels(void* buffer, int device) {
 
 Status fill_device_pixels(uint8_t* buffer, size_t pitch, int32_t width, int32_t height, const uint8_t rgb[3],
                           int device) {
-  TW_RETURN_IF_ERROR(gpu::device_status(device));
-  gpu::DeviceOps& ops = gpu::cuda_ops(device);
+  TW_ASSIGN_OR_RETURN(gpu::DeviceContext * context, gpu::device_context(device));
+  gpu::DeviceOps& ops = context->ops();
   TW_ASSIGN_OR_RETURN(auto stream, gpu::StreamLease::acquire(ops));
   TW_RETURN_IF_ERROR(ops.fill(buffer, pitch, width, height, rgb, stream.get()));
   return ops.synchronize(stream.get());

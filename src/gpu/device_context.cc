@@ -90,11 +90,18 @@ CudaContext* find(int device) {
 }  // namespace
 
 Result<DeviceContext*> device_context(int device) {
-  TW_RETURN_IF_ERROR(device_status(device));
   Registry& r = registry().get();
   std::lock_guard<std::mutex> lock(r.mutex);
   auto& slot = r.contexts[device];
-  if (!slot) slot = std::make_unique<CudaContext>(device);
+  if (!slot) {
+    // Checked once per device and process: a context exists only for a device that could be used.
+    Status usable = device_status(device);
+    if (!usable.ok()) {
+      r.contexts.erase(device);
+      return usable;
+    }
+    slot = std::make_unique<CudaContext>(device);
+  }
   return static_cast<DeviceContext*>(slot.get());
 }
 

@@ -80,8 +80,8 @@ void ThreadPool::submit(std::function<void()> task) {
 
 void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t)>& fn) {
   if (n <= 0) return;
-  if (n == 1 || size() == 0) {
-    for (int64_t i = 0; i < n; ++i) fn(i);
+  if (n == 1) {
+    fn(0);
     return;
   }
   auto job = std::make_shared<Job>();
@@ -92,6 +92,10 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t)>& fn)
     std::lock_guard<std::mutex> lock(mutex_);
     helpers = std::min<int64_t>(n - 1, static_cast<int64_t>(threads_.size()));
     for (int64_t i = 0; i < helpers; ++i) queue_.push_back([job] { job->run(); });
+  }
+  if (helpers == 0) {
+    job->run();  // no pool threads: everything on the caller
+    return;
   }
   if (helpers == 1) {
     wake_.notify_one();

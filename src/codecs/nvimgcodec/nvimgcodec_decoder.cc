@@ -170,6 +170,21 @@ class NvImageCodecDecoder final : public Decoder {
       live.push_back(i);
     }
     if (live.empty()) return;
+    run(requests, live, statuses);
+    // nvImageCodec may fail every sample of a batch that holds a bad one (seen on the H200: a truncated
+    // JPEG failed its good neighbours with processing status FAIL). Items that failed in a batch of several
+    // are decoded again one by one, so that one bad item fails alone.
+    if (live.size() > 1) {
+      for (size_t i : live) {
+        if (!statuses[i].ok()) run(requests, std::span<const size_t>(&i, 1), statuses);
+      }
+    }
+  }
+
+ private:
+  // Decodes the parsed items `live` (code streams and images made) in one nvImageCodec call and sets their
+  // statuses; returns when the device work is complete.
+  void run(std::span<const DecodeRequest> requests, std::span<const size_t> live, std::span<Status> statuses) {
     std::vector<nvimgcodecCodeStream_t> in;
     std::vector<nvimgcodecImage_t> out;
     for (size_t i : live) {
@@ -215,7 +230,6 @@ class NvImageCodecDecoder final : public Decoder {
     }
   }
 
- private:
   // Copies every stream into the pinned staging buffer (DMA-able input lets the hardware engines fetch it
   // without a bounce).
   Status stage(std::span<const DecodeRequest> requests) {

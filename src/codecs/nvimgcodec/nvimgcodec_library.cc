@@ -91,6 +91,10 @@ Result<const NvImageCodecLibrary*> nvimgcodec_library() {
                            " is not supported: tilewise needs 0.8.x (pin nvidia-nvimgcodec-cu13>=0.8,<0.9)");
     return g_result;
   }
+  // The folder the library was loaded from (its extensions/ sit beside it), also when the dynamic loader
+  // found it by name (LD_LIBRARY_PATH, or a copy another module loaded already).
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(lib->GetProperties), &info) != 0 && info.dli_fname) where = info.dli_fname;
   const size_t slash = where.rfind('/');
   lib->directory = slash == std::string::npos ? std::string() : where.substr(0, slash);
   g_result = const_cast<const NvImageCodecLibrary*>(lib);

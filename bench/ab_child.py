@@ -1,0 +1,79 @@
+"""One workload in this process, for before/after comparisons of two builds (scripts/gpu-ab.sh): whichever
+tilewise is on PYTHONPATH runs it and prints one JSON line of rates (median, min, max).
+
+    ab_child.py loader WORKERS DEVICE    batch loader, 2,000 random 256x256 patches, batch 64 (patches/s)
+    ab_child.py random THREADS DEVICE    read_region from THREADS Python threads (patches/s)
+    ab_child.py region DEVICE            one 4096x4096 region at (512, 512) (MPix/s)
+    ab_child.py tiny DEVICE              20,000 8x8 reads from one thread: the per-call cost (calls/s)
+
+Uses only API that every build since the GPU path has (no tilewise._bench)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import time_runs  # noqa: E402
+
+import tilewise  # noqa: E402
+
+SLIDE = Path(os.environ.get("TILEWISE_GPU_DATA", Path(__file__).resolve().parents[1] / ".gpu" / "data")) / "bench_ihc_6144.tif"
+N, SIZE = 2000, 256
+
+
+def main() -> None:
+    what, device = sys.argv[1], sys.argv[-1]
+    tilewise._gpu.configure()
+    tilewise.set_cache_capacity(0)
+    s = tilewise.open(SLIDE)
+    w0, h0 = s.dimensions
+    rng = np.random.default_rng(0)
+    locs = np.stack([rng.integers(0, w0 - SIZE, N), rng.integers(0, h0 - SIZE, N)], axis=1).astype(np.int64)
+
+    def sync():
+        if device != "cpu":
+            import cupy
+
+            cupy.cuda.Device(0).synchronize()
+
+    if what == "loader":
+        workers = int(sys.argv[2])
+
+        def run():
+            for _ in s.read_regions(locs, (SIZE, SIZE), batch_size=64, num_workers=workers, device=device):
+                pass
+            sync()
+        count = N
+    elif what == "random":
+        threads = int(sys.argv[2])
+
+        def run():
+            with ThreadPoolExecutor(threads) as pool:
+                list(pool.map(lambda l: s.read_region((int(l[0]), int(l[1])), (SIZE, SIZE), device=device), locs))
+            sync()
+        count = N
+    elif what == "tiny":
+        tilewise.set_cache_capacity(256 << 20)  # the same few tiles, cached: what is left is the call
+
+        def run():
+            for i in range(20000):
+                s.read_region((i % 64, i % 48), (8, 8), device=device)
+            sync()
+        count = 20000
+    else:
+        def run():
+            s.read_region((512, 512), (4096, 4096), device=device)
+            sync()
+        count = 4096 * 4096 / 1e6
+    r = time_runs(run, 5)
+    print(json.dumps({"median": count / r["median"], "min": count / r["max"], "max": count / r["min"]}))
+
+
+if __name__ == "__main__":
+    main()
