@@ -3,6 +3,7 @@
 # carried in .gpu/, made by `git archive -o .gpu/base.tar REV`), then runs each workload of
 # bench/ab_child.py in a fresh process per build, alternating builds, ROUNDS times, and prints one table.
 #   usage: scripts/gpu-ab.sh [ROUNDS]      (after scripts/gpu-test.sh's environment set-up: sourced below)
+#   AB_BASE_TAR=FILE                       the base tarball (default .gpu/base.tar)
 #   AB_BASE_DEFINES="-DNAME=VALUE ..."      extra CMake definitions for the base build (e.g. to compare an
 #                                           option: archive HEAD as the base and set it here)
 set -euo pipefail
@@ -10,7 +11,7 @@ cd "$(dirname "$0")/.."
 rounds=${1:-2}
 AB_ONLY_SETUP=1 source scripts/gpu-test.sh  # sets root, site, the library paths; builds the working tree
 base_src=/tmp/tw-base-src base_site=/tmp/tw-base-site
-rm -rf "$base_src" && mkdir -p "$base_src" && tar -C "$base_src" -xf .gpu/base.tar
+rm -rf "$base_src" /tmp/tw-base-build && mkdir -p "$base_src" && tar -C "$base_src" -xf "${AB_BASE_TAR:-.gpu/base.tar}"
 mkdir -p "$base_site" && cp -r "$site/nvidia" "$base_site/"
 echo "== build base"
 (cd "$base_src" && CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) python3 -m pip install -q --no-build-isolation --no-deps \
