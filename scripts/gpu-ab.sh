@@ -12,7 +12,7 @@ rounds=${1:-2}
 AB_ONLY_SETUP=1 source scripts/gpu-test.sh  # sets root, site, the library paths; builds the working tree
 base_src=/tmp/tw-base-src base_site=/tmp/tw-base-site
 rm -rf "$base_src" /tmp/tw-base-build && mkdir -p "$base_src" && tar -C "$base_src" -xf "${AB_BASE_TAR:-.gpu/base.tar}"
-mkdir -p "$base_site" && cp -r "$site/nvidia" "$base_site/"
+rm -rf "$base_site" && mkdir -p "$base_site" && cp -r "$site/nvidia" "$base_site/"
 echo "== build base"
 (cd "$base_src" && CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) python3 -m pip install -q --no-build-isolation --no-deps \
   --target "$base_site" --config-settings=build-dir=/tmp/tw-base-build \
