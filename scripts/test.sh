@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: the corruption catalogue generator, the C++ suites (Release, then AddressSanitizer +
-# UndefinedBehaviorSanitizer, then ThreadSanitizer for the concurrent layers), a bounded fuzz run, and the
-# Python suite. Assumes scripts/bootstrap.sh and
+# UndefinedBehaviorSanitizer, then ThreadSanitizer for the concurrent layers), a bounded fuzz run, the
+# Python suite, and openslide-python's own test suite against tilewise.openslide. Assumes scripts/bootstrap.sh and
 # scripts/build.sh ran (./run test does all three).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -55,4 +55,7 @@ fi
 
 echo "== Python tests"
 .venv/bin/python -m pytest -q -rs tests/python tests/gpu || status=1
+
+echo "== Peers' own test suites against the drop-in modules"
+tests/compat/run_openslide_suite.sh || status=1
 exit $status

@@ -151,7 +151,13 @@ class Slide:
 
     @property
     def associated_images(self) -> Mapping:
+        """name -> (h, w, 3) uint8 array, decoded on access."""
         return _AssociatedImages(self._slide)
+
+    @property
+    def associated_image_dimensions(self) -> Mapping:
+        """name -> (width, height) of each associated image, without decoding it."""
+        return MappingProxyType({a.name: (a.width, a.height) for a in self._slide.associated_images})
 
     @property
     def mpp(self) -> Optional[Tuple[float, float]]:

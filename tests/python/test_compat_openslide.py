@@ -139,3 +139,66 @@ def test_image_slide_open_slide_cache_and_pickle(tmp_path, slides):
     clone = pickle.loads(pickle.dumps(osr))
     assert clone.dimensions == osr.dimensions
     assert all(hasattr(tos, name) for name in dir(openslide) if name.startswith("PROPERTY_NAME_"))
+
+
+def _outcome(fn):
+    """(exception type name, or 'ok', and the value's repr) of a call, to compare the two libraries."""
+    try:
+        return "ok", repr(fn())
+    except BaseException as e:  # noqa: BLE001 - the exception type is what is compared
+        return type(e).__name__, ""
+
+
+def test_arguments_and_handles_behave_as_openslide_python():
+    from pathlib import Path
+
+    boxes = str(shared_file("openslide-python/boxes.tiff"))
+    for mod in (tos, openslide):
+        assert _outcome(lambda: mod.OpenSlide(None))[0] == "ArgumentError"
+        assert _outcome(lambda: mod.OpenSlide.detect_format(None))[0] == "ArgumentError"
+        assert _outcome(lambda: mod.OpenSlideCache(-1))[0] == "ArgumentError"
+        assert _outcome(lambda: mod.OpenSlideCache("big"))[0] == "ArgumentError"
+    assert repr(tos.OpenSlide(Path(boxes))) == repr(openslide.OpenSlide(Path(boxes)))
+    assert repr(tos.OpenSlide(boxes.encode())) == repr(openslide.OpenSlide(boxes.encode()))
+    assert tos.OpenSlide(boxes.encode()).dimensions == openslide.OpenSlide(boxes.encode()).dimensions
+    png = str(shared_file("ihc.png"))
+    for mod in (tos, openslide):
+        image_slide = mod.ImageSlide(png)
+        image_slide.close()
+        assert _outcome(lambda: image_slide.dimensions)[0] == "ValueError"
+        assert _outcome(lambda: image_slide.read_region((0, 0), 0, (1, 1)))[0] == "ValueError"
+        assert _outcome(image_slide.close)[0] == "ok"
+    assert tos.deepzoom.DeepZoomGenerator.BOUNDS_OFFSET_PROPS == RealDeepZoom.BOUNDS_OFFSET_PROPS
+    assert tos.deepzoom.DeepZoomGenerator.BOUNDS_SIZE_PROPS == RealDeepZoom.BOUNDS_SIZE_PROPS
+
+
+def test_lowlevel_has_openslide_pythons_functions_and_errors():
+    import ctypes
+
+    import openslide.lowlevel as real
+    import tilewise.openslide.lowlevel as ours
+
+    def functions(mod):
+        return {n for n in dir(mod) if not n.startswith("_") and not n[0].isupper() and callable(getattr(mod, n))
+                and not hasattr(ctypes, n) and getattr(getattr(mod, n), "__module__", "") == mod.__name__}
+
+    assert functions(real) <= functions(ours), functions(real) - functions(ours)
+    assert all(getattr(ours, n).available for n in functions(ours))
+    assert issubclass(ours.OpenSlideUnsupportedFormatError, ours.OpenSlideError)
+    assert tos.OpenSlideError is ours.OpenSlideError
+    boxes = str(shared_file("openslide-python/boxes.tiff"))
+    ours_h, real_h = ours.open(boxes), real.open(boxes)
+    for fn, args in (("get_level_count", ()), ("get_level_dimensions", (1,)), ("get_level_downsample", (2,)),
+                     ("get_best_level_for_downsample", (3.0,)), ("get_property_names", ()),
+                     ("get_property_value", ("openslide.vendor",)), ("get_property_value", ("nope",)),
+                     ("get_associated_image_names", ()), ("get_icc_profile_size", ()), ("get_error", ())):
+        assert getattr(ours, fn)(ours_h, *args) == getattr(real, fn)(real_h, *args), fn
+    assert ours.read_icc_profile(ours_h) == real.read_icc_profile(real_h)
+    assert np.array_equal(np.asarray(ours.read_region(ours_h, 10, 20, 1, 30, 40)),
+                          np.asarray(real.read_region(real_h, 10, 20, 1, 30, 40)))
+    # An unreadable associated image raises OpenSlideError (openslide-python's), and the handle stays in error.
+    bad = tos.OpenSlide(str(shared_file("openslide-python/unreadable.svs")))
+    with pytest.raises(tos.lowlevel.OpenSlideError):
+        bad.associated_images["thumbnail"]
+    with pytest.raises(tos.OpenSlideError):
+        bad.properties["openslide.vendor"]

@@ -19,7 +19,8 @@ import numpy as np
 from PIL import Image, ImageCms
 
 import tilewise
-from .. import _core
+from . import lowlevel
+from .lowlevel import OpenSlideError, OpenSlideUnsupportedFormatError, OpenSlideVersionError
 from ..errors import TilewiseError
 
 __version__ = "1.4.7"
@@ -39,29 +40,16 @@ PROPERTY_NAME_BOUNDS_HEIGHT = "openslide.bounds-height"
 PROPERTY_NAME_BARCODE = "openslide.barcode"
 
 
-class OpenSlideError(Exception):
-    """An error reading a slide."""
-
-
-class OpenSlideUnsupportedFormatError(OpenSlideError):
-    """The file is missing or is not a slide format."""
-
-
-class OpenSlideVersionError(OpenSlideError):
-    """Not raised by tilewise (every feature is available); kept for code that catches it."""
-
-
 class OpenSlideCache:
     """A tile cache of `capacity` bytes. tilewise has one cache per process: attaching a cache to any slide
-    sets that process-wide budget."""
+    sets that process-wide budget. Bad capacities raise ctypes.ArgumentError, as openslide-python's do."""
 
     def __init__(self, capacity: int):
-        if capacity < 0:
-            raise ValueError("capacity must not be negative")
-        self.capacity = int(capacity)
+        self._capacity = capacity
+        self._cache = lowlevel.cache_create(capacity)
 
     def __repr__(self) -> str:
-        return f"{self.__class__.__name__}({self.capacity})"
+        return f"{self.__class__.__name__}({self._capacity!r})"
 
 
 class AbstractSlide:
@@ -112,17 +100,20 @@ class AbstractSlide:
 class _PropertyMap(Mapping):
     """A live view of a slide's properties: it fails, as the slide does, once the slide is closed or in error."""
 
-    def __init__(self, osr: "OpenSlide"):
+    def __init__(self, osr: "lowlevel._OpenSlide"):
         self._osr = osr
 
     def __getitem__(self, key: str) -> str:
-        return self._osr._checked().properties[key]
+        value = lowlevel.get_property_value(self._osr, key)
+        if value is None:
+            raise KeyError(key)
+        return value
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._osr._checked().properties)
+        return iter(lowlevel.get_property_names(self._osr))
 
     def __len__(self) -> int:
-        return len(self._osr._checked().properties)
+        return len(lowlevel.get_property_names(self._osr))
 
     def __repr__(self) -> str:
         return f"<_PropertyMap {dict(self)!r}>"
@@ -131,46 +122,36 @@ class _PropertyMap(Mapping):
 class _AssociatedImageMap(Mapping):
     """Associated images as RGBA PIL images, read on access."""
 
-    def __init__(self, osr: "OpenSlide"):
+    def __init__(self, osr: "lowlevel._OpenSlide", profile: Optional[bytes]):
         self._osr = osr
+        self._profile = profile
 
     def __getitem__(self, name: str) -> Image.Image:
-        slide = self._osr._checked()
-        if name not in slide.associated_images:
+        if name not in lowlevel.get_associated_image_names(self._osr):
             raise KeyError(name)
-        try:
-            rgb = slide.associated_images[name]
-        except TilewiseError as e:
-            raise self._osr._fail(e) from None
-        rgba = np.dstack([rgb, np.full(rgb.shape[:2], 255, np.uint8)])
-        image = Image.fromarray(rgba, "RGBA")
-        if slide.icc_profile:
-            image.info["icc_profile"] = slide.icc_profile
+        image = lowlevel.read_associated_image(self._osr, name)
+        if self._profile:
+            image.info["icc_profile"] = self._profile
         return image
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._osr._checked().associated_images)
+        return iter(lowlevel.get_associated_image_names(self._osr))
 
     def __len__(self) -> int:
-        return len(self._osr._checked().associated_images)
+        return len(lowlevel.get_associated_image_names(self._osr))
 
     def __repr__(self) -> str:
         return f"<_AssociatedImageMap {dict(self)!r}>"
 
 
 class OpenSlide(AbstractSlide):
-    """A whole-slide image read by tilewise, with openslide-python's interface."""
+    """A whole-slide image read by tilewise, with openslide-python's interface (built, as openslide-python's
+    is, on the functions of ``lowlevel``)."""
 
     def __init__(self, filename):
         AbstractSlide.__init__(self)
-        self._filename = os.fspath(filename)
-        if self.detect_format(self._filename) is None:
-            raise OpenSlideUnsupportedFormatError("Unsupported or missing image file")
-        self._error: Optional[str] = None
-        try:
-            self._slide = tilewise.Slide(self._filename)
-        except TilewiseError as e:
-            raise OpenSlideError(str(e)) from None
+        self._filename = filename
+        self._osr = lowlevel.open(filename)
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}({self._filename!r})"
@@ -180,85 +161,55 @@ class OpenSlide(AbstractSlide):
 
     @classmethod
     def detect_format(cls, filename) -> Optional[str]:
-        return _core.detect_format(os.fspath(filename))
-
-    def _checked(self) -> "tilewise.Slide":
-        """The open slide; as with OpenSlide, a closed handle is an ArgumentError and a handle that failed a
-        read stays in error (every later call raises that error)."""
-        if self._slide is None:
-            raise ArgumentError("argument 1: ValueError: Passing closed slide object")
-        if self._error is not None:
-            raise OpenSlideError(self._error)
-        return self._slide
-
-    def _fail(self, error: Exception) -> OpenSlideError:
-        self._error = str(error)
-        return OpenSlideError(self._error)
+        return lowlevel.detect_vendor(filename)
 
     def close(self) -> None:
-        if self._slide is None:
-            raise ArgumentError("argument 1: ValueError: Passing closed slide object")
-        self._slide = None
+        lowlevel.close(self._osr)
 
     @property
     def level_count(self) -> int:
-        return self._checked().level_count
+        return lowlevel.get_level_count(self._osr)
 
     @property
     def level_dimensions(self) -> Tuple[Tuple[int, int], ...]:
-        return tuple(lv.dimensions for lv in self._checked().levels)
+        return tuple(lowlevel.get_level_dimensions(self._osr, i) for i in range(self.level_count))
 
     @property
     def level_downsamples(self) -> Tuple[float, ...]:
-        return tuple(lv.downsample for lv in self._checked().levels)
+        return tuple(lowlevel.get_level_downsample(self._osr, i) for i in range(self.level_count))
 
     @property
     def properties(self) -> Mapping:
-        self._checked()
-        return _PropertyMap(self)
+        lowlevel.get_property_names(self._osr)  # fails now on a closed handle, as openslide-python does
+        return _PropertyMap(self._osr)
 
     @property
     def associated_images(self) -> Mapping:
-        self._checked()
-        return _AssociatedImageMap(self)
+        return _AssociatedImageMap(self._osr, lowlevel.read_icc_profile(self._osr))
 
     @property
     def color_profile(self) -> Optional[ImageCms.ImageCmsProfile]:
-        icc = self._checked().icc_profile
+        icc = lowlevel.read_icc_profile(self._osr)
         return ImageCms.ImageCmsProfile(BytesIO(icc)) if icc else None
 
     def get_best_level_for_downsample(self, downsample: float) -> int:
-        return self._checked().best_level_for_downsample(downsample)
+        return lowlevel.get_best_level_for_downsample(self._osr, downsample)
 
     def read_region(self, location, level: int, size) -> Image.Image:
         """An RGBA image of `size` pixels of `level` at level-0 `location`; transparent outside the slide
         (and for a level that does not exist), not premultiplied."""
-        slide = self._checked()
+        x, y = (int(v) for v in location)
         w, h = (int(v) for v in size)
-        if w < 0 or h < 0:
-            raise OpenSlideError(f"negative width ({w}) or negative height ({h}) not allowed")
-        rgba = np.zeros((h, w, 4), np.uint8)
-        if w and h and 0 <= level < slide.level_count:
-            x, y = (int(v) for v in location)
-            try:
-                rgba[..., :3] = slide.read_region((x, y), (w, h), level=level, fill=(0, 0, 0))
-            except TilewiseError as e:
-                raise self._fail(e) from None
-            ds = slide.levels[level].downsample
-            lw, lh = slide.levels[level].dimensions
-            lx, ly = int(x / ds), int(y / ds)  # the mapping tilewise uses (truncation toward zero)
-            x0, x1 = max(0, -lx), max(0, min(w, lw - lx))
-            y0, y1 = max(0, -ly), max(0, min(h, lh - ly))
-            rgba[y0:y1, x0:x1, 3] = 255
-        image = Image.fromarray(rgba, "RGBA")
-        if slide.icc_profile:
-            image.info["icc_profile"] = slide.icc_profile
+        image = lowlevel.read_region(self._osr, x, y, level, w, h)
+        icc = lowlevel.read_icc_profile(self._osr)
+        if icc:
+            image.info["icc_profile"] = icc
         return image
 
     def set_cache(self, cache: OpenSlideCache) -> None:
         if not isinstance(cache, OpenSlideCache):
             raise TypeError("Not a cache object")
-        tilewise.set_cache_capacity(cache.capacity)
+        lowlevel.set_cache(self._osr, cache._cache)
 
 
 class ImageSlide(AbstractSlide):
@@ -270,8 +221,13 @@ class ImageSlide(AbstractSlide):
         if isinstance(file, Image.Image):
             self._close, self._image = False, file
         else:
-            self._close, self._image = True, Image.open(file)
+            self._close, self._image = True, Image.open(lowlevel._filename(file))
         self._profile = self._image.info.get("icc_profile")
+
+    def _open_image(self) -> Image.Image:
+        if self._image is None:
+            raise ValueError("Cannot read from a closed slide")
+        return self._image
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}({self._file_arg!r})"
@@ -279,7 +235,7 @@ class ImageSlide(AbstractSlide):
     @classmethod
     def detect_format(cls, filename) -> Optional[str]:
         try:
-            with Image.open(filename) as img:
+            with Image.open(lowlevel._filename(filename)) as img:
                 return img.format
         except OSError:
             return None
@@ -291,7 +247,7 @@ class ImageSlide(AbstractSlide):
 
     @property
     def level_dimensions(self):
-        return (self._image.size,)
+        return (self._open_image().size,)
 
     @property
     def level_downsamples(self):
@@ -318,12 +274,13 @@ class ImageSlide(AbstractSlide):
             raise OpenSlideError(f"negative width ({w}) or negative height ({h}) not allowed")
         if level != 0:
             raise OpenSlideError("Invalid level")
+        image = self._open_image()
         tile = Image.new("RGBA", (w, h), (0, 0, 0, 0))
         x, y = (int(v) for v in location)
-        iw, ih = self._image.size
+        iw, ih = image.size
         x0, y0, x1, y1 = max(0, x), max(0, y), min(iw, x + w), min(ih, y + h)
         if x1 > x0 and y1 > y0:
-            crop = self._image.crop((x0, y0, x1, y1)).convert("RGBA")
+            crop = image.crop((x0, y0, x1, y1)).convert("RGBA")
             tile.paste(crop, (x0 - x, y0 - y))
         if self._profile is not None:
             tile.info["icc_profile"] = self._profile

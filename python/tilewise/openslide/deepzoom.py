@@ -22,6 +22,9 @@ from . import (PROPERTY_NAME_BACKGROUND_COLOR, PROPERTY_NAME_BOUNDS_HEIGHT, PROP
 class DeepZoomGenerator:
     """Generates Deep Zoom tiles and the .dzi metadata of a slide."""
 
+    BOUNDS_OFFSET_PROPS = (PROPERTY_NAME_BOUNDS_X, PROPERTY_NAME_BOUNDS_Y)
+    BOUNDS_SIZE_PROPS = (PROPERTY_NAME_BOUNDS_WIDTH, PROPERTY_NAME_BOUNDS_HEIGHT)
+
     def __init__(self, osr, tile_size: int = 254, overlap: int = 1, limit_bounds: bool = False):
         self._osr = osr
         self._tile = tile_size

@@ -137,6 +137,7 @@ TEST_P(DecoderConformance, RefusalsCarryAReasonAndDecodingARefusedTileFailsClean
   auto decoder = GetParam().make();
   ASSERT_NE(decoder, nullptr);
   EXPECT_FALSE(std::string(decoder->backend()).empty());
+  EXPECT_EQ(decoder->output(), GetParam().device.type) << "the backend writes to memory of another kind";
   for (const Sample& s : samples()) {
     Status why = decoder->can_decode(s.desc);
     if (why.ok()) continue;

@@ -1,0 +1,241 @@
+"""openslide-python's ``openslide.lowlevel`` over tilewise: the exceptions, and the C-style functions on slide
+handles that ``OpenSlide`` is built on (as in openslide-python, where they wrap libopenslide through ctypes).
+
+Every function has ``available = True`` (code and tests guard optional OpenSlide features with
+``lowlevel.<function>.available``). Handles behave as OpenSlide's: a closed handle raises
+``ctypes.ArgumentError`` (openslide-python's argument converter refuses it), and a handle that failed a read
+stays in error - every later call raises that error again (OpenSlide's sticky errors). Arguments of the wrong
+type raise ``ArgumentError`` too, as ctypes does.
+"""
+
+from __future__ import annotations
+
+import os as _os
+from ctypes import ArgumentError
+from typing import Any as _Any, Callable as _Callable, List as _List, Optional as _Optional, Tuple as _Tuple
+
+import numpy as _np
+from PIL import Image as _PILImage
+
+import tilewise as _tilewise
+from .. import _core
+from ..errors import TilewiseError as _TilewiseError
+
+
+class OpenSlideError(Exception):
+    """An error reading a slide (OpenSlide's error string is the message)."""
+
+
+class OpenSlideUnsupportedFormatError(OpenSlideError):
+    """The file is missing or is not a slide format."""
+
+
+class OpenSlideVersionError(OpenSlideError):
+    """A feature needs a newer OpenSlide; tilewise has every feature, so it is never raised."""
+
+
+def _exported(fn: _Callable) -> _Callable:
+    fn.available = True  # type: ignore[attr-defined]
+    return fn
+
+
+def _filename(name: _Any) -> str:
+    """openslide-python's filename converter: str, bytes or os.PathLike, else ArgumentError."""
+    if isinstance(name, bytes):
+        return _os.fsdecode(name)
+    if isinstance(name, (str, _os.PathLike)):
+        return _os.fspath(name)
+    raise ArgumentError(f"argument 1: TypeError: expected str, bytes or os.PathLike object, not {type(name).__name__}")
+
+
+class _OpenSlide:
+    """A slide handle: the open tilewise slide, or None once closed; the sticky error of a failed read."""
+
+    def __init__(self, slide: "_tilewise.Slide"):
+        self._slide: _Optional[_tilewise.Slide] = slide
+        self._error: _Optional[str] = None
+
+    def checked(self) -> "_tilewise.Slide":
+        if self._slide is None:
+            raise ArgumentError("argument 1: ValueError: Passing closed slide object")
+        if self._error is not None:
+            raise OpenSlideError(self._error)
+        return self._slide
+
+    def fail(self, error: Exception) -> OpenSlideError:
+        self._error = str(error)
+        return OpenSlideError(self._error)
+
+
+class _OpenSlideCache:
+    """A cache handle: tilewise has one process-wide tile cache; attaching a cache sets its byte budget."""
+
+    def __init__(self, capacity: int):
+        self.capacity = capacity
+
+
+def _checked(slide: _Any) -> "_tilewise.Slide":
+    if not isinstance(slide, _OpenSlide):
+        raise ArgumentError("argument 1: TypeError: Not an OpenSlide reference")
+    return slide.checked()
+
+
+@_exported
+def detect_vendor(filename: _Any) -> _Optional[str]:
+    return _core.detect_format(_filename(filename))
+
+
+@_exported
+def open(filename: _Any) -> _OpenSlide:  # noqa: A001 - openslide-python's name
+    path = _filename(filename)
+    if _core.detect_format(path) is None:
+        raise OpenSlideUnsupportedFormatError("Unsupported or missing image file")
+    try:
+        return _OpenSlide(_tilewise.Slide(path))
+    except _TilewiseError as e:
+        raise OpenSlideError(str(e)) from None
+
+
+@_exported
+def close(slide: _OpenSlide) -> None:
+    if not isinstance(slide, _OpenSlide):
+        raise ArgumentError("argument 1: TypeError: Not an OpenSlide reference")
+    if slide._slide is None:
+        raise ArgumentError("argument 1: ValueError: Passing closed slide object")
+    slide._slide = None
+
+
+@_exported
+def get_level_count(slide: _OpenSlide) -> int:
+    return _checked(slide).level_count
+
+
+@_exported
+def get_level_dimensions(slide: _OpenSlide, level: int) -> _Tuple[int, int]:
+    levels = _checked(slide).levels
+    return levels[level].dimensions if 0 <= level < len(levels) else (-1, -1)
+
+
+@_exported
+def get_level_downsample(slide: _OpenSlide, level: int) -> float:
+    levels = _checked(slide).levels
+    return levels[level].downsample if 0 <= level < len(levels) else -1.0
+
+
+@_exported
+def get_best_level_for_downsample(slide: _OpenSlide, downsample: float) -> int:
+    return _checked(slide).best_level_for_downsample(float(downsample))
+
+
+@_exported
+def read_region(slide: _OpenSlide, x: int, y: int, level: int, w: int, h: int) -> _PILImage.Image:
+    """An RGBA image of w x h pixels of `level` at level-0 (x, y): transparent outside the slide and for a level
+    that does not exist, not premultiplied."""
+    s = _checked(slide)
+    if w < 0 or h < 0:
+        raise OpenSlideError(f"negative width ({w}) or negative height ({h}) not allowed")
+    rgba = _np.zeros((h, w, 4), _np.uint8)
+    if w and h and 0 <= level < s.level_count:
+        try:
+            rgba[..., :3] = s.read_region((x, y), (w, h), level=level, fill=(0, 0, 0))
+        except _TilewiseError as e:
+            raise slide.fail(e) from None
+        ds = s.levels[level].downsample
+        lw, lh = s.levels[level].dimensions
+        lx, ly = int(x / ds), int(y / ds)  # the mapping tilewise uses (truncation toward zero)
+        x0, x1 = max(0, -lx), max(0, min(w, lw - lx))
+        y0, y1 = max(0, -ly), max(0, min(h, lh - ly))
+        rgba[y0:y1, x0:x1, 3] = 255
+    return _PILImage.fromarray(rgba, "RGBA")
+
+
+@_exported
+def get_error(slide: _OpenSlide) -> _Optional[str]:
+    if slide._slide is None:
+        raise ArgumentError("argument 1: ValueError: Passing closed slide object")
+    return slide._error
+
+
+@_exported
+def get_property_names(slide: _OpenSlide) -> _List[str]:
+    return list(_checked(slide).properties)
+
+
+@_exported
+def get_property_value(slide: _OpenSlide, name: str) -> _Optional[str]:
+    return _checked(slide).properties.get(name)
+
+
+@_exported
+def get_associated_image_names(slide: _OpenSlide) -> _List[str]:
+    return list(_checked(slide).associated_images)
+
+
+@_exported
+def get_associated_image_dimensions(slide: _OpenSlide, name: str) -> _Tuple[int, int]:
+    dims = _checked(slide).associated_image_dimensions.get(name)
+    if dims is None:
+        raise OpenSlideError(f"no associated image named {name!r}")
+    return dims
+
+
+@_exported
+def read_associated_image(slide: _OpenSlide, name: str) -> _PILImage.Image:
+    s = _checked(slide)
+    try:
+        rgb = s.associated_images[name]
+    except KeyError:
+        raise OpenSlideError(f"no associated image named {name!r}") from None
+    except _TilewiseError as e:
+        raise slide.fail(e) from None
+    return _PILImage.fromarray(_np.dstack([rgb, _np.full(rgb.shape[:2], 255, _np.uint8)]), "RGBA")
+
+
+@_exported
+def get_icc_profile_size(slide: _OpenSlide) -> int:
+    return len(_checked(slide).icc_profile or b"")
+
+
+@_exported
+def read_icc_profile(slide: _OpenSlide) -> _Optional[bytes]:
+    return _checked(slide).icc_profile
+
+
+@_exported
+def get_associated_image_icc_profile_size(slide: _OpenSlide, name: str) -> int:
+    get_associated_image_dimensions(slide, name)  # the image must exist
+    return len(_checked(slide).icc_profile or b"")
+
+
+@_exported
+def read_associated_image_icc_profile(slide: _OpenSlide, name: str) -> _Optional[bytes]:
+    get_associated_image_dimensions(slide, name)
+    return _checked(slide).icc_profile
+
+
+@_exported
+def get_version() -> str:
+    return f"tilewise {_tilewise.__version__}"
+
+
+@_exported
+def cache_create(capacity: int) -> _OpenSlideCache:
+    if not isinstance(capacity, int) or isinstance(capacity, bool):
+        raise ArgumentError("argument 1: TypeError: Incorrect type")
+    if capacity < 0:
+        raise ArgumentError("argument 1: ValueError: Value out of range")
+    return _OpenSlideCache(capacity)
+
+
+@_exported
+def set_cache(slide: _OpenSlide, cache: _OpenSlideCache) -> None:
+    _checked(slide)
+    if not isinstance(cache, _OpenSlideCache):
+        raise ArgumentError("argument 2: TypeError: Not an _OpenSlideCache reference")
+    _tilewise.set_cache_capacity(cache.capacity)
+
+
+@_exported
+def cache_release(cache: _OpenSlideCache) -> None:
+    if not isinstance(cache, _OpenSlideCache):
+        raise ArgumentError("argument 1: TypeError: Not an _OpenSlideCache reference")
