@@ -32,13 +32,14 @@ fi
 # Re-run pip only when a requirements file changed since the last successful install.
 stamp=.venv/.requirements.sha256
 reqs=(requirements-dev.txt "$@")
-want=$(cat "${reqs[@]}" | sha256sum | cut -d' ' -f1)
+want=$(cat "${reqs[@]}" requirements-oracles.txt | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "bootstrap: installing Python packages (${reqs[*]})"
   args=()
   for r in "${reqs[@]}"; do args+=(-r "$r"); done
   .venv/bin/python -m pip install -q --upgrade pip >/dev/null
   .venv/bin/python -m pip install -q "${args[@]}"
+  .venv/bin/python -m pip install -q --no-deps -r requirements-oracles.txt
   echo "$want" > "$stamp"
 fi
 

@@ -15,6 +15,7 @@ namespace tilewise {
 struct LevelInfo {
   int64_t width = 0;
   int64_t height = 0;
+  bool tiled = true;        // false: stored in strips
   int32_t tile_width = 0;   // decode unit; for strip-based levels the strip (width x rows per strip)
   int32_t tile_height = 0;
   double downsample = 1.0;  // mean of the width and height ratios to level 0, as OpenSlide computes it

@@ -132,6 +132,7 @@ void bind_slide(nb::module_& m) {
       .def_ro("height", &LevelInfo::height)
       .def_ro("tile_width", &LevelInfo::tile_width)
       .def_ro("tile_height", &LevelInfo::tile_height)
+      .def_ro("tiled", &LevelInfo::tiled)
       .def_ro("downsample", &LevelInfo::downsample)
       .def_ro("compression", &LevelInfo::compression);
   nb::class_<AssociatedImageInfo>(m, "AssociatedImageInfo")

@@ -182,6 +182,10 @@ class Slide:
     def best_level_for_downsample(self, downsample: float) -> int:
         return self._slide.best_level_for_downsample(float(downsample))
 
+    def is_tiled(self, level: int = 0) -> bool:
+        """Whether `level` is stored in tiles (False: in strips, its tile_size is a strip)."""
+        return bool(self._slide.levels[level].tiled)
+
     # --- pixels ---------------------------------------------------------------------------------
     def read_region(
         self,

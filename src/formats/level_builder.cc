@@ -93,6 +93,7 @@ Result<LevelModel> build_level(const tiff::Ifd& ifd, const ModelLimits& limits) 
 
   level.info.width = ifd.width;
   level.info.height = ifd.height;
+  level.info.tiled = ifd.tiled;
   level.info.tile_width = d.width;
   level.info.tile_height = d.height;
   level.info.compression = codecs::compression_name(compression);

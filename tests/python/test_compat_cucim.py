@@ -10,6 +10,7 @@ import pytest
 
 import slidegen
 import tilewise
+import tilewise.cucim
 import vendor_tiff
 from conftest import assert_same
 from tilewise.cucim import CuImage, DLDataType, DLDataTypeCode, preferred_memory_capacity
@@ -156,8 +157,68 @@ def test_pickle_and_context_manager(files):
         assert np.array_equal(np.asarray(pickle.loads(pickle.dumps(region))), np.asarray(region))
 
 
+@pytest.fixture(scope="module")
+def oracle_files(files, tmp_path_factory):
+    """More files for the comparison with cuCIM: resolution tags in each unit, an Aperio description that
+    repeats keys, a stripped TIFF (cuCIM's slow path)."""
+    import tifffile
+
+    d = tmp_path_factory.mktemp("cucim-oracle")
+    img = slidegen.tissue_image(600, 400, seed=16)
+    out = dict(files)
+    for unit, name in ((3, "cm"), (2, "inch"), (1, "none")):
+        out[f"res-{name}"] = d / f"res_{name}.tif"
+        tifffile.imwrite(out[f"res-{name}"], img, tile=(128, 128), compression="jpeg", photometric="rgb",
+                         resolution=(20000, 25000), resolutionunit=unit)
+    out["aperio-repeats"] = d / "repeats.svs"
+    vendor_tiff.write_aperio(out["aperio-repeats"], img, codec="jpeg-ycbcr", description_extra="|MPP = 0.777|Filename = b")
+    out["strips"] = d / "strips.tif"
+    tifffile.imwrite(out["strips"], img, rowsperstrip=16, photometric="rgb")
+    return out
+
+
+def test_against_cucim(oracle_files):
+    cucim = pytest.importorskip("cucim", reason="cuCIM (requirements-oracles.txt) is not installed")
+    for name, path in oracle_files.items():
+        ours, theirs = CuImage(path), cucim.CuImage(str(path))
+        assert ours.shape == list(theirs.shape) and ours.resolutions == theirs.resolutions, name
+        assert ours.spacing() == list(theirs.spacing()), name
+        for key in ("spacing", "spacing_units", "channel_names", "shape", "dims", "resolutions"):
+            assert ours.metadata["cucim"][key] == theirs.metadata["cucim"][key], (name, key)
+        if "aperio" in theirs.metadata:
+            assert ours.metadata["aperio"] == theirs.metadata["aperio"], name
+        strips = name == "strips"
+        for loc, size in [((0, 0), (64, 64)), ((-7, -9), (50, 40)), ((300, 200), (256, 256)), ((555, 377), (40, 20))]:
+            outside = loc[0] < 0 or loc[1] < 0 or loc[0] + size[0] > ours.shape[1] or loc[1] + size[1] > ours.shape[0]
+            if strips and outside:  # cuCIM's slow path refuses regions that leave the image
+                for img in (ours, theirs):
+                    with pytest.raises(ValueError, match="out-of-boundary"):
+                        img.read_region(loc, size)
+                continue
+            assert np.array_equal(np.asarray(ours.read_region(loc, size)), np.asarray(theirs.read_region(loc, size))), (
+                name, loc, size)
+    # The slow path is announced on stderr by both, once per image at its first read (a child each: cuCIM
+    # writes from C++).
+    import subprocess
+    import sys
+
+    def announced(module):
+        code = (f"from {module} import CuImage; i = CuImage({str(oracle_files['strips'])!r}); "
+                "i.read_region((0, 0), (8, 8)); i.read_region((8, 8), (8, 8))")
+        err = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stderr
+        return [line for line in err.splitlines() if "slow-path" in line]
+    assert len(announced("tilewise.cucim")) == 1 and announced("tilewise.cucim") == announced("cucim")
+    # The module-level and static API.
+    assert CuImage.is_trace_enabled == cucim.CuImage.is_trace_enabled
+    assert CuImage.profiler().config == cucim.CuImage.profiler().config
+    assert CuImage.cache("per_process", memory_capacity=64).config == cucim.CuImage.cache(
+        "per_process", memory_capacity=64).config
+    assert str(CuImage.device_cache().type) == str(cucim.CuImage.device_cache().type)
+    assert tilewise.cucim.is_available("clara") == cucim.is_available("clara")
+
+
 def test_against_cucim_when_installed(files):
-    cucim = pytest.importorskip("cucim", reason="cuCIM is installed only for benchmarks (requirements-bench.txt)")
+    cucim = pytest.importorskip("cucim", reason="cuCIM (requirements-oracles.txt) is not installed")
     for path in files.values():
         ours, theirs = CuImage(path), cucim.CuImage(str(path))
         assert ours.shape == list(theirs.shape) and ours.resolutions == theirs.resolutions

@@ -7,6 +7,9 @@ for generic TIFF, white for Aperio and Philips), read through tilewise. Differen
   memory cache); ``"nocache"`` disables it. cuCIM's default is no cache; tilewise keeps its own cache on.
 - Several locations with ``num_workers=0`` are read (cuCIM raises).
 - Iterators never free arrays already handed out (cuCIM's does).
+- Stripped TIFFs take cuCIM's "slow path" as in cuCIM (the stderr warning at the first read, RGBA regions,
+  out-of-bounds regions refused), but the alpha is opaque: tilewise reads RGB, so an RGBA file's alpha (and
+  cuCIM's premultiplied colours) are not reproduced, and its shape stays (H, W, 3).
 - ``device="cuda"``/``"cuda:N"`` regions and batches are read through tilewise's GPU path; they expose
   ``__cuda_array_interface__`` (``cupy.asarray(region)``) and, except single regions of an iterator,
   ``__dlpack__``. Without a usable GPU, ``UnsupportedError`` says why (an unknown device: ``ValueError``).
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import enum
 import os
+import sys
 from typing import Iterator, List, Optional, Sequence
 
 import numpy as np
@@ -24,9 +28,34 @@ from .. import _core, _gpu
 from ..errors import TilewiseError
 from ..slide import RegionBatches, Slide, _locations
 
-__all__ = ["CuImage", "CuImageIterator", "DLDataType", "DLDataTypeCode", "preferred_memory_capacity", "cache"]
+from ._cache import CacheType, ImageCache, cache, preferred_memory_capacity
 
-_MIB = 1 << 20
+__all__ = ["CuImage", "CuImageIterator", "DLDataType", "DLDataTypeCode", "preferred_memory_capacity", "cache",
+           "CacheType", "ImageCache", "is_available"]
+
+
+def is_available(module_name: str = "") -> bool:
+    """cuCIM's module check: tilewise provides cuCIM's image I/O (``clara``, the ``CuImage`` API), not its
+    image-processing modules (``skimage``, ``core``)."""
+    return module_name in ("", "clara")
+
+
+class Profiler:
+    """``CuImage.profiler()``: cuCIM's trace switch. tilewise records no traces; the switch is kept so code
+    that sets and reads it runs unchanged."""
+
+    def __init__(self, trace: Optional[bool] = None):
+        if trace is not None:
+            self.trace(trace)
+
+    def trace(self, value: Optional[bool] = None) -> bool:
+        if value is not None:
+            CuImage.is_trace_enabled = bool(value)
+        return CuImage.is_trace_enabled
+
+    @property
+    def config(self) -> dict:
+        return {"trace": CuImage.is_trace_enabled}
 
 
 class DLDataTypeCode(enum.IntEnum):
@@ -84,13 +113,18 @@ def _check_device(device) -> Device:
 
 
 def _spacing(props) -> tuple:
-    """(spacing x, spacing y, units) in micrometres from the TIFF resolution tags, as cuCIM reports them."""
+    """(spacing x, spacing y, units) from the TIFF resolution tags, as cuCIM reports them: micrometres for
+    centimetre and inch units, computed in float32 as cuCIM does (libtiff's resolutions are floats); with
+    unit "none", the resolution values themselves and no unit; without the tags, 1 and no unit."""
     unit = props.get("tiff.ResolutionUnit", "")
     xres, yres = props.get("tiff.XResolution"), props.get("tiff.YResolution")
+    if not xres or not yres or float(xres) <= 0 or float(yres) <= 0:
+        return 1.0, 1.0, ""
+    x, y = np.float32(xres), np.float32(yres)
     per = {"centimeter": 1e4, "inch": 25400.0}.get(unit)
-    if per and xres and yres and float(xres) > 0 and float(yres) > 0:
-        return per / float(xres), per / float(yres), "micrometer"
-    return 1.0, 1.0, ""
+    if per:
+        return float(np.float32(per / x)), float(np.float32(per / y)), "micrometer"
+    return float(x), float(y), ""
 
 
 class CuImage:
@@ -110,6 +144,11 @@ class CuImage:
             self._slide = Slide(self._path)
         except TilewiseError as e:
             raise ValueError(f"Cannot open {self._path}! ({e})") from e
+        self._warned_slow_path = False
+
+    @property
+    def _slow_path(self) -> bool:
+        return self._slide is not None and not self._slide.is_tiled(0)
 
     @classmethod
     def _region(cls, array, path: str, dims: str, device: Device = Device("cpu")) -> "CuImage":
@@ -208,7 +247,9 @@ class CuImage:
             "level_dimensions": tuple(lv.dimensions for lv in levels),
             # cuCIM keeps downsamples as float32
             "level_downsamples": tuple(float(np.float32(lv.downsample)) for lv in levels),
-            "level_tile_sizes": tuple(lv.tile_size for lv in levels),
+            # cuCIM has no tile size for strip-based levels
+            "level_tile_sizes": tuple(lv.tile_size if self._slide.is_tiled(i) else (0, 0)
+                                      for i, lv in enumerate(levels)),
         }
 
     @property
@@ -270,7 +311,16 @@ class CuImage:
             prefix = vendor + "."
             meta[vendor] = {k[len(prefix):]: v for k, v in props.items() if k.startswith(prefix)}
             if vendor == "aperio":
-                meta["aperio"]["Header"] = props.get("tiff.ImageDescription", "").split("|", 1)[0]
+                description = props.get("tiff.ImageDescription", "")
+                meta["aperio"]["Header"] = description.split("|", 1)[0]
+                # A key the description repeats keeps its first value in cuCIM (tilewise's properties, like
+                # OpenSlide's, keep the last).
+                first = {}
+                for field in description.split("|")[1:]:
+                    key, sep, value = field.partition(" = ")
+                    if sep:
+                        first.setdefault(key.strip(), value.strip())
+                meta["aperio"].update({k: v for k, v in first.items() if k in meta["aperio"]})
         return meta
 
     # --- pixels --------------------------------------------------------------------------------
@@ -305,6 +355,8 @@ class CuImage:
         locs = _locations(location)
         if len(locs) == 1 and batch_size == 1:
             x, y = (int(v) for v in locs[0])
+            if self._slow_path and dev == Device("cpu"):
+                return self._read_slow_path(x, y, w, h, int(level))
             array = self._slide.read_region((x, y), (w, h), level=int(level), fill=self._fill(), device=str(dev))
             return CuImage._region(array, self._path, "YXC", dev)
         batches = self._slide.read_regions(locs, (w, h), level=int(level), batch_size=int(batch_size),
@@ -312,6 +364,22 @@ class CuImage:
                                            shuffle=bool(shuffle), seed=int(seed), drop_last=bool(drop_last),
                                            device=str(dev), fill=self._fill())
         return CuImageIterator(batches, self._path, batch_size, dev)
+
+    def _read_slow_path(self, x: int, y: int, w: int, h: int, level: int) -> "CuImage":
+        """cuCIM's slow path for stripped TIFFs: RGBA pixels (opaque: tilewise reads RGB), regions that leave
+        the image refused, and a warning on stderr at the image's first read (cuCIM reads such files through
+        libtiff's RGBA interface and says so)."""
+        if not self._warned_slow_path:
+            self._warned_slow_path = True
+            print(f"[Warning] Loading image('{self._path}') with a slow-path. The pixel format of the loaded "
+                  "image would be RGBA (4 channels) instead of RGB!", file=sys.stderr, flush=True)
+        ds = self._slide.levels[level].downsample
+        lw, lh = self._slide.levels[level].dimensions
+        lx, ly = int(x / ds), int(y / ds)
+        if lx < 0 or ly < 0 or lx + w > lw or ly + h > lh:
+            raise ValueError("Cannot handle the out-of-boundary cases.")
+        rgb = self._slide.read_region((x, y), (w, h), level=level)
+        return CuImage._region(np.dstack([rgb, np.full((h, w), 255, np.uint8)]), self._path, "YXC")
 
     # --- array protocols (regions) ---------------------------------------------------------------
     @property
@@ -379,9 +447,18 @@ class CuImage:
     @staticmethod
     def cache(type=None, **kwargs) -> "ImageCache":  # noqa: A002 - cuCIM's argument name
         """The tile cache; with arguments, reconfigures it (see the module notes)."""
-        if type is not None or kwargs:
-            _configure_cache(type, **kwargs)
-        return ImageCache()
+        return cache(type, **kwargs)
+
+    @staticmethod
+    def device_cache(**kwargs) -> "ImageCache":
+        """As in cuCIM, a view of the same cache as ``cache()`` (tilewise's device tile cache follows it)."""
+        return cache(None, **kwargs)
+
+    @staticmethod
+    def profiler(**kwargs) -> Profiler:
+        return Profiler(**kwargs)
+
+    is_trace_enabled = False  # cuCIM's static property (tilewise records no traces; see Profiler)
 
 
 class CuImageIterator:
@@ -405,98 +482,3 @@ class CuImageIterator:
         return CuImage._region(pixels[0], self._path, "YXC")
 
 
-# --- cache ------------------------------------------------------------------------------------
-class CacheType(enum.Enum):
-    NoCache = "nocache"
-    PerProcess = "per_process"
-    SharedMemory = "shared_memory"
-
-    def __repr__(self) -> str:
-        return f"CacheType.{self.name}"
-
-    __str__ = __repr__
-
-
-_cache_state = {"type": CacheType.PerProcess, "record_stat": True}
-
-
-def _configure_cache(type=None, memory_capacity: int = 1024, capacity: Optional[int] = None,
-                     record_stat: bool = False, **_ignored) -> None:
-    kind = CacheType(type) if type is not None else _cache_state["type"]
-    _cache_state["type"] = kind
-    _cache_state["record_stat"] = bool(record_stat)
-    _core.set_cache_capacity(0 if kind is CacheType.NoCache else int(memory_capacity) * _MIB)
-    _core.reset_cache_stats()
-
-
-class ImageCache:
-    """A view of tilewise's process-wide tile cache with cuCIM's ``ImageCache`` attributes."""
-
-    @property
-    def type(self) -> CacheType:
-        return CacheType.NoCache if _core.cache_capacity() == 0 else _cache_state["type"]
-
-    @property
-    def memory_capacity(self) -> int:
-        return _core.cache_capacity()
-
-    @property
-    def capacity(self) -> int:  # tiles of 256 x 256 RGB that fit, as cuCIM counts
-        return self.memory_capacity // (256 * 256 * 3)
-
-    @property
-    def memory_size(self) -> int:
-        return _core.cache_stats()["bytes"]
-
-    @property
-    def size(self) -> int:
-        return _core.cache_stats()["entries"]
-
-    @property
-    def hit_count(self) -> int:
-        return _core.cache_stats()["hits"]
-
-    @property
-    def miss_count(self) -> int:
-        return _core.cache_stats()["misses"]
-
-    @property
-    def free_memory(self) -> int:
-        return max(0, self.memory_capacity - self.memory_size)
-
-    @property
-    def config(self) -> dict:
-        return {"type": self.type.value, "memory_capacity": self.memory_capacity // _MIB, "capacity": self.capacity,
-                "record_stat": _cache_state["record_stat"]}
-
-    def record(self, value: Optional[bool] = None) -> bool:
-        if value is not None:
-            _cache_state["record_stat"] = bool(value)
-            if value:
-                _core.reset_cache_stats()
-        return _cache_state["record_stat"]
-
-    def reserve(self, memory_capacity: int, capacity: Optional[int] = None) -> None:
-        if memory_capacity * _MIB > _core.cache_capacity():
-            _core.set_cache_capacity(int(memory_capacity) * _MIB)
-
-
-def cache(type=None, **kwargs) -> ImageCache:  # noqa: A001
-    return CuImage.cache(type, **kwargs)
-
-
-def preferred_memory_capacity(img: Optional[CuImage] = None, image_size: Optional[Sequence[int]] = None,
-                              tile_size: Optional[Sequence[int]] = None, patch_size: Optional[Sequence[int]] = None,
-                              bytes_per_pixel: int = 3) -> int:
-    """A cache size in MiB that holds every tile a row of patches can touch (cuCIM's formula)."""
-    if img is not None:
-        image_size = img.size("XY")
-        tile_size = img.resolutions["level_tile_sizes"][0]
-    tile_size = tile_size or (256, 256)
-    patch_size = patch_size or (256, 256)
-    if image_size is None or len(image_size) != 2 or len(tile_size) != 2 or len(patch_size) != 2:
-        raise ValueError("Please specify image_size, tile_size and patch_size as (width, height)")
-    across = (image_size[0] + tile_size[0] - 1) // tile_size[0]
-    down = min(image_size[1] + tile_size[1] - 1, patch_size[1] + tile_size[1] - 1) // tile_size[1] + 1
-    needed = across * tile_size[0] * tile_size[1] * down * bytes_per_pixel
-    return needed // _MIB + (1 if needed % _MIB else 0)
