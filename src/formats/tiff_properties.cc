@@ -26,8 +26,8 @@ void add_tiff_properties(const tiff::Ifd& ifd, PropertyMap& props) {
   put("tiff.HostComputer", ifd.host_computer);
   put("tiff.Copyright", ifd.copyright);
   put("tiff.DocumentName", ifd.document_name);
-  auto put_float = [&](const char* key, const std::optional<float>& v) {
-    if (v) props[key] = format_double(static_cast<double>(*v));
+  auto put_float = [&](const char* key, const std::optional<double>& v) {
+    if (v) props[key] = format_double(*v);
   };
   put_float("tiff.XResolution", ifd.x_resolution);
   put_float("tiff.YResolution", ifd.y_resolution);
@@ -41,10 +41,10 @@ void add_tiff_properties(const tiff::Ifd& ifd, PropertyMap& props) {
 void add_mpp_from_resolution(const tiff::Ifd& ifd, PropertyMap& props) {
   if (ifd.resolution_unit.value_or(2) != 3) return;
   if (ifd.x_resolution && *ifd.x_resolution > 0) {
-    props["openslide.mpp-x"] = format_double(10000.0 / static_cast<double>(*ifd.x_resolution));
+    props["openslide.mpp-x"] = format_double(10000.0 / *ifd.x_resolution);
   }
   if (ifd.y_resolution && *ifd.y_resolution > 0) {
-    props["openslide.mpp-y"] = format_double(10000.0 / static_cast<double>(*ifd.y_resolution));
+    props["openslide.mpp-y"] = format_double(10000.0 / *ifd.y_resolution);
   }
 }
 

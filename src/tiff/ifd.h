@@ -46,8 +46,8 @@ struct Ifd {
   // ASCII fields, cut at the first NUL as libtiff does. Bytes are kept as found (not necessarily UTF-8).
   std::optional<std::string> image_description, make, model, software, date_time, artist, host_computer,
       copyright, document_name;
-  // RATIONAL fields as libtiff reports them (rounded to float).
-  std::optional<float> x_resolution, y_resolution, x_position, y_position;
+  // RATIONAL fields in double precision, as OpenSlide 4 (libtiff 4's double getters) reports them.
+  std::optional<double> x_resolution, y_resolution, x_position, y_position;
   std::optional<uint32_t> resolution_unit;
 
   std::vector<uint64_t> sub_ifd_offsets;

@@ -77,7 +77,7 @@ Result<std::string> IfdParser::ascii(const RawEntry& e) const {
   return std::string(reinterpret_cast<const char*>(raw.data()), len);
 }
 
-Result<float> IfdParser::rational_as_float(const RawEntry& e) const {
+Result<double> IfdParser::rational_as_double(const RawEntry& e) const {
   if (e.count < 1) return corrupt("tag " + std::to_string(e.tag) + " has no value");
   RawEntry one = e;
   one.count = 1;
@@ -87,23 +87,23 @@ Result<float> IfdParser::rational_as_float(const RawEntry& e) const {
       uint64_t num = read_uint(raw.data(), 4), den = read_uint(raw.data() + 4, 4);
       double n = e.type == kSRational ? static_cast<double>(static_cast<int32_t>(num)) : static_cast<double>(num);
       double d = e.type == kSRational ? static_cast<double>(static_cast<int32_t>(den)) : static_cast<double>(den);
-      return static_cast<float>(d == 0 ? 0.0 : n / d);
+      return d == 0 ? 0.0 : n / d;
     }
     case kFloat: {
       uint32_t bits = static_cast<uint32_t>(read_uint(raw.data(), 4));
       float f;
       std::memcpy(&f, &bits, 4);
-      return f;
+      return static_cast<double>(f);
     }
     case kDouble: {
       uint64_t bits = read_uint(raw.data(), 8);
       double d;
       std::memcpy(&d, &bits, 8);
-      return static_cast<float>(d);
+      return d;
     }
     default: {
       TW_ASSIGN_OR_RETURN(uint64_t v, first_uint(e));
-      return static_cast<float>(v);
+      return static_cast<double>(v);
     }
   }
 }
@@ -123,8 +123,8 @@ Status IfdParser::apply(const RawEntry& e, Ifd& ifd) const {
     TW_ASSIGN_OR_RETURN(field, ascii(e));
     return Status();
   };
-  auto set_float = [&](std::optional<float>& field) -> Status {
-    TW_ASSIGN_OR_RETURN(field, rational_as_float(e));
+  auto set_float = [&](std::optional<double>& field) -> Status {
+    TW_ASSIGN_OR_RETURN(field, rational_as_double(e));
     return Status();
   };
   switch (e.tag) {

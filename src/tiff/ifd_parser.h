@@ -35,7 +35,7 @@ class IfdParser {
   Result<std::vector<uint64_t>> uints(const RawEntry& e) const;
   Result<uint64_t> first_uint(const RawEntry& e) const;
   Result<std::string> ascii(const RawEntry& e) const;
-  Result<float> rational_as_float(const RawEntry& e) const;
+  Result<double> rational_as_double(const RawEntry& e) const;
   Status apply(const RawEntry& e, Ifd& ifd) const;
   Status finish(Ifd& ifd) const;
 

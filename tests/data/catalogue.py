@@ -238,7 +238,8 @@ def build(out: Path) -> list:
     add("zstd-payload-flips.tif", damage_chunk("zstd", 3, "flip"), "clean", "")
     add("strip-payload-zeros.tif", damage_chunk("strips", 2, "zeros"), "read-fails", r"tile \(0,2\).*deflate: ")
 
-    # Streams that decompress to more than their tile (a decoder must stop at the tile's end).
+    # Streams that decompress to more than their tile: a decoder must stop at the tile's end, and, as libtiff
+    # and tifffile do (OpenSlide reads such files through libtiff), keep the tile's worth of pixels.
     import imagecodecs
     import zlib
     for key, encode in (("lzw", imagecodecs.lzw_encode), ("deflate", zlib.compress),
@@ -249,7 +250,7 @@ def build(out: Path) -> list:
         t.set_array_item(ifd, 324, 0, len(t.data))
         t.set_array_item(ifd, 325, 0, len(payload))
         t.data += payload
-        add(f"{key}-overlong.tif", t.data, "read-fails", rf"tile \(0,0\).*{key}: data decompresses to more than")
+        add(f"{key}-overlong.tif", t.data, "reads")
 
     # A JPEG 2000 codestream that claims a larger image than its tile (OpenJPEG would allocate for it).
     t = Tiff(files["aperio-j2k-ycbcr"].read_bytes())

@@ -199,9 +199,11 @@ APERIO_HEADER = "Aperio Image Library v12.0.15 \r\n"
 
 def write_aperio(path, image: np.ndarray, *, codec: str = "jpeg-rgb", tile: int = 240, quality: int = 80,
                  downsamples: Sequence[int] = (4, 16), mpp: float = 0.499, app_mag: str = "20",
-                 description_extra: str = "", zero_tiles: Sequence[int] = ()) -> dict:
+                 description_extra: str = "", zero_tiles: Sequence[int] = (), icc: bytes = b"") -> dict:
     """An Aperio-like SVS: level 0 (tiled), thumbnail (stripped JPEG), pyramid levels (tiled), then label
-    (stripped LZW) and macro (stripped JPEG). Returns {"levels": [...arrays], "associated": {...}}."""
+    (stripped LZW) and macro (stripped JPEG); `icc` is embedded in every directory (tag 34675).
+    Returns {"levels": [...arrays], "associated": {...}}."""
+    extra = [(34675, UNDEFINED, icc)] if icc else []
     h, w = image.shape[:2]
     fields = (f"|AppMag = {app_mag}|StripeWidth = 2040|ScanScope ID = SS1234|Filename = tw-test|Date = 11/30/26"
               f"|Time = 12:00:00|User = 00000000-1111-2222-3333-444444444444|MPP = {mpp}|Left = 25.691574"
@@ -215,19 +217,20 @@ def write_aperio(path, image: np.ndarray, *, codec: str = "jpeg-rgb", tile: int 
     codec_name = "JPEG/RGB" if codec == "jpeg-rgb" else "JPEG/YCC" if codec == "jpeg-ycbcr" else "J2K/YUV16"
     writer = ClassicTiffWriter()
     base = tiled_ifd(image, tile, codec, quality, f"{APERIO_HEADER}{w}x{h} [0,100 {w}x{h}] ({tile}x{tile}) "
-                     f"{codec_name} Q={quality}{fields}")
+                     f"{codec_name} Q={quality}{fields}", extra=extra)
     if zero_tiles:
         for t in zero_tiles:
             base.chunks[t] = b""
     writer.add(base)
-    writer.add(stripped_ifd(thumb, "jpeg", f"{APERIO_HEADER}{w}x{h} -> {thumb.shape[1]}x{thumb.shape[0]} - {fields}"))
+    writer.add(stripped_ifd(thumb, "jpeg", f"{APERIO_HEADER}{w}x{h} -> {thumb.shape[1]}x{thumb.shape[0]} - {fields}",
+                            extra=extra))
     for lv in levels[1:]:
         writer.add(tiled_ifd(lv, tile, codec, quality, f"{APERIO_HEADER}{w}x{h} -> {lv.shape[1]}x{lv.shape[0]} - "
-                             f"({tile}x{tile}) {codec_name} Q={quality}{fields}"))
+                             f"({tile}x{tile}) {codec_name} Q={quality}{fields}", extra=extra))
     writer.add(stripped_ifd(label, "lzw", f"Aperio Image Library v12.0.15\r\nlabel {label.shape[1]}x{label.shape[0]}",
-                            subfiletype=1))
+                            subfiletype=1, extra=extra))
     writer.add(stripped_ifd(macro, "jpeg", f"Aperio Image Library v12.0.15\r\nmacro {macro.shape[1]}x{macro.shape[0]}",
-                            subfiletype=9))
+                            subfiletype=9, extra=extra))
     writer.write(path)
     return {"levels": levels, "associated": {"thumbnail": thumb, "label": label, "macro": macro}}
 

@@ -60,3 +60,17 @@ def test_every_entry_behaves_as_catalogued(entries):
         elif e["pattern"] and not re.search(e["pattern"], message):
             failures.append(f"{e['name']}: message {message!r} does not match {e['pattern']!r}")
     assert not failures, "\n".join(failures)
+
+
+def test_overlong_lossless_chunks_are_cut_at_the_tile_as_openslide_does(entries):
+    """Streams that decode to more than their tile keep the tile's worth (libtiff's rule, so OpenSlide's)."""
+    openslide = pytest.importorskip("openslide")
+    out, _ = entries
+    import numpy as np
+
+    for codec in ("lzw", "deflate", "zstd"):
+        path = out / f"{codec}-overlong.tif"
+        level = tilewise.open(path).levels[0].dimensions
+        ours = tilewise.open(path).read_region((0, 0), level)
+        theirs = np.asarray(openslide.OpenSlide(str(path)).read_region((0, 0), 0, level))[..., :3]
+        assert np.array_equal(ours, theirs), codec

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "tilewise/status.h"
 
@@ -21,10 +22,13 @@ class DeflateDecoder {
   ~DeflateDecoder();
   DeflateDecoder(const DeflateDecoder&) = delete;
   DeflateDecoder& operator=(const DeflateDecoder&) = delete;
+  // Decodes into out; a stream longer than out is cut at its end (libtiff's behaviour). Returns the bytes
+  // written.
   Result<size_t> decode(std::span<const uint8_t> in, std::span<uint8_t> out);
 
  private:
   libdeflate_decompressor* d_;
+  std::vector<uint8_t> overflow_;  // a whole over-long stream, while it is cut
 };
 
 // Zstandard frames (TIFF compression 50000).
@@ -34,13 +38,16 @@ class ZstdDecoder {
   ~ZstdDecoder();
   ZstdDecoder(const ZstdDecoder&) = delete;
   ZstdDecoder& operator=(const ZstdDecoder&) = delete;
+  // Decodes into out; a stream longer than out is cut at its end (libtiff's behaviour). Returns the bytes
+  // written.
   Result<size_t> decode(std::span<const uint8_t> in, std::span<uint8_t> out);
 
  private:
   ZSTD_DCtx_s* ctx_;
 };
 
-// TIFF LZW (compression 5), MSB-first codes of 9-12 bits with the "early change" of TIFF 6.0.
+// TIFF LZW (compression 5), MSB-first codes of 9-12 bits with the "early change" of TIFF 6.0. A stream
+// longer than out is cut at its end (libtiff's behaviour). Returns the bytes written.
 Result<size_t> lzw_decode(std::span<const uint8_t> in, std::span<uint8_t> out);
 
 }  // namespace tilewise::codecs

@@ -65,14 +65,15 @@ Result<size_t> lzw_decode(std::span<const uint8_t> in, std::span<uint8_t> out) {
       return corrupt("lzw: code table overflow");
     }
     const size_t len = length[emit];
-    if (len > out.size() - written) {
-      return corrupt("lzw: data decompresses to more than the tile size");
-    }
+    // A stream that decodes to more than the chunk is cut at the chunk's end, as libtiff and tifffile do
+    // (seen in real PerkinElmer QPTIFF strips, 3 bytes over): the string's first bytes fill what is left.
+    const size_t room = out.size() - written;
     int c = emit;
     for (size_t i = len; i-- > 0;) {
-      out[written + i] = suffix[c];
+      if (i < room) out[written + i] = suffix[c];
       c = prefix[c];
     }
+    if (len >= room) return out.size();
     written += len;
     previous = code;
     // Early change: the code width grows one code before the table fills the current width.

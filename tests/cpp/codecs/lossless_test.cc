@@ -85,14 +85,51 @@ TEST(Lzw, LongRepetitiveStreamsCrossEveryCodeWidth) {
   EXPECT_EQ(out, data);
 }
 
-TEST(Lzw, RefusesOutputOverflowAndInvalidCodes) {
-  std::vector<uint8_t> data(1000, 5);
+TEST(Lzw, CutsOverlongStreamsAtTheChunksEndAndRefusesInvalidCodes) {
+  std::vector<uint8_t> data(1000);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 7 % 13);
   auto encoded = lzw_compress(data);
-  std::vector<uint8_t> small(10);
-  EXPECT_EQ(lzw_decode(encoded, small).status().code(), StatusCode::kCorrupt);
+  for (size_t size : {size_t{10}, size_t{997}}) {  // as libtiff: the first bytes, no write past the end
+    std::vector<uint8_t> small(size + 8, 0xAB);
+    auto got = lzw_decode(encoded, std::span<uint8_t>(small.data(), size));
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    EXPECT_EQ(*got, size);
+    EXPECT_TRUE(std::equal(small.begin(), small.begin() + static_cast<long>(size), data.begin()));
+    EXPECT_EQ(small[size], 0xAB);
+  }
   std::vector<uint8_t> garbage = {0x80, 0x3F, 0xFF, 0xFF, 0xFF};  // clear, 255, then code 511: beyond the table
   std::vector<uint8_t> out(100);
   EXPECT_EQ(lzw_decode(garbage, out).status().code(), StatusCode::kCorrupt);
+}
+
+TEST(DeflateAndZstd, CutOverlongStreamsAtTheChunksEnd) {
+  std::vector<uint8_t> data(50000);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 31 % 251);
+  std::vector<uint8_t> zstd(ZSTD_compressBound(data.size()));
+  zstd.resize(ZSTD_compress(zstd.data(), zstd.size(), data.data(), data.size(), 3));
+  DeflateDecoder deflate;
+  ZstdDecoder zstd_decoder;
+  for (size_t size : {size_t{100}, size_t{49999}, size_t{50000}}) {
+    std::vector<uint8_t> out(size + 4, 0xCD);
+    auto a = deflate.decode(zlib_compress(data), std::span<uint8_t>(out.data(), size));
+    ASSERT_TRUE(a.ok()) << a.status().message();
+    EXPECT_EQ(*a, size);
+    EXPECT_TRUE(std::equal(out.begin(), out.begin() + static_cast<long>(size), data.begin()));
+    EXPECT_EQ(out[size], 0xCD);
+    std::fill(out.begin(), out.end(), 0xCD);
+    auto b = zstd_decoder.decode(zstd, std::span<uint8_t>(out.data(), size));
+    ASSERT_TRUE(b.ok()) << b.status().message();
+    EXPECT_EQ(*b, size);
+    EXPECT_TRUE(std::equal(out.begin(), out.begin() + static_cast<long>(size), data.begin()));
+    EXPECT_EQ(out[size], 0xCD);
+  }
+  // A truncated stream still fails (fewer bytes than the chunk: the caller refuses it), garbage too.
+  std::vector<uint8_t> out(data.size());
+  auto truncated = zstd_decoder.decode(std::span<const uint8_t>(zstd.data(), zstd.size() / 2), out);
+  EXPECT_TRUE(!truncated.ok() || *truncated < data.size());
+  std::vector<uint8_t> garbage(64, 0x5A);
+  EXPECT_FALSE(zstd_decoder.decode(garbage, out).ok());
+  EXPECT_FALSE(deflate.decode(garbage, out).ok());
 }
 
 TEST(HorizontalPredictor, UndoesDifferencingPerSample) {
