@@ -46,6 +46,7 @@ Status HostRegionReader::read(const RegionRequest& req) const {
   cache::TileCache& cache = cache::TileCache::global();
   const bool caching = req.use_cache && cache.enabled();
   const int64_t tw = req.level->desc.width;
+  const bool admit_on_first_use = req.level->desc.compression == codecs::Compression::kJpeg2000;
   TileFetcher fetcher(model_);
   std::atomic<bool> failed{false};
   std::mutex error_mutex;
@@ -62,12 +63,13 @@ Status HostRegionReader::read(const RegionRequest& req) const {
       s = fetcher.decode(t.tile, window);
     } else {
       // A tile cut by the region's edge: from the cache; or decoded whole and cached when it was asked for
-      // recently (see cache/tile_cache.h, "Admission"); or else only the window the region needs, straight
-      // into the output.
+      // recently (see cache/tile_cache.h, "Admission") or when a window costs about as much as the whole
+      // tile (JPEG 2000: OpenJPEG's fixed cost per codestream dominates, so it is admitted on first use);
+      // or else only the window the region needs, straight into the output.
       const cache::TileKey key{slide_uid_, req.cache_level, t.tile.index()};
       cache::TileCache::Lookup found = caching ? cache.lookup(key) : cache::TileCache::Lookup{};
       std::shared_ptr<const cache::CachedTile> pixels = std::move(found.tile);
-      if (!pixels && found.seen_recently) {
+      if (!pixels && caching && (found.seen_recently || admit_on_first_use)) {
         auto decoded = std::make_shared<cache::CachedTile>();
         decoded->width = static_cast<int32_t>(tw);
         decoded->height = t.tile.valid_rows();

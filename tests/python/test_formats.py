@@ -167,3 +167,23 @@ def test_non_utf8_and_huge_descriptions_degrade_gracefully(tmp_path):
     value = slide.properties["tiff.ImageDescription"]
     assert value.startswith("caf\\xe9 \\xb5m") and len(value) > 4 << 20
     assert slide.read_region((0, 0), (10, 10)).shape == (10, 10, 3)
+
+
+def test_jpeg2000_tiles_are_decoded_once_for_random_patches(tmp_path):
+    """A JPEG 2000 window costs about as much as its whole tile, so J2K tiles enter the cache on first use:
+    random overlapping patches decode each tile once (they used to decode a tile touched twice twice)."""
+    path = tmp_path / "j2k.svs"
+    vendor_tiff.write_aperio(path, slidegen.tissue_image(1200, 960, seed=4), codec="j2k-ycbcr", downsamples=())
+    slide = tilewise.open(path)
+    rng = np.random.default_rng(5)
+    locs = [(int(x), int(y)) for x, y in zip(rng.integers(0, 1200 - 100, 300), rng.integers(0, 960 - 100, 300))]
+    touched = {(tx, ty) for x, y in locs for tx in range(x // 240, (x + 99) // 240 + 1)
+               for ty in range(y // 240, (y + 99) // 240 + 1)}
+    tilewise.clear_cache()
+    tilewise.reset_cache_stats()
+    reference = [slide.read_region(loc, (100, 100), use_cache=False) for loc in locs]
+    for loc, expected in zip(locs, reference):
+        assert_same(slide.read_region(loc, (100, 100)), expected)
+    stats = tilewise.cache_stats()
+    assert stats["misses"] == len(touched), stats  # each tile decoded once, then served from the cache
+    assert stats["hits"] > 0
