@@ -7,8 +7,8 @@
 // Coordinate frames: read_region takes its (x, y) in level-0 pixels, as OpenSlide and cuCIM do, and its
 // (width, height) in pixels of the requested level. The level-0 location maps to the level by dividing by the
 // level's downsample and truncating toward zero (OpenSlide's rule for negative locations, cuCIM's for
-// positive ones); OpenSlide additionally resamples by the sub-pixel remainder, tilewise does not (see
-// docs/design.md).
+// positive ones); OpenSlide additionally resamples by the sub-pixel remainder, which the native API does not
+// (tilewise.openslide does: docs/design.md, "Compatibility modules").
 #pragma once
 
 #include <array>

@@ -216,6 +216,15 @@ class Slide:
             return out
         return self._slide.read_region(x, y, int(level), w, h, fill_rgb, use_cache)
 
+    def read_level_region(self, location: Sequence[int], size: Sequence[int], level: int = 0,
+                          fill: Optional[Sequence[int]] = None, use_cache: bool = True) -> np.ndarray:
+        """As :meth:`read_region`, with ``location`` in the pixel frame of ``level`` itself (no mapping from
+        level 0), into host memory."""
+        x, y = _pair(location, "location")
+        w, h = _pair(size, "size")
+        fill_rgb = None if fill is None else tuple(int(c) for c in fill)
+        return self._slide.read_region(x, y, int(level), w, h, fill_rgb, use_cache, level_frame=True)
+
     def read_regions(
         self,
         locations,

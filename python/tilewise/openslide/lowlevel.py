@@ -136,17 +136,48 @@ def read_region(slide: _OpenSlide, x: int, y: int, level: int, w: int, h: int) -
         raise OpenSlideError(f"negative width ({w}) or negative height ({h}) not allowed")
     rgba = _np.zeros((h, w, 4), _np.uint8)
     if w and h and 0 <= level < s.level_count:
+        ds = s.levels[level].downsample
+        fx, fy = x / ds, y / ds
         try:
-            rgba[..., :3] = s.read_region((x, y), (w, h), level=level, fill=(0, 0, 0))
+            if x >= 0 and y >= 0 and (fx != int(fx) or fy != int(fy)):
+                rgba = _read_subpixel(s, fx, fy, level, w, h)
+            else:
+                rgba[..., :3] = s.read_region((x, y), (w, h), level=level, fill=(0, 0, 0))
+                lw, lh = s.levels[level].dimensions
+                lx, ly = int(fx), int(fy)  # the mapping tilewise uses (truncation toward zero)
+                x0, x1 = max(0, -lx), max(0, min(w, lw - lx))
+                y0, y1 = max(0, -ly), max(0, min(h, lh - ly))
+                rgba[y0:y1, x0:x1, 3] = 255
         except _TilewiseError as e:
             raise slide.fail(e) from None
-        ds = s.levels[level].downsample
-        lw, lh = s.levels[level].dimensions
-        lx, ly = int(x / ds), int(y / ds)  # the mapping tilewise uses (truncation toward zero)
-        x0, x1 = max(0, -lx), max(0, min(w, lw - lx))
-        y0, y1 = max(0, -ly), max(0, min(h, lh - ly))
-        rgba[y0:y1, x0:x1, 3] = 255
     return _PILImage.fromarray(rgba, "RGBA")
+
+
+def _read_subpixel(s: "_tilewise.Slide", fx: float, fy: float, level: int, w: int, h: int) -> _np.ndarray:
+    """OpenSlide's pixels for a level location that is not a whole pixel: OpenSlide paints the level's tiles
+    translated by the fraction through cairo, whose filter then interpolates bilinearly (pixman: 7-bit weights,
+    premultiplied alpha, transparent outside the level), and openslide-python un-premultiplies. Reproduced here
+    with the same weights on the level's pixels; measured within 3 levels of OpenSlide 4.0.1 (most pixels
+    exact: pixman's SIMD rounding is not reproduced bit for bit), where snapping to the grid was up to ~100 off.
+    """
+    ix, iy = int(_np.floor(fx)), int(_np.floor(fy))
+    qx, qy = int(round((fx - ix) * 128)), int(round((fy - iy) * 128))
+    if qx == 128:
+        ix, qx = ix + 1, 0
+    if qy == 128:
+        iy, qy = iy + 1, 0
+    lw, lh = s.levels[level].dimensions
+    src = _np.zeros((h + 1, w + 1, 4), _np.int64)  # premultiplied; transparent outside the level
+    src[..., :3] = s.read_level_region((ix, iy), (w + 1, h + 1), level=level, fill=(0, 0, 0))
+    src[max(0, -iy):max(0, min(h + 1, lh - iy)), max(0, -ix):max(0, min(w + 1, lw - ix)), 3] = 255
+    wx, wy = qx * 2, qy * 2  # 8-bit weights, as pixman widens its 7-bit ones
+    out = (src[:-1, :-1] * ((256 - wx) * (256 - wy)) + src[:-1, 1:] * (wx * (256 - wy))
+           + src[1:, :-1] * ((256 - wx) * wy) + src[1:, 1:] * (wx * wy) + 0x8000) >> 16
+    alpha = out[..., 3:4]
+    partial = (alpha > 0) & (alpha < 255)
+    rgb = _np.where(partial, (out[..., :3] * 255 + alpha // 2) // _np.maximum(alpha, 1), out[..., :3])
+    rgba = _np.concatenate([_np.where(alpha > 0, rgb, 0), alpha], axis=-1)
+    return _np.clip(rgba, 0, 255).astype(_np.uint8)
 
 
 @_exported
