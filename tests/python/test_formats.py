@@ -187,3 +187,17 @@ def test_jpeg2000_tiles_are_decoded_once_for_random_patches(tmp_path):
     stats = tilewise.cache_stats()
     assert stats["misses"] == len(touched), stats  # each tile decoded once, then served from the cache
     assert stats["hits"] > 0
+
+
+def test_grey_alpha_jpeg_tiles_read_as_openslide_reads_them(tmp_path):
+    """Two-component (grey + alpha) JPEG tiles, seen in real files: the grey component, as OpenSlide's."""
+    openslide = pytest.importorskip("openslide")
+    grey = slidegen.tissue_image(512, 384, seed=6)[..., 0]
+    path = tmp_path / "grey_alpha.tif"
+    tifffile.imwrite(path, np.dstack([grey, np.full_like(grey, 255)]), tile=(256, 256), compression="jpeg",
+                     photometric="minisblack", extrasamples=[2])
+    ours, theirs = tilewise.open(path), openslide.OpenSlide(str(path))
+    for loc, size in [((0, 0), (512, 384)), ((37, 91), (100, 77)), ((250, 250), (20, 20))]:
+        expected = np.asarray(theirs.read_region(loc, 0, size))[..., :3]
+        assert_same(ours.read_region(loc, size, use_cache=False), expected)
+        assert_same(ours.read_region(loc, size), expected)

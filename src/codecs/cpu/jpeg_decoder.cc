@@ -87,12 +87,19 @@ bool decode_impl(JpegDecoder::State* st, std::span<const uint8_t> data, const Ti
     // TIFF's Photometric says what the components are; JPEG streams in TIFF rarely carry JFIF/Adobe
     // markers (Aperio's RGB tiles have none), so libjpeg's own guess would be YCbCr for both.
     cinfo->jpeg_color_space = desc.color == ColorSpace::kYCbCr ? JCS_YCbCr : JCS_RGB;
-  } else if (cinfo->num_components != 1) {
+    cinfo->out_color_space = JCS_RGB;
+  } else if (cinfo->num_components == 2) {
+    // Grey + alpha (TIFF ExtraSamples): the components are decoded as they are and the grey one becomes
+    // RGB below (the alpha is dropped, as for every other format).
+    cinfo->jpeg_color_space = JCS_UNKNOWN;
+    cinfo->out_color_space = JCS_UNKNOWN;
+  } else if (cinfo->num_components == 1) {
+    cinfo->out_color_space = JCS_RGB;
+  } else {
     std::snprintf(error, JMSG_LENGTH_MAX, "%d-component JPEG is not supported", cinfo->num_components);
     jpeg_abort_decompress(cinfo);
     return false;
   }
-  cinfo->out_color_space = JCS_RGB;
   jpeg_start_decompress(cinfo);
   const JDIMENSION need_w = static_cast<JDIMENSION>(win.x + out.width);
   const JDIMENSION need_h = static_cast<JDIMENSION>(win.y + out.height);
@@ -118,19 +125,20 @@ bool decode_impl(JpegDecoder::State* st, std::span<const uint8_t> data, const Ti
   } else {
     first_col = static_cast<JDIMENSION>(win.x);
   }
+  const size_t components = static_cast<size_t>(cinfo->output_components);  // 3 (RGB) or 2 (grey + alpha)
   if (win.y > 0) {
     if (partial) {
       jpeg_skip_scanlines(cinfo, static_cast<JDIMENSION>(win.y));
     } else {
       // Rows above the window are decoded into the scratch area and dropped.
-      st->scratch.resize(static_cast<size_t>(cinfo->output_width) * 3);
+      st->scratch.resize(static_cast<size_t>(cinfo->output_width) * components);
       JSAMPROW row = st->scratch.data();
       while (cinfo->output_scanline < static_cast<JDIMENSION>(win.y)) jpeg_read_scanlines(cinfo, &row, 1);
     }
   }
-  const bool direct = first_col == 0 && cinfo->output_width == static_cast<JDIMENSION>(out.width);
+  const bool direct = components == 3 && first_col == 0 && cinfo->output_width == static_cast<JDIMENSION>(out.width);
   const size_t rows = static_cast<size_t>(out.height);
-  const size_t decoded_row_bytes = static_cast<size_t>(cinfo->output_width) * 3;
+  const size_t decoded_row_bytes = static_cast<size_t>(cinfo->output_width) * components;
   st->row_ptrs.resize(rows);
   if (direct) {
     for (size_t r = 0; r < rows; ++r) st->row_ptrs[r] = out.row(static_cast<int64_t>(r));
@@ -142,9 +150,15 @@ bool decode_impl(JpegDecoder::State* st, std::span<const uint8_t> data, const Ti
   while (done < rows) {
     done += jpeg_read_scanlines(cinfo, st->row_ptrs.data() + done, static_cast<JDIMENSION>(rows - done));
   }
-  if (!direct) {
+  if (!direct && components == 3) {
     for (size_t r = 0; r < rows; ++r) {
       std::memcpy(out.row(static_cast<int64_t>(r)), st->row_ptrs[r] + first_col * 3, out.row_bytes());
+    }
+  } else if (!direct) {
+    for (size_t r = 0; r < rows; ++r) {
+      const uint8_t* src = st->row_ptrs[r] + first_col * components;
+      uint8_t* dst = out.row(static_cast<int64_t>(r));
+      for (int32_t i = 0; i < out.width; ++i, src += components, dst += 3) dst[0] = dst[1] = dst[2] = src[0];
     }
   }
   // Rows below the window (and tile padding) are never decoded.
