@@ -31,6 +31,10 @@ def _pair(value: Sequence[int], what: str) -> Tuple[int, int]:
         raise InvalidArgumentError(f"{what} must be a pair of integers, got {value!r}") from None
 
 
+def _fill(fill: Optional[Sequence[int]]) -> Optional[Tuple[int, int, int]]:
+    return None if fill is None else tuple(int(c) for c in fill)
+
+
 def _locations(locations) -> np.ndarray:
     """(N, 2) int64 array of level-0 (x, y) from an array, a sequence of pairs or a flat sequence."""
     arr = np.asarray(locations, dtype=np.int64)
@@ -205,7 +209,7 @@ class Slide:
         kind, index = _gpu.parse_device(device)
         x, y = _pair(location, "location")
         w, h = _pair(size, "size")
-        fill_rgb = None if fill is None else tuple(int(c) for c in fill)
+        fill_rgb = _fill(fill)
         if kind == "cuda":
             _gpu.check(index)
             return _gpu.DeviceArray(self._slide.read_region_cuda(x, y, int(level), w, h, fill_rgb, use_cache, index))
@@ -222,7 +226,7 @@ class Slide:
         level 0), into host memory."""
         x, y = _pair(location, "location")
         w, h = _pair(size, "size")
-        fill_rgb = None if fill is None else tuple(int(c) for c in fill)
+        fill_rgb = _fill(fill)
         return self._slide.read_region(x, y, int(level), w, h, fill_rgb, use_cache, level_frame=True)
 
     def read_regions(
@@ -257,7 +261,7 @@ class Slide:
         options.shuffle = bool(shuffle)
         options.seed = int(seed)
         options.drop_last = bool(drop_last)
-        options.fill = None if fill is None else tuple(int(c) for c in fill)
+        options.fill = _fill(fill)
         options.use_cache = bool(use_cache)
         options.cuda_device = index if kind == "cuda" else None
         return RegionBatches(_core.BatchLoader(self._slide, _locations(locations), options))

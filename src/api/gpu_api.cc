@@ -28,6 +28,7 @@ void* allocate_device_pixels(size_t bytes, int device, Status* error) {
 }
 
 void free_device_pixels(void* buffer, int device) {
+  // The context's operations are cuda_ops(device); a free needs no context (nor its lanes or cache).
   if (buffer) gpu::cuda_ops(device).release(buffer);
 }
 
