@@ -1,6 +1,9 @@
-"""cuCIM's GPU path on the workloads of bench_gpu.py (run by it, in a process whose site holds cucim-cu13 and
-the nvImageCodec 0.9 it needs; ENABLE_CUSLIDE2=1 selects the nvImageCodec-based cuslide2 plugin).
-Usage: bench_cucim_gpu.py SLIDE WORKERS -> prints a JSON list of table rows."""
+"""cuCIM's GPU path on ONE workload of bench_gpu.py, in its own process (bench_gpu.py starts one per workload,
+in a site that holds cucim-cu13 and the nvImageCodec 0.9 it needs), so that a crash in one workload cannot
+change what another measures. ENABLE_CUSLIDE2=1 selects the nvImageCodec-based cuslide2 plugin (cuCIM's
+intended GPU path); the row is labelled with the value this process ran with.
+Usage: bench_cucim_gpu.py SLIDE WORKERS WORKLOAD -> prints a JSON list with that workload's row.
+WORKLOAD: region | patches1 | patchesN | loader:K | tiling."""
 
 from __future__ import annotations
 
@@ -33,7 +36,7 @@ def main() -> None:
     def sync():
         cupy.cuda.Device(0).synchronize()
 
-    plugin = "cuslide2" if os.environ.get("ENABLE_CUSLIDE2") == "1" else "cuslide"
+    plugin = "cuslide2, ENABLE_CUSLIDE2=1" if os.environ.get("ENABLE_CUSLIDE2") == "1" else "classic cuslide"
 
     def add(workload, r, count, unit, note=""):
         rows.append(dict(workload=workload, tool=f"cuCIM GPU ({plugin})", value=count / r["median"],
@@ -47,29 +50,23 @@ def main() -> None:
             rows.append(dict(workload=workload, tool=f"cuCIM GPU ({plugin}) failed: {type(e).__name__}: {e}",
                              value=float("nan"), lo=float("nan"), hi=float("nan"), unit=unit))
 
-    # cuCIM is much slower than tilewise here: 3 repetitions outside the loader rows keep the run short.
-    measure("1: 4096^2 region",
-            lambda: (cupy.asarray(img.read_region((512, 512), (4096, 4096), 0, device="cuda")), sync()), 3,
-            4096 * 4096 / 1e6, "MPix/s")
+    workload = sys.argv[3]
 
     def patch(loc):
         return img.read_region((int(loc[0]), int(loc[1])), (SIZE, SIZE), 0, device="cuda")
-
-    measure("2: random patches, 1 threads", lambda: ([patch(loc) for loc in locs], sync()), 3, N, "patches/s")
 
     def threaded():
         with ThreadPoolExecutor(cores) as pool:
             list(pool.map(patch, locs))
         sync()
-    measure(f"2: random patches, {cores} threads", threaded, 3, N, "patches/s")
 
-    for workers in (4, 8, cores):
-        def run_loader():
+    def loader(workers):
+        def run():
             for batch in img.read_region(locs.tolist(), (SIZE, SIZE), 0, batch_size=64, num_workers=workers,
                                          device="cuda"):
                 cupy.asarray(batch)
             sync()
-        measure(f"3: loader, {workers} workers", run_loader, 5, N, "patches/s")
+        return run
 
     grid = [(x, y) for y in range(0, h0 - SIZE + 1, SIZE) for x in range(0, w0 - SIZE + 1, SIZE)]
 
@@ -77,7 +74,23 @@ def main() -> None:
         for batch in img.read_region(grid, (SIZE, SIZE), 0, batch_size=64, num_workers=cores, device="cuda"):
             cupy.asarray(batch)
         sync()
-    measure("4: tiling level 0", tiling, 3, len(grid) * SIZE * SIZE / 1e6, "MPix/s")
+
+    # cuCIM is much slower than tilewise here: 3 repetitions outside the loader rows keep the run short.
+    if workload == "region":
+        measure("1: 4096^2 region",
+                lambda: (cupy.asarray(img.read_region((512, 512), (4096, 4096), 0, device="cuda")), sync()), 3,
+                4096 * 4096 / 1e6, "MPix/s")
+    elif workload == "patches1":
+        measure("2: random patches, 1 threads", lambda: ([patch(loc) for loc in locs], sync()), 3, N, "patches/s")
+    elif workload == "patchesN":
+        measure(f"2: random patches, {cores} threads", threaded, 3, N, "patches/s")
+    elif workload.startswith("loader:"):
+        workers = int(workload.split(":")[1])
+        measure(f"3: loader, {workers} workers", loader(workers), 5, N, "patches/s")
+    elif workload == "tiling":
+        measure("4: tiling level 0", tiling, 3, len(grid) * SIZE * SIZE / 1e6, "MPix/s")
+    else:
+        raise SystemExit(f"unknown workload {workload!r}")
     print(json.dumps(rows))
 
 

@@ -98,12 +98,62 @@ def rate_row(table, workload, tool, r, count, unit, note=""):
     table.add(workload, tool, count / r["median"], count / r["max"], count / r["min"], unit, note)
 
 
+def cucim_env(cucim_site: str) -> dict:
+    """The environment of a cuCIM child: its own site, nothing of tilewise's (not its nvImageCodec 0.8 site,
+    nor the Debian libraries it was built with: an older OpenSSL/libjpeg ahead of the system's can crash
+    cuCIM's dependencies)."""
+    def keep(paths):
+        return [p for p in paths.split(os.pathsep) if p and "tw-site" not in p and "tw-deps" not in p]
+    env = dict(os.environ, PYTHONFAULTHANDLER="1",
+               PYTHONPATH=os.pathsep.join([cucim_site] + keep(os.environ.get("PYTHONPATH", ""))),
+               LD_LIBRARY_PATH=os.pathsep.join([f"{cucim_site}/nvidia/nvimgcodec", f"{cucim_site}/nvidia/nvjpeg2k/lib",
+                                                f"{cucim_site}/nvidia/nvtiff/lib"]
+                                               + keep(os.environ.get("LD_LIBRARY_PATH", ""))))
+    env.pop("TILEWISE_NVIMGCODEC_DIR", None)
+    return env
+
+
+def cucim_rows(cores: int) -> list:
+    """cuCIM's GPU path, same slide and locations: each workload in its own child process, with cuCIM's
+    intended plugin (cuslide2, ENABLE_CUSLIDE2=1), so that a crash in one cannot switch another's path. A
+    crashed or failed workload is reported as such, with its error; nothing falls back. The classic plugin
+    is measured too only with BENCH_CUCIM_CLASSIC=1, as separate rows labelled with it."""
+    cucim_site = os.environ.get("TILEWISE_CUCIM_SITE")
+    nan = float("nan")
+    if not cucim_site:
+        return [("cuCIM", "cuCIM GPU path not run (TILEWISE_CUCIM_SITE unset)", nan, nan, nan, "")]
+    workloads = [("region", "1: 4096^2 region", "MPix/s"), ("patches1", "2: random patches, 1 threads", "patches/s"),
+                 ("patchesN", f"2: random patches, {cores} threads", "patches/s")]
+    workloads += [(f"loader:{w}", f"3: loader, {w} workers", "patches/s") for w in (4, 8, cores)]
+    workloads += [("tiling", "4: tiling level 0", "MPix/s")]
+    plugins = ["1"] + (["0"] if os.environ.get("BENCH_CUCIM_CLASSIC") == "1" else [])
+    rows = []
+    for plugin in plugins:
+        label = "cuslide2, ENABLE_CUSLIDE2=1" if plugin == "1" else "classic cuslide, ENABLE_CUSLIDE2=0"
+        for key, workload, unit in workloads:
+            try:
+                for row in subprocess_json([str(HERE / "bench_cucim_gpu.py"), str(SLIDE), str(cores), key],
+                                           dict(cucim_env(cucim_site), ENABLE_CUSLIDE2=plugin),
+                                           f"cucim-{plugin}-{key.replace(':', '')}"):
+                    rows.append((row["workload"], row["tool"], row["value"], row["lo"], row["hi"], row["unit"],
+                                 row.get("note", "separate process")))
+            except Exception as e:  # a crash is a result: report it, never replace it
+                rows.append((workload, f"cuCIM GPU ({label}) CRASHED: {e}", nan, nan, nan, unit, "separate process"))
+    return rows
+
+
 def main() -> None:
     if len(sys.argv) == 3 and sys.argv[1] == "--loader":
         loader_only(int(sys.argv[2]))
         return
     if len(sys.argv) == 2 and sys.argv[1] == "--region":
         region_only()
+        return
+    if len(sys.argv) == 2 and sys.argv[1] == "--cucim-only":  # the cuCIM rows alone, as a table
+        table = Table(f"cuCIM's GPU path on {SLIDE.name}: each workload in its own process")
+        for row in cucim_rows(os.cpu_count() or 1):
+            table.add(*row)
+        print(table.markdown())
         return
     import tilewise._bench  # the raw decode ceiling (built with TILEWISE_BUILD_BENCH=ON)
 
@@ -149,34 +199,7 @@ def main() -> None:
             child_rows.append(("1: 4096^2 region", f"in place {in_place}: {e}", float("nan"), float("nan"),
                                float("nan"), ""))
 
-    # cuCIM's GPU path, same slide and locations, in its own process and site.
-    cucim_site = os.environ.get("TILEWISE_CUCIM_SITE")
-    if cucim_site:
-        # Nothing of tilewise's environment: not its nvImageCodec 0.8 site, nor the Debian libraries it was
-        # built with (an older OpenSSL/libjpeg ahead of the system's can crash cuCIM's dependencies).
-        def keep(paths):
-            return [p for p in paths.split(os.pathsep) if p and "tw-site" not in p and "tw-deps" not in p]
-        env = dict(os.environ, ENABLE_CUSLIDE2="1",
-                   PYTHONPATH=os.pathsep.join([cucim_site] + keep(os.environ.get("PYTHONPATH", ""))),
-                   LD_LIBRARY_PATH=os.pathsep.join([f"{cucim_site}/nvidia/nvimgcodec", f"{cucim_site}/nvidia/nvjpeg2k/lib",
-                                                    f"{cucim_site}/nvidia/nvtiff/lib"]
-                                                   + keep(os.environ.get("LD_LIBRARY_PATH", ""))))
-        env.pop("TILEWISE_NVIMGCODEC_DIR", None)
-        # cuslide2 (nvImageCodec) first; if it fails, cuCIM's classic GPU path (its own nvJPEG use) instead.
-        for plugin in ("1", "0"):
-            try:
-                rows = subprocess_json([str(HERE / "bench_cucim_gpu.py"), str(SLIDE), str(cores)],
-                                       dict(env, ENABLE_CUSLIDE2=plugin, PYTHONFAULTHANDLER="1"), f"cucim-cuslide2-{plugin}")
-                for row in rows:
-                    child_rows.append((row["workload"], row["tool"] + ("" if plugin == "1" else " [classic cuslide]"),
-                                       row["value"], row["lo"], row["hi"], row["unit"], row.get("note", "")))
-                break
-            except Exception as e:
-                child_rows.append(("cuCIM", f"cuCIM GPU path (ENABLE_CUSLIDE2={plugin}) failed: {e}", float("nan"),
-                                   float("nan"), float("nan"), ""))
-    else:
-        child_rows.append(("cuCIM", "cuCIM GPU path not run (TILEWISE_CUCIM_SITE unset)", float("nan"), float("nan"),
-                           float("nan"), ""))
+    child_rows += cucim_rows(cores)
 
     s = tilewise.open(SLIDE)
     w0, h0 = s.dimensions

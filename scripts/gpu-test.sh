@@ -3,7 +3,7 @@
 # the working tree plus the carried .gpu/ folder (made on the developer machine by scripts/gpu-prepare.sh),
 # then runs the GPU tests and the GPU benchmark (against cuCIM's GPU path and the raw
 # nvImageCodec ceiling), printing their tables. Logs go to $OUT when set.
-#   usage: scripts/gpu-test.sh [tests|bench|all]   (default all)
+#   usage: scripts/gpu-test.sh [tests|bench|cucim|all]   (default all; cucim: only cuCIM's rows of the benchmark)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -39,6 +39,11 @@ cd /tmp
 python3 -c "import tilewise; tilewise._gpu.configure(); print('gpu_status:', tilewise._core.gpu_status(0))"
 # scripts/gpu-ab.sh sources this script for the environment and the build of the working tree only.
 if [ "${AB_ONLY_SETUP:-0}" = 1 ]; then cd "$root"; return 0; fi
+if [ "$what" = cucim ]; then
+  echo "== cuCIM's GPU path, each workload in its own process"
+  python3 "$root/bench/bench_gpu.py" --cucim-only 2>&1 | tee "$out/gpu-cucim.log"
+  exit 0
+fi
 if [ "$what" != bench ]; then
   echo "== C++ GPU tests (the decoder conformance suite on nvImageCodec; the GPU layer's tests)"
   cmake -S "$root" -B /tmp/tw-ctest -G Ninja -DCMAKE_BUILD_TYPE=Release -DTILEWISE_BUILD_TESTS=ON \
