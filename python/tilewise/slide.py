@@ -266,6 +266,14 @@ class Slide:
         options.cuda_device = index if kind == "cuda" else None
         return RegionBatches(_core.BatchLoader(self._slide, _locations(locations), options))
 
+    # --- arrays ---------------------------------------------------------------------------------
+    def zarr(self):
+        """The slide as a read-only zarr v3 group with OME-NGFF multiscale metadata: arrays "0", "1", ...
+        (h, w, 3) uint8, one chunk per tile (tilewise.zarr; needs zarr>=3)."""
+        from .zarr import open_group
+
+        return open_group(self)
+
     # --- lifecycle ------------------------------------------------------------------------------
     def close(self) -> None:
         self._core = None

@@ -1,0 +1,99 @@
+"""tilewise.zarr (a read-only zarr v3 store with OME-NGFF metadata) and tilewise.dask (levels as dask
+arrays), checked against the slide's own region reads."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+import slidegen
+import tilewise
+from conftest import assert_same
+
+zarr = pytest.importorskip("zarr")
+da = pytest.importorskip("dask.array")
+import tilewise.dask  # noqa: E402
+import tilewise.zarr  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def slide(tmp_path_factory):
+    path = tmp_path_factory.mktemp("zarr") / "s.tif"
+    slidegen.write_vips_pyramid(path, slidegen.tissue_image(1001, 777, seed=9), tile=64)  # edge tiles
+    return tilewise.open(path)
+
+
+def level_pixels(slide, level):
+    return slide.read_level_region((0, 0), slide.levels[level].dimensions, level=level)
+
+
+def test_the_store_is_a_zarr_v3_group_with_ome_multiscales(slide):
+    group = slide.zarr()
+    assert sorted(group.array_keys(), key=int) == [str(i) for i in range(slide.level_count)]
+    multiscales = group.attrs["ome"]["multiscales"][0]
+    assert group.attrs["ome"]["version"] == "0.5"
+    assert [a["name"] for a in multiscales["axes"]] == ["y", "x", "c"]
+    for i, (lv, ds) in enumerate(zip(slide.levels, multiscales["datasets"])):
+        array = group[str(i)]
+        w, h = lv.dimensions
+        assert array.shape == (h, w, 3) and array.dtype == np.uint8
+        assert array.chunks == (*tilewise.zarr.chunk_shape(lv.tile_size), 3)
+        assert array.chunks[0] % lv.tile_size[1] == 0 and array.chunks[1] % lv.tile_size[0] == 0  # whole tiles
+        assert ds["path"] == str(i)
+        scale = ds["coordinateTransformations"][0]["scale"]
+        assert scale[0] / multiscales["datasets"][0]["coordinateTransformations"][0]["scale"][0] == pytest.approx(
+            lv.downsample)
+
+
+def test_zarr_reads_equal_region_reads_everywhere(slide):
+    group = slide.zarr()
+    for level in range(slide.level_count):
+        full = level_pixels(slide, level)
+        assert_same(group[str(level)][:], full)
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        level = int(rng.integers(0, 2))
+        h, w = group[str(level)].shape[:2]
+        y0, x0 = int(rng.integers(0, h)), int(rng.integers(0, w))
+        y1, x1 = int(rng.integers(y0 + 1, h + 1)), int(rng.integers(x0 + 1, w + 1))
+        assert_same(group[str(level)][y0:y1, x0:x1], slide.read_level_region((x0, y0), (x1 - x0, y1 - y0), level=level))
+    store = tilewise.zarr.SlideStore(slide)
+    assert pickle.loads(pickle.dumps(store)) == store
+    import asyncio
+
+    from zarr.core.buffer import default_buffer_prototype
+
+    assert store.read_only and not store.supports_writes
+    with pytest.raises(PermissionError):
+        asyncio.run(store.set("0/c/0/0/0", default_buffer_prototype().buffer.from_bytes(b"x")))
+    assert asyncio.run(store.exists("0/c/0/0/0")) and not asyncio.run(store.exists("0/c/999/0/0"))
+    listed = set(zarr.open_group(store=store, mode="r").array_keys())
+    assert listed == {str(i) for i in range(slide.level_count)}
+
+
+def test_dask_levels_with_tile_and_custom_chunks_on_threads_and_processes(slide):
+    import dask
+
+    full = level_pixels(slide, 1)
+    arr = tilewise.dask.level(slide, 1)
+    tw, th = slide.levels[1].tile_size
+    assert arr.shape == full.shape
+    # Tile-aligned by default: every chunk boundary is a tile boundary (on level 0, 1001 x 777, several).
+    level0 = tilewise.dask.level(slide, 0, chunks=(128, 192))
+    assert level0.chunks[0][:-1] == (128,) * (len(level0.chunks[0]) - 1)
+    for lv in (0, 1):
+        tw, th = slide.levels[lv].tile_size
+        default = tilewise.dask.level(slide, lv)
+        assert all(c % th == 0 for c in default.chunks[0][:-1]) and all(c % tw == 0 for c in default.chunks[1][:-1])
+    assert int(arr.sum(dtype=np.int64).compute()) == int(full.sum(dtype=np.int64))
+    assert_same(tilewise.dask.level(slide, 1, chunks=(100, 77)).compute(), full)
+    assert_same(arr[5:50:3, 7:90:2, 1].compute(), full[5:50:3, 7:90:2, 1])
+    # The graph pickles (the slide by its path): a process pool reads the chunks in its workers.
+    with dask.config.set(scheduler="processes", num_workers=2):
+        assert int(tilewise.dask.level(slide, 2, chunks=(64, 64)).sum(dtype=np.int64).compute()) == int(
+            level_pixels(slide, 2).sum(dtype=np.int64))
+    assert_same(da.from_zarr(slide.zarr()["2"]).compute(), level_pixels(slide, 2))
+    with pytest.raises(ValueError, match="level 9 does not exist"):
+        tilewise.dask.level(slide, 9)
