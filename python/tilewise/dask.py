@@ -1,4 +1,6 @@
-"""Slides as dask arrays: ``tilewise.dask.level(slide, level, chunks=...)``.
+"""Slides on dask: ``tilewise.dask.level(slide, level, chunks=...)`` (a level as a dask array) and
+``tilewise.dask.map_patches(paths, fn, ...)`` (a function over the patch grids of many slides, as a dask
+bag, for cohort-scale runs on a dask.distributed cluster).
 
     import tilewise, tilewise.dask
     arr = tilewise.dask.level(tilewise.open("slide.svs"), level=1)     # dask.array (h, w, 3) uint8
@@ -21,7 +23,7 @@ import numpy as np
 from .slide import Slide
 from ._chunks import chunk_shape
 
-__all__ = ["level"]
+__all__ = ["level", "map_patches", "patch_grid", "process_patches"]
 
 
 class _LevelArray:
@@ -62,3 +64,85 @@ def level(slide: Slide, level: int = 0,
         chunks = (chunks[0], chunks[1], 3)
     return da.from_array(_LevelArray(slide, level), chunks=chunks, asarray=False, fancy=False,
                          name=f"tilewise-{slide.path}-level{level}-{chunks}")
+
+
+# --- cohort runs ------------------------------------------------------------------------------------------
+
+def patch_grid(slide: Slide, size: Tuple[int, int] = (256, 256), level: int = 0,
+               stride: Optional[Tuple[int, int]] = None, min_tissue: Optional[float] = None) -> np.ndarray:
+    """Level-0 (x, y) of every patch of `size` (level pixels) on a grid of `stride` (default: `size`) over
+    `level`; with `min_tissue`, only patches whose tissue fraction in a thumbnail mask (pixels noticeably
+    darker or more saturated than the background) is at least that. An (N, 2) int64 array."""
+    w, h = slide.levels[level].dimensions
+    sw, sh = stride or size
+    ds = slide.levels[level].downsample
+    xs, ys = np.arange(0, max(1, w - size[0] + 1), sw), np.arange(0, max(1, h - size[1] + 1), sh)
+    grid = np.array([(x, y) for y in ys for x in xs], np.int64).reshape(-1, 2)
+    if min_tissue is not None and len(grid):
+        thumb_level = slide.level_count - 1
+        tw, th = slide.levels[thumb_level].dimensions
+        thumb = slide.read_level_region((0, 0), (tw, th), level=thumb_level).astype(np.int16)
+        saturation = thumb.max(axis=2) - thumb.min(axis=2)
+        tissue = (saturation > 20) | (thumb.mean(axis=2) < 200)
+        scale = slide.levels[thumb_level].downsample / ds  # level pixels per thumbnail pixel
+        keep = []
+        for x, y in grid:
+            x0, y0 = int(x / scale), int(y / scale)
+            x1, y1 = max(x0 + 1, int((x + size[0]) / scale)), max(y0 + 1, int((y + size[1]) / scale))
+            window = tissue[y0:y1, x0:x1]
+            keep.append(window.size > 0 and window.mean() >= min_tissue)
+        grid = grid[np.array(keep, bool)]
+    return np.round(grid * ds).astype(np.int64)  # level-0 locations
+
+
+_open_slides: dict = {}
+
+
+def _worker_slide(path: str) -> Slide:
+    """The slide of `path`, opened once per worker process (tasks of one slide reuse it)."""
+    slide = _open_slides.get(path)
+    if slide is None:
+        if len(_open_slides) >= 64:
+            _open_slides.clear()
+        slide = _open_slides[path] = Slide(path)
+    return slide
+
+
+def process_patches(path: str, locations: np.ndarray, fn, size: Tuple[int, int] = (256, 256), level: int = 0,
+                    batch_size: int = 64) -> list:
+    """``fn(patch)`` for the patches of one slide at level-0 `locations`, read through the batch loader, as
+    ``{"path", "x", "y", "level", "result"}`` records. The unit of work of :func:`map_patches`, and what
+    another scheduler runs per task: with Ray, ``ray.remote(process_patches).remote(path, chunk, fn)`` over
+    the chunks of :func:`patch_grid` (the slide is opened once per worker process, as here)."""
+    slide = _worker_slide(path)
+    out = []
+    for start in range(0, len(locations), batch_size):
+        part = locations[start:start + batch_size]
+        for batch in slide.read_regions(part, size, level=level, batch_size=len(part), num_workers=1):
+            for (x, y), patch in zip(part, batch):
+                out.append({"path": path, "x": int(x), "y": int(y), "level": level, "result": fn(patch)})
+    return out
+
+
+def map_patches(paths: Sequence[str], fn, size: Tuple[int, int] = (256, 256), level: int = 0,
+                stride: Optional[Tuple[int, int]] = None, min_tissue: Optional[float] = None,
+                patches_per_task: int = 256, batch_size: int = 64):
+    """``fn(patch)`` for every patch of the grid of every slide in `paths` (see :func:`patch_grid`), as a
+    ``dask.bag.Bag`` of ``{"path", "x", "y", "level", "result"}`` records (x, y: level-0). Each task reads
+    `patches_per_task` patches of one slide where it runs, through the batch loader; a worker process opens
+    each slide once. The grids are planned here, on the client (one thumbnail read per slide when
+    `min_tissue` is set). Compute it with any dask scheduler; on a cluster, ``client.compute(bag)`` or
+    ``bag.compute()`` after ``distributed.Client(...)``. `fn` must be picklable (a module-level function).
+    ``.to_dataframe()`` turns the bag into a dask DataFrame (needs pandas)."""
+    import dask
+    import dask.bag as db
+
+    tasks = []
+    for path in paths:
+        slide = Slide(path)
+        grid = patch_grid(slide, size, level, stride, min_tissue)
+        for start in range(0, len(grid), patches_per_task):
+            tasks.append(dask.delayed(process_patches, pure=True)(str(path), grid[start:start + patches_per_task],
+                                                                  fn, tuple(size), level, batch_size))
+    return db.from_delayed(tasks) if tasks else db.from_sequence([])
+

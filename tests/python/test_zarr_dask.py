@@ -97,3 +97,35 @@ def test_dask_levels_with_tile_and_custom_chunks_on_threads_and_processes(slide)
     assert_same(da.from_zarr(slide.zarr()["2"]).compute(), level_pixels(slide, 2))
     with pytest.raises(ValueError, match="level 9 does not exist"):
         tilewise.dask.level(slide, 9)
+
+
+def mean_colour(patch):
+    """A per-patch function for the cohort tests (module level: it travels to worker processes)."""
+    return [float(v) for v in patch.reshape(-1, 3).mean(axis=0)]
+
+
+def test_cohort_runs_on_a_local_cluster_equal_a_local_run(tmp_path):
+    pytest.importorskip("distributed")
+    from distributed import Client, LocalCluster
+
+    paths = []
+    for i in range(3):
+        path = tmp_path / f"slide{i}.tif"
+        slidegen.write_vips_pyramid(path, slidegen.tissue_image(700 + 50 * i, 500, seed=20 + i), tile=128)
+        paths.append(str(path))
+    expected = []
+    for path in paths:  # the same work, by hand
+        slide = tilewise.open(path)
+        for x, y in tilewise.dask.patch_grid(slide, (128, 128), stride=(96, 96)):
+            expected.append((path, int(x), int(y), mean_colour(slide.read_region((int(x), int(y)), (128, 128)))))
+    bag = tilewise.dask.map_patches(paths, mean_colour, size=(128, 128), stride=(96, 96), patches_per_task=7)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster):
+        records = bag.compute()
+    got = sorted((r["path"], r["x"], r["y"], r["result"]) for r in records)
+    assert got == sorted(expected) and len(got) > 50
+    # A tissue mask keeps fewer patches, never more, and only ones the grid has.
+    slide = tilewise.open(paths[0])
+    everything = {tuple(p) for p in tilewise.dask.patch_grid(slide, (128, 128))}
+    tissue = {tuple(p) for p in tilewise.dask.patch_grid(slide, (128, 128), min_tissue=0.5)}
+    assert tissue < everything and tissue  # this slide has background: some patches drop, not all
