@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "exit_codes.h"
+#include "progress.h"
 #include "tilewise/tilewise.h"
 
 namespace tilewise::cli {
@@ -27,14 +28,6 @@ struct BenchOptions {
   uint64_t seed = 0;
   bool no_cache = false;
 };
-
-void draw_progress(int64_t done, int64_t total) {
-  const int width = 40;
-  const int filled = static_cast<int>(width * done / std::max<int64_t>(total, 1));
-  std::fprintf(stderr, "\r  [%.*s%*s] %lld/%lld", filled, "########################################", width - filled, "",
-               static_cast<long long>(done), static_cast<long long>(total));
-  std::fflush(stderr);
-}
 
 int run_bench(const BenchOptions& opt) {
   if (opt.device != "cpu") {

@@ -4,6 +4,7 @@
 #include "commands.h"
 #include "exit_codes.h"
 #include "png_writer.h"
+#include "progress.h"
 #include "tilewise/tilewise.h"
 
 namespace tilewise::cli {
@@ -25,7 +26,12 @@ int run_region(const RegionOptions& opt) {
   if (!size_ok.ok()) return report(size_ok);
   std::vector<uint8_t> pixels(static_cast<size_t>(opt.width * opt.height * 3));
   ImageView view{pixels.data(), opt.width * 3, static_cast<int32_t>(opt.width), static_cast<int32_t>(opt.height), 3, {}};
-  Status s = slide->read_region(opt.x, opt.y, opt.level, opt.width, opt.height, view);
+  if (opt.level < 0 || opt.level >= slide->level_count()) {
+    return report(slide->read_region(opt.x, opt.y, opt.level, opt.width, opt.height, view));  // its error
+  }
+  Status s = read_level_region_with_progress(*slide, opt.level, slide->to_level_coordinate(opt.x, opt.level),
+                                             slide->to_level_coordinate(opt.y, opt.level), opt.width, opt.height,
+                                             view);
   if (!s.ok()) return report(s);
   return report(write_png(opt.output, view));
 }

@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "exit_codes.h"
 #include "png_writer.h"
+#include "progress.h"
 #include "tilewise/tilewise.h"
 
 namespace tilewise::cli {
@@ -29,7 +30,7 @@ int run_thumbnail(const ThumbnailOptions& opt) {
   if (!size_ok.ok()) return report(size_ok);
   std::vector<uint8_t> src(static_cast<size_t>(l.width * l.height * 3));
   ImageView src_view{src.data(), l.width * 3, static_cast<int32_t>(l.width), static_cast<int32_t>(l.height), 3, {}};
-  Status s = slide->read_level_region(level, 0, 0, l.width, l.height, src_view);
+  Status s = read_level_region_with_progress(*slide, level, 0, 0, l.width, l.height, src_view);
   if (!s.ok()) return report(s);
   const int64_t tw = std::max<int64_t>(1, std::llround(base.width / std::max(scale, 1.0)));
   const int64_t th = std::max<int64_t>(1, std::llround(base.height / std::max(scale, 1.0)));

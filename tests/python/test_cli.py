@@ -80,3 +80,37 @@ def test_exit_codes_and_messages(tmp_path, slide_path):
     cut.write_bytes(data[:200] + b"\0" * (len(data) - 200))  # tile data wiped, directories intact
     r = run("region", cut, "--width", 256, "--height", 256, "-o", tmp_path / "y.png")
     assert r.returncode in (4, 5) and "cut.tif" in r.stderr
+
+
+def test_large_reads_show_progress_on_a_terminal_and_write_the_same_image(tmp_path):
+    """Regions and thumbnails of >= 64 MPix are read in bands of tile rows with a progress bar on stderr when
+    it is a terminal; the image is the one a single read gives."""
+    import os
+    import pty
+
+    big = tmp_path / "big.tif"
+    image = np.zeros((8200, 8200, 3), np.uint8)
+    image[::7] = 200
+    image[:, ::5, 1] = 90
+    slidegen.write_vips_pyramid(big, image, tile=256)
+    args = ["region", str(big), "--x", "3", "--y", "5", "--width", "8197", "--height", "8195"]
+    plain = run(*args, "-o", str(tmp_path / "plain.png"))
+    assert plain.returncode == 0 and "[" not in plain.stderr  # not a terminal: no bar
+    master, slave = pty.openpty()
+    try:
+        p = subprocess.run([EXE, *args, "-o", str(tmp_path / "tty.png")], stderr=slave, stdout=subprocess.PIPE)
+        os.close(slave)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(master)
+    assert p.returncode == 0
+    assert b"8195/8195" in shown and shown.count(b"\r") > 5
+    assert (tmp_path / "tty.png").read_bytes() == (tmp_path / "plain.png").read_bytes()
