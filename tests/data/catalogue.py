@@ -60,6 +60,11 @@ def base_files(out: Path) -> dict:
                  metadata={"axes": "YXS", "PhysicalSizeX": 0.5})
         tw.write(img[::2, ::2], subfiletype=1, tile=(64, 64), compression="deflate", photometric="rgb")
     files["ome"] = p
+    # Grey + alpha (2-component) JPEG tiles, as found in real files (OpenSlide reads them).
+    p = out / "grey-alpha-jpeg.tif"
+    tifffile.imwrite(p, np.dstack([img[..., 0], np.full(img.shape[:2], 255, np.uint8)]), tile=(64, 64),
+                     compression="jpeg", photometric="minisblack", extrasamples=[2])
+    files["grey-alpha-jpeg"] = p
     return files
 
 

@@ -163,7 +163,7 @@ INSTANTIATE_TEST_SUITE_P(
                       DriverCase{"good-jpeg.tif", "generic-tiff"}, DriverCase{"good-vips.tif", "generic-tiff"},
                       DriverCase{"good-strips.tif", "generic-tiff"}, DriverCase{"good-bigtiff.tif", "generic-tiff"},
                       DriverCase{"good-lzw.tif", "generic-tiff"}, DriverCase{"good-zstd.tif", "generic-tiff"},
-                      DriverCase{"good-raw.tif", "generic-tiff"}),
+                      DriverCase{"good-raw.tif", "generic-tiff"}, DriverCase{"good-grey-alpha-jpeg.tif", "generic-tiff"}),
     [](const ::testing::TestParamInfo<DriverCase>& info) {
       std::string name = info.param.file;
       for (char& c : name)
