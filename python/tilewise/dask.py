@@ -92,7 +92,9 @@ def patch_grid(slide: Slide, size: Tuple[int, int] = (256, 256), level: int = 0,
             window = tissue[y0:y1, x0:x1]
             keep.append(window.size > 0 and window.mean() >= min_tissue)
         grid = grid[np.array(keep, bool)]
-    return np.round(grid * ds).astype(np.int64)  # level-0 locations
+    # Level-0 locations that map back to these level pixels: reads map by truncation, so the smallest
+    # level-0 x with trunc(x / ds) == level x is ceil(level x * ds) (rounding could land one pixel short).
+    return np.ceil(grid * ds).astype(np.int64)
 
 
 _open_slides: dict = {}

@@ -3,7 +3,6 @@
 #include <cuda_runtime.h>
 
 #include <bit>
-#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>

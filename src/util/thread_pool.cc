@@ -1,7 +1,6 @@
 #include "util/thread_pool.h"
 
 #include <atomic>
-#include <cstdlib>
 
 #include "util/fork_safe.h"
 #include "util/settings.h"

@@ -124,6 +124,15 @@ def test_cohort_runs_on_a_local_cluster_equal_a_local_run(tmp_path):
         records = bag.compute()
     got = sorted((r["path"], r["x"], r["y"], r["result"]) for r in records)
     assert got == sorted(expected) and len(got) > 50
+    # At a level with a non-integer downsample, the level-0 locations map back onto the level grid exactly.
+    odd = tmp_path / "odd.tif"
+    slidegen.write_vips_pyramid(odd, slidegen.tissue_image(1001, 777, seed=24), tile=64)
+    slide = tilewise.open(odd)
+    ds = slide.levels[1].downsample
+    assert ds != int(ds)
+    for x, y in tilewise.dask.patch_grid(slide, (64, 64), level=1, stride=(64, 64)):
+        lx, ly = int(x / ds), int(y / ds)
+        assert lx % 64 == 0 and ly % 64 == 0, (x, y, lx, ly)
     # A tissue mask keeps fewer patches, never more, and only ones the grid has.
     slide = tilewise.open(paths[0])
     everything = {tuple(p) for p in tilewise.dask.patch_grid(slide, (128, 128))}
