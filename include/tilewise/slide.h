@@ -14,6 +14,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <optional>
 #include <string>
 #include <utility>
@@ -59,14 +60,23 @@ class Slide {
   // images): the slide reads, but some metadata is missing.
   const std::vector<std::string>& warnings() const;
 
-  // Reads the region at level-0 location (x, y) of `width` x `height` pixels of `level` into `out`, which
-  // must be a 3-channel CPU view of at least that size. Pixels outside the level get the fill colour.
-  // Tiles are decoded in parallel on the process-wide worker pool; the calling thread takes part.
+  // Reads the region at level-0 location (x, y) of `width` x `height` pixels of `level` into `out`, a
+  // 3-channel view of at least that size in host memory or on a CUDA device (gpu.h). Pixels outside the
+  // level get the fill colour. Into host memory, tiles are decoded in parallel on the process-wide worker
+  // pool (ReadOptions::threads), the calling thread taking part.
   Status read_region(int64_t x, int64_t y, int level, int64_t width, int64_t height, const ImageView& out,
                      const ReadOptions& options = {}) const;
   // As read_region, with (x, y) already in the level's own pixel frame.
   Status read_level_region(int level, int64_t x, int64_t y, int64_t width, int64_t height,
                            const ImageView& out, const ReadOptions& options = {}) const;
+
+  // Reads many regions of one level (each in the level's own pixel frame) into out[i], one view per region:
+  // all in host memory, or all on one CUDA device. Into device memory they are read as one batch: every
+  // tile they need is decoded once, in full-size GPU batches, and all of them are cut out together (the
+  // batch loader reads its device batches so); into host memory each is read as read_level_region. One
+  // status per region; a failed region's pixels are unspecified, the others are unaffected.
+  std::vector<Status> read_level_regions(int level, std::span<const LevelRegion> regions,
+                                         std::span<const ImageView> out, const ReadOptions& options = {}) const;
 
   // Maps a level-0 coordinate to `level`'s pixel frame (truncation toward zero).
   int64_t to_level_coordinate(int64_t level0, int level) const;

@@ -41,6 +41,16 @@ struct ReadOptions {
   std::optional<std::array<uint8_t, 3>> fill;
   // Use and fill the process-wide decoded-tile cache (config.h).
   bool use_cache = true;
+  // How many threads may decode this read's tiles at once, the calling thread included: 0 = as many as the
+  // process-wide decode pool has (set_worker_threads); 1 = the calling thread only, for callers that
+  // already read many regions in parallel (the batch loader's workers, a DataLoader's processes).
+  int threads = 0;
+};
+
+// A region of one level, in that level's own pixel frame (Slide::read_level_regions).
+struct LevelRegion {
+  int64_t x = 0, y = 0;
+  int64_t width = 0, height = 0;
 };
 
 using Properties = std::vector<std::pair<std::string, std::string>>;  // sorted by key

@@ -42,6 +42,14 @@ Status SlideImpl::read(const region::RegionRequest& request) const {
   return request.out.device.is_cpu() ? host_reader.read(request) : device_reader.read(request);
 }
 
+std::vector<Status> SlideImpl::read_batch(std::span<const region::RegionRequest> requests) const {
+  if (!requests.empty() && !requests.front().out.device.is_cpu()) return device_reader.read_batch(requests);
+  std::vector<Status> statuses;
+  statuses.reserve(requests.size());
+  for (const region::RegionRequest& r : requests) statuses.push_back(read(r));
+  return statuses;
+}
+
 }  // namespace internal
 
 namespace {
@@ -98,26 +106,64 @@ int64_t Slide::to_level_coordinate(int64_t level0, int level) const {
   return static_cast<int64_t>(static_cast<double>(level0) / ds);  // truncation toward zero
 }
 
-Status Slide::read_level_region(int level, int64_t x, int64_t y, int64_t width, int64_t height, const ImageView& out,
-                                const ReadOptions& options) const {
-  if (level < 0 || level >= level_count()) {
-    return invalid_argument(impl_->path + ": level " + std::to_string(level) + " does not exist (the slide has " +
-                            std::to_string(level_count()) + " levels)");
-  }
+namespace {
+
+Status no_such_level(const internal::SlideImpl& impl, int level) {
+  return invalid_argument(impl.path + ": level " + std::to_string(level) + " does not exist (the slide has " +
+                          std::to_string(impl.levels.size()) + " levels)");
+}
+
+region::RegionRequest level_request(const internal::SlideImpl& impl, int level, const LevelRegion& r,
+                                    const ImageView& out, const ReadOptions& options) {
   region::RegionRequest req;
-  req.level = &impl_->model.levels[static_cast<size_t>(level)];
+  req.level = &impl.model.levels[static_cast<size_t>(level)];
   req.level_label = "level " + std::to_string(level);
   req.cache_level = level;
-  req.x = x;
-  req.y = y;
-  req.width = width;
-  req.height = height;
+  req.x = r.x;
+  req.y = r.y;
+  req.width = r.width;
+  req.height = r.height;
   req.out = out;
-  req.fill = options.fill.value_or(impl_->model.background);
+  req.fill = options.fill.value_or(impl.model.background);
   req.use_cache = options.use_cache;
-  Status s = impl_->read(req);
-  if (!s.ok() && s.code() == StatusCode::kInvalidArgument) return s.with_context(impl_->path);
+  req.threads = options.threads;
+  return req;
+}
+
+// Caller mistakes name the file.
+Status with_path(const internal::SlideImpl& impl, Status s) {
+  if (!s.ok() && s.code() == StatusCode::kInvalidArgument) return s.with_context(impl.path);
   return s;
+}
+
+}  // namespace
+
+Status Slide::read_level_region(int level, int64_t x, int64_t y, int64_t width, int64_t height, const ImageView& out,
+                                const ReadOptions& options) const {
+  if (level < 0 || level >= level_count()) return no_such_level(*impl_, level);
+  return with_path(*impl_, impl_->read(level_request(*impl_, level, LevelRegion{x, y, width, height}, out, options)));
+}
+
+std::vector<Status> Slide::read_level_regions(int level, std::span<const LevelRegion> regions,
+                                              std::span<const ImageView> out, const ReadOptions& options) const {
+  if (level < 0 || level >= level_count()) return std::vector<Status>(regions.size(), no_such_level(*impl_, level));
+  if (out.size() != regions.size()) {
+    return std::vector<Status>(regions.size(), invalid_argument(impl_->path + ": " + std::to_string(regions.size()) +
+                                                                " regions but " + std::to_string(out.size()) +
+                                                                " output views"));
+  }
+  for (const ImageView& v : out) {
+    if (v.device.type != out.front().device.type || v.device.index != out.front().device.index) {
+      return std::vector<Status>(regions.size(),
+                                 invalid_argument(impl_->path + ": the output views of one call must share a device"));
+    }
+  }
+  std::vector<region::RegionRequest> requests;
+  requests.reserve(regions.size());
+  for (size_t i = 0; i < regions.size(); ++i) requests.push_back(level_request(*impl_, level, regions[i], out[i], options));
+  std::vector<Status> statuses = impl_->read_batch(requests);
+  for (Status& s : statuses) s = with_path(*impl_, std::move(s));
+  return statuses;
 }
 
 Status Slide::read_region(int64_t x, int64_t y, int level, int64_t width, int64_t height, const ImageView& out,

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,8 @@ class SlideImpl {
 
   // Executes a region request with the executor for the output's memory: host or device.
   Status read(const region::RegionRequest& request) const;
+  // Executes requests of one level into one memory: a batch on a device, one by one on the host.
+  std::vector<Status> read_batch(std::span<const region::RegionRequest> requests) const;
 };
 
 }  // namespace tilewise::internal

@@ -97,16 +97,13 @@ void TileCache::set_capacity(uint64_t bytes) {
   }
 }
 
-uint64_t TileCache::capacity() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return capacity_;
-}
+uint64_t TileCache::capacity() const { return capacity_.load(std::memory_order_relaxed); }
 
 bool TileCache::enabled() const { return capacity() > 0; }
 
 CacheStats TileCache::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return CacheStats{hits_, misses_, evictions_, map_.size(), bytes_, capacity_};
+  return CacheStats{hits_, misses_, evictions_, map_.size(), bytes_, capacity_.load()};
 }
 
 void TileCache::reset_stats() {

@@ -9,11 +9,12 @@
 // will not be read again.
 //
 // Thread behaviour: all methods are thread-safe; one mutex guards the map and the recency list and is held
-// only for lookups, splices and inserts (never while decoding or copying pixels). Values are immutable and
+// only for lookups, splices and inserts (never while decoding or copying pixels); enabled() takes no lock. Values are immutable and
 // reference-counted, so a reader keeps using a tile after it has been evicted. A capacity of 0 disables the
 // cache (get misses without counting, put does nothing). In a forked child a fresh, empty cache is used.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <list>
@@ -68,8 +69,9 @@ class TileCache {
   mutable std::mutex mutex_;
   std::list<Entry> lru_;  // front = most recently used
   std::unordered_map<TileKey, std::list<Entry>::iterator, TileKeyHash> map_;
+  // Written under mutex_; read without it by enabled() (every region read asks).
+  std::atomic<uint64_t> capacity_;
   // Keys of recent misses, oldest first in ghost_order_ (bounded by ghost_capacity_).
-  uint64_t capacity_;
   std::unordered_map<TileKey, uint64_t, TileKeyHash> ghosts_;  // key -> sequence number of its latest miss
   std::deque<std::pair<TileKey, uint64_t>> ghost_order_;
   size_t ghost_capacity_;

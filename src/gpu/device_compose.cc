@@ -7,14 +7,53 @@
 
 namespace tilewise::gpu {
 
-Status crop_into_output(const DeviceRead& read, const DeviceTile& tile, const uint8_t* tile_pixels) {
+DeviceCopy crop_of(const DeviceRead& read, const DeviceTile& tile, const uint8_t* tile_pixels) {
   const region::Rect& need = tile.planned.need;
   const region::Rect& bounds = tile.planned.bounds;
   const int64_t tw = read.request.level->desc.width;
   const uint8_t* src = tile_pixels + (need.y0 - bounds.y0) * tw * 3 + (need.x0 - bounds.x0) * 3;
-  return read.context.ops().copy_2d(read.at(need.x0, need.y0), read.pitch(), src, static_cast<size_t>(tw) * 3,
-                                    static_cast<int32_t>(need.width() * 3), static_cast<int32_t>(need.height()),
-                                    /*src_on_host=*/false, read.stream);
+  return DeviceCopy{read.at(need.x0, need.y0), src, read.pitch(), static_cast<size_t>(tw) * 3,
+                    static_cast<int32_t>(need.width() * 3), static_cast<int32_t>(need.height())};
+}
+
+Status upload_cpu_tile(const DeviceRead& read, const DeviceTile& tile, uint8_t* dst, std::vector<uint8_t>& host,
+                       Stream stream) {
+  const int32_t tw = read.request.level->desc.width;
+  const int32_t rows = tile.planned.tile.valid_rows();
+  host.resize(static_cast<size_t>(tw) * static_cast<size_t>(rows) * 3);
+  TW_RETURN_IF_ERROR(read.fetcher.decode(tile.planned.tile, ImageView{host.data(), int64_t{tw} * 3, tw, rows, 3, {}}));
+  DeviceOps& ops = read.context.ops();
+  TW_RETURN_IF_ERROR(ops.copy_2d(dst, static_cast<size_t>(tw) * 3, host.data(), static_cast<size_t>(tw) * 3, tw * 3,
+                                 rows, /*src_on_host=*/true, stream));
+  return ops.synchronize(stream);
+}
+
+void decode_on_lanes(DeviceContext& context, TileLanes& lanes, const codecs::TileDesc& desc, std::span<LaneJob> jobs,
+                     const CpuAssist& assist) {
+  constexpr size_t kPart = 16;
+  internal::ThreadPool& pool = internal::global_pool();
+  const int cpu_threads = pool.size() + 1;
+  const size_t parts =
+      jobs.size() >= 4 * kPart && lanes.cpu_outpaces_gpu(desc, cpu_threads) ? (jobs.size() + kPart - 1) / kPart : 1;
+  if (parts == 1) {
+    auto stream = StreamLease::acquire(context.ops());
+    std::vector<uint8_t> host;
+    lanes.decode(jobs, [&](size_t i) -> Status {
+      if (!stream.ok()) return stream.status();
+      return assist(i, host, stream->get());
+    });
+    return;
+  }
+  pool.parallel_for(static_cast<int64_t>(parts), [&](int64_t p) {
+    const size_t first = static_cast<size_t>(p) * jobs.size() / parts;
+    const size_t last = static_cast<size_t>(p + 1) * jobs.size() / parts;
+    auto stream = StreamLease::acquire(context.ops());
+    std::vector<uint8_t> host;
+    lanes.decode(jobs.subspan(first, last - first), [&](size_t i) -> Status {
+      if (!stream.ok()) return stream.status();
+      return assist(first + i, host, stream->get());
+    });
+  });
 }
 
 Status upload_cpu_window(const DeviceRead& read, const DeviceTile& tile, std::vector<uint8_t>& host, Stream stream) {

@@ -3,15 +3,34 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <vector>
 
 #include "gpu/device_read.h"
 
 namespace tilewise::gpu {
 
-// Queues the copy of the part of `tile` the region needs from `tile_pixels` (device memory, a whole tile,
-// tile width x 3 bytes apart) into the output, on the read's stream.
-Status crop_into_output(const DeviceRead& read, const DeviceTile& tile, const uint8_t* tile_pixels);
+// The copy of the part of `tile` the region needs from `tile_pixels` (device memory, a whole tile, tile
+// width x 3 bytes apart) into the output (queued with DeviceOps::copy_batch, all crops of a read at once).
+DeviceCopy crop_of(const DeviceRead& read, const DeviceTile& tile, const uint8_t* tile_pixels);
+
+// Decodes the whole of `tile` (its rows inside the level) on the CPU into `host` and uploads it to `dst`
+// (device memory, tile width x 3 bytes apart) on `stream`; returns when the upload is done.
+Status upload_cpu_tile(const DeviceRead& read, const DeviceTile& tile, uint8_t* dst, std::vector<uint8_t>& host,
+                       Stream stream);
+
+// A CPU decode + upload of job i on behalf of busy lanes: `host` is the assisting thread's reusable buffer,
+// `stream` its stream.
+using CpuAssist = std::function<Status(size_t i, std::vector<uint8_t>& host, Stream stream)>;
+
+// Hands `jobs` (tiles like `desc`) to the lanes, the calling thread assisting with `assist`. Where the CPU
+// pool outpaces the lanes on these tiles (JPEG 2000 on a many-core host, by the measured speeds), a long
+// list is submitted in parts from the process-wide pool, so that every core assists (each part is its own
+// caller with its own stream). Else one caller: for JPEG, cores busy decoding starve the lanes' submission
+// threads (measured: 891 against 2260 MPix/s for a 4096^2 region).
+void decode_on_lanes(DeviceContext& context, TileLanes& lanes, const codecs::TileDesc& desc, std::span<LaneJob> jobs,
+                     const CpuAssist& assist);
 
 // Decodes the window of `tile` the region needs on the CPU into `host` (reused between calls) and uploads it
 // into the output on `stream`; returns when the upload is done.

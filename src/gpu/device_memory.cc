@@ -11,13 +11,11 @@
 #include <vector>
 
 #include "codecs/nvimgcodec/nvimgcodec_decoder.h"
+#include "gpu/kernels.h"
 #include "util/fork_safe.h"
 #include "util/settings.h"
 
 namespace tilewise::gpu {
-
-cudaError_t launch_fill_rgb(uint8_t* dst, size_t pitch, int32_t width, int32_t height, const uint8_t rgb[3],
-                            cudaStream_t stream);
 
 namespace {
 
@@ -217,6 +215,12 @@ class CudaOps final : public DeviceOps {
                                       src_on_host ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToDevice,
                                       static_cast<cudaStream_t>(s));
     return e == cudaSuccess ? Status() : cuda_error("copy", e);
+  }
+  Status copy_batch(std::span<const DeviceCopy> copies, Stream s) override {
+    if (copies.empty()) return Status();
+    cudaError_t e = cudaSetDevice(device_);
+    if (e == cudaSuccess) e = launch_copy_batch(copies.data(), copies.size(), static_cast<cudaStream_t>(s));
+    return e == cudaSuccess ? Status() : cuda_error("copy batch", e);
   }
   Status synchronize(Stream s) override {
     cudaError_t e = cudaStreamSynchronize(static_cast<cudaStream_t>(s));

@@ -9,12 +9,15 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
+#include "gpu/device_copy.h"
 #include "tilewise/status.h"
 
 namespace tilewise::gpu {
 
 using Stream = void*;  // a cudaStream_t for the CUDA implementation
+
 
 class DeviceOps {
  public:
@@ -28,6 +31,14 @@ class DeviceOps {
   // Copies height rows of width_bytes; src is host memory when src_on_host (an upload), else device memory.
   virtual Status copy_2d(uint8_t* dst, size_t dst_pitch, const uint8_t* src, size_t src_pitch, int32_t width_bytes,
                          int32_t height, bool src_on_host, Stream s) = 0;
+  // Queues every copy (device to device) on s. The default makes a copy_2d of each; the CUDA implementation
+  // launches one kernel for hundreds (a batch's crops: one launch instead of one cudaMemcpy2DAsync each).
+  virtual Status copy_batch(std::span<const DeviceCopy> copies, Stream s) {
+    for (const DeviceCopy& c : copies) {
+      TW_RETURN_IF_ERROR(copy_2d(c.dst, c.dst_pitch, c.src, c.src_pitch, c.width_bytes, c.height, false, s));
+    }
+    return Status();
+  }
   virtual Status synchronize(Stream s) = 0;
 };
 

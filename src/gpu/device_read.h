@@ -30,6 +30,7 @@ struct DeviceRead {
   const region::RegionPlan& plan;
   const region::TileFetcher& fetcher;
   Stream stream;  // the read's own stream (fills, crops, uploads)
+  size_t request_index = 0;  // in a batch read: the request's index
   size_t pitch() const { return static_cast<size_t>(request.out.stride); }
   // The output pixel at level-frame (x, y).
   uint8_t* at(int64_t x, int64_t y) const { return request.out.pixel(plan.out_x(x), plan.out_y(y)); }

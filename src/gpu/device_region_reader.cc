@@ -7,7 +7,6 @@
 #include "gpu/device_compose.h"
 #include "gpu/device_read.h"
 #include "gpu/device_tile_hold.h"
-#include "util/thread_pool.h"
 
 namespace tilewise::gpu {
 
@@ -39,36 +38,6 @@ Status build_jobs(const DeviceRead& read, const TileHold& hold, std::vector<Devi
   return Status();
 }
 
-// Hands the jobs to the lanes, this thread assisting with CPU decodes + uploads. Where the CPU pool
-// outpaces the lanes on these tiles (JPEG 2000 on a many-core host, by the measured speeds), a large region
-// is submitted in parts from the process-wide pool, so that every core assists (each part is its own caller
-// with its own upload stream). Else one caller: for JPEG, cores busy decoding starve the lanes' submission
-// threads (measured: 891 against 2260 MPix/s for a 4096^2 region).
-void run_on_lanes(const DeviceRead& read, TileLanes& lanes, const std::vector<DeviceTile>& tiles,
-                  std::vector<LaneJob>& jobs) {
-  constexpr size_t kPart = 16;
-  internal::ThreadPool& pool = internal::global_pool();
-  const int cpu_threads = pool.size() + 1;
-  const size_t parts = jobs.size() >= 4 * kPart && lanes.cpu_outpaces_gpu(read.request.level->desc, cpu_threads)
-                           ? (jobs.size() + kPart - 1) / kPart
-                           : 1;
-  if (parts == 1) {
-    std::vector<uint8_t> host;
-    lanes.decode(jobs, [&](size_t i) { return upload_cpu_window(read, tiles[i], host, read.stream); });
-    return;
-  }
-  pool.parallel_for(static_cast<int64_t>(parts), [&](int64_t p) {
-    const size_t first = static_cast<size_t>(p) * jobs.size() / parts;
-    const size_t last = static_cast<size_t>(p + 1) * jobs.size() / parts;
-    auto stream = StreamLease::acquire(read.context.ops());
-    std::vector<uint8_t> host;
-    lanes.decode(std::span<LaneJob>(jobs.data() + first, last - first), [&](size_t i) -> Status {
-      if (!stream.ok()) return stream.status();
-      return upload_cpu_window(read, tiles[first + i], host, stream->get());
-    });
-  });
-}
-
 // The tiles for the GPU decoders: cache hits are cropped, the rest decoded by the lanes (or by this thread
 // assisting) and cut tiles cropped; tiles a GPU decoder failed on move to `fallback` (decoded on the CPU).
 Status decode_on_gpu(const DeviceRead& read, uint64_t slide_uid, std::vector<DeviceTile> tiles,
@@ -78,18 +47,22 @@ Status decode_on_gpu(const DeviceRead& read, uint64_t slide_uid, std::vector<Dev
   std::stable_sort(tiles.begin(), tiles.end(),
                    [](const DeviceTile& a, const DeviceTile& b) { return a.window_pixels() > b.window_pixels(); });
   const bool caching = read.request.use_cache && cache::TileCache::global().enabled();
-  TileHold hold(read, caching ? read.context.tile_cache() : nullptr);
+  TileHold hold(read.context.ops(), read.stream, read.tile_bytes(), caching ? read.context.tile_cache() : nullptr);
   TW_RETURN_IF_ERROR(hold.reserve(tiles, slide_uid, read.request.cache_level));
   // Hits need no decode: they leave the job list (the order of the rest is kept).
   const auto first_hit =
       std::stable_partition(tiles.begin(), tiles.end(), [](const DeviceTile& t) { return !t.cache_hit; });
   std::vector<DeviceTile> hits(std::make_move_iterator(first_hit), std::make_move_iterator(tiles.end()));
   tiles.erase(first_hit, tiles.end());
+  std::vector<DeviceCopy> crops;
   if (!tiles.empty()) {
     std::vector<LaneJob> jobs;
     TW_RETURN_IF_ERROR(build_jobs(read, hold, tiles, jobs));
     TW_ASSIGN_OR_RETURN(TileLanes * lanes, read.context.lanes());
-    run_on_lanes(read, *lanes, tiles, jobs);
+    decode_on_lanes(read.context, *lanes, read.request.level->desc, jobs,
+                    [&](size_t i, std::vector<uint8_t>& host, Stream stream) {
+                      return upload_cpu_window(read, tiles[i], host, stream);
+                    });
     for (size_t i = 0; i < tiles.size(); ++i) {
       DeviceTile& t = tiles[i];
       // A reserved cache entry is complete only when the GPU decoded the whole tile into it.
@@ -103,11 +76,11 @@ Status decode_on_gpu(const DeviceRead& read, uint64_t slide_uid, std::vector<Dev
         fallback.push_back(std::move(t));
         continue;
       }
-      if (!t.in_place) TW_RETURN_IF_ERROR(crop_into_output(read, t, hold.pixels(t)));
+      if (!t.in_place) crops.push_back(crop_of(read, t, hold.pixels(t)));
     }
   }
-  for (const DeviceTile& t : hits) TW_RETURN_IF_ERROR(crop_into_output(read, t, hold.pixels(t)));
-  return Status();
+  for (const DeviceTile& t : hits) crops.push_back(crop_of(read, t, hold.pixels(t)));
+  return read.context.ops().copy_batch(crops, read.stream);
 }
 
 }  // namespace

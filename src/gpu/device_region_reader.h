@@ -19,6 +19,8 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <vector>
 
 #include "formats/slide_model.h"
 #include "gpu/device_context.h"
@@ -33,6 +35,11 @@ class DeviceRegionReader {
   // Reads into request.out, a 3-channel view in device memory: through `context`, or when it is nullptr the
   // production context of request.out.device (device_context()).
   Status read(const region::RegionRequest& request, DeviceContext* context = nullptr) const;
+  // Reads regions of one level into views on one device as one batch (device_batch_read.cc): the tiles
+  // of all of them deduplicated, decoded in full lane batches, every region cut out by one batched copy.
+  // One status per request; a failed region's pixels are unspecified.
+  std::vector<Status> read_batch(std::span<const region::RegionRequest> requests,
+                                 DeviceContext* context = nullptr) const;
 
  private:
   const formats::SlideModel& model_;

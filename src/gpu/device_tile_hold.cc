@@ -3,7 +3,7 @@
 namespace tilewise::gpu {
 
 Status TileHold::reserve(std::vector<DeviceTile>& tiles, uint64_t slide_uid, int32_t cache_level) {
-  const size_t tile_bytes = read_.tile_bytes();
+  const size_t tile_bytes = tile_bytes_;
   size_t slots = 0;
   for (DeviceTile& t : tiles) {
     if (t.in_place) continue;
@@ -20,13 +20,13 @@ Status TileHold::reserve(std::vector<DeviceTile>& tiles, uint64_t slide_uid, int
     t.scratch_slot = slots++;
   }
   if (slots > 0) {
-    TW_ASSIGN_OR_RETURN(scratch_, read_.context.ops().allocate(slots * tile_bytes));
+    TW_ASSIGN_OR_RETURN(scratch_, ops_.allocate(slots * tile_bytes));
   }
   return Status();
 }
 
 uint8_t* TileHold::pixels(const DeviceTile& t) const {
-  return t.cached ? t.cached_pixels : static_cast<uint8_t*>(scratch_) + t.scratch_slot * read_.tile_bytes();
+  return t.cached ? t.cached_pixels : static_cast<uint8_t*>(scratch_) + t.scratch_slot * tile_bytes_;
 }
 
 void TileHold::publish(const DeviceTile& t, bool ok) {
@@ -41,12 +41,12 @@ void TileHold::publish(const DeviceTile& t, bool ok) {
 
 TileHold::~TileHold() {
   if (held_.empty() && !scratch_) return;
-  (void)read_.context.ops().synchronize(read_.stream);
+  (void)ops_.synchronize(stream_);
   for (auto& [entry, pending] : held_) {
     if (pending) cache_->publish(entry, false);
     cache_->release(entry);
   }
-  if (scratch_) read_.context.ops().release(scratch_);
+  if (scratch_) ops_.release(scratch_);
 }
 
 }  // namespace tilewise::gpu

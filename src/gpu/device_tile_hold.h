@@ -1,6 +1,7 @@
-// TileHold: where the cut tiles of one device read are decoded to and composed from - the device tile cache
-// (a ready entry is a hit: nothing to decode; a missing key is reserved for this read to fill and publish)
-// or else scratch tiles of this read, from the device pool.
+// TileHold: where the tiles of one device read (one region, or a batch of regions) that are not decoded in
+// place go to and are composed from - the device tile cache (a ready entry is a hit: nothing to decode; a
+// missing key is reserved for this read to fill and publish) or else scratch tiles of this read, from the
+// device pool.
 //
 // Lifetime: the hold lives for the read. Its destructor synchronises the read's stream (the crops that read
 // these pixels), then drops reservations the read did not publish (an early error), unpins every entry and
@@ -17,8 +18,10 @@ namespace tilewise::gpu {
 
 class TileHold {
  public:
-  // `cache` may be nullptr (the read does not use the cache, or it is disabled): scratch only.
-  TileHold(const DeviceRead& read, DeviceTileCache* cache) : read_(read), cache_(cache) {}
+  // `cache` may be nullptr (the read does not use the cache, or it is disabled): scratch only. `stream` is
+  // the stream the crops from these tiles are queued on; tiles are `tile_bytes` each.
+  TileHold(DeviceOps& ops, Stream stream, size_t tile_bytes, DeviceTileCache* cache)
+      : ops_(ops), stream_(stream), tile_bytes_(tile_bytes), cache_(cache) {}
   ~TileHold();
   TileHold(const TileHold&) = delete;
   TileHold& operator=(const TileHold&) = delete;
@@ -32,7 +35,9 @@ class TileHold {
   void publish(const DeviceTile& tile, bool ok);
 
  private:
-  const DeviceRead& read_;
+  DeviceOps& ops_;
+  Stream stream_;
+  size_t tile_bytes_;
   DeviceTileCache* cache_;
   std::vector<std::pair<DeviceTileCache::Entry*, bool>> held_;  // entry, still to publish
   void* scratch_ = nullptr;

@@ -96,10 +96,10 @@ Status HostRegionReader::read(const RegionRequest& req) const {
   };
 
   const int64_t count = static_cast<int64_t>(plan.tiles.size());
-  if (count == 1) {
-    process(0);
+  if (count == 1 || req.threads == 1) {
+    for (int64_t i = 0; i < count; ++i) process(i);
   } else {
-    internal::global_pool().parallel_for(count, process);
+    internal::global_pool().parallel_for(count, process, req.threads > 1 ? req.threads - 1 : 1 << 30);
   }
   return first_error;
 }

@@ -20,6 +20,7 @@ struct RegionRequest {
   ImageView out;
   std::array<uint8_t, 3> fill{255, 255, 255};
   bool use_cache = true;
+  int threads = 0;  // ReadOptions::threads
 };
 
 }  // namespace tilewise::region

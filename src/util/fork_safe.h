@@ -2,18 +2,21 @@
 //
 // After fork() only the forking thread exists in the child; any mutex another thread held stays locked
 // forever and worker threads are gone. So a child must never touch its parent's pools, caches or locks.
-// ForkSafe remembers the pid that created the object; a caller in a different process gets a fresh object,
-// and the parent's copy is deliberately leaked (destroying it would join threads that do not exist or
-// lock mutexes that may be held).
+// ForkSafe remembers the fork generation that created the object (fork_generation(): bumped in every child
+// by a pthread_atfork handler, so the hot path reads an atomic instead of calling getpid(), a system call);
+// a caller in a later generation gets a fresh object, and the parent's copy is deliberately leaked
+// (destroying it would join threads that do not exist or lock mutexes that may be held).
 #pragma once
 
-#include <unistd.h>
-
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 
 namespace tilewise::internal {
+
+// 0 in the process that loaded the library; one more in each forked child than in its parent.
+uint64_t fork_generation();
 
 template <typename T>
 class ForkSafe {
@@ -24,9 +27,9 @@ class ForkSafe {
 
   T& get() {
     Slot* slot = slot_.load(std::memory_order_acquire);
-    const pid_t pid = ::getpid();
-    while (slot == nullptr || slot->pid != pid) {
-      auto* fresh = new Slot{pid, make_()};
+    const uint64_t generation = fork_generation();
+    while (slot == nullptr || slot->generation != generation) {
+      auto* fresh = new Slot{generation, make_()};
       if (slot_.compare_exchange_strong(slot, fresh, std::memory_order_acq_rel)) {
         slot = fresh;  // the previous slot (another process's) is leaked on purpose
         break;
@@ -40,12 +43,12 @@ class ForkSafe {
   // The object of the current process, if one was created here.
   T* peek() {
     Slot* slot = slot_.load(std::memory_order_acquire);
-    return (slot && slot->pid == ::getpid()) ? slot->object : nullptr;
+    return (slot && slot->generation == fork_generation()) ? slot->object : nullptr;
   }
 
  private:
   struct Slot {
-    pid_t pid;
+    uint64_t generation;
     T* object;
   };
   std::function<T*()> make_;

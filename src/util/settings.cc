@@ -95,6 +95,7 @@ Settings read_settings(EnvLookup lookup) {
   uint64_t backlog = 0;
   if (read(lookup, "TILEWISE_GPU_ASSIST_BACKLOG", backlog, parse_count)) s.gpu_assist_backlog = backlog;
   read(lookup, "TILEWISE_GPU_IN_PLACE", s.gpu_in_place, parse_switch);
+  read(lookup, "TILEWISE_LOADER_DEVICE_CHUNK", s.loader_device_chunk, parse_count);
   read(lookup, "TILEWISE_GPU_ALLOCATOR", s.gpu_async_allocator, [](std::string_view t) -> std::optional<bool> {
     if (t == "pool") return false;
     if (t == "async") return true;

@@ -25,6 +25,8 @@ struct Settings {
   std::optional<uint64_t> gpu_assist_backlog;     // TILEWISE_GPU_ASSIST_BACKLOG: tiles; unset = lanes x 64 x 4
   bool gpu_in_place = true;                       // TILEWISE_GPU_IN_PLACE: decode whole tiles into the output
   bool gpu_async_allocator = false;               // TILEWISE_GPU_ALLOCATOR: "pool" (default) or "async"
+  int loader_device_chunk = 16;                   // TILEWISE_LOADER_DEVICE_CHUNK: regions per device batch read
+                                                  //   of the loader (0 = the whole batch)
 };
 
 // The process's settings (from the environment at first use).

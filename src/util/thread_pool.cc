@@ -1,5 +1,6 @@
 #include "util/thread_pool.h"
 
+#include <algorithm>
 #include <atomic>
 
 #include "util/fork_safe.h"
@@ -34,7 +35,7 @@ struct Job {
 
 }  // namespace
 
-ThreadPool::ThreadPool(int threads) { grow(threads); }
+ThreadPool::ThreadPool(int threads) : initial_size_(threads) { grow(threads); }
 
 int ThreadPool::size() const {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -77,7 +78,7 @@ void ThreadPool::submit(std::function<void()> task) {
   wake_.notify_one();
 }
 
-void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t)>& fn) {
+void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t)>& fn, int max_helpers) {
   if (n <= 0) return;
   if (n == 1) {
     fn(0);
@@ -89,18 +90,16 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t)>& fn)
   int64_t helpers = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    helpers = std::min<int64_t>(n - 1, static_cast<int64_t>(threads_.size()));
+    helpers = std::min<int64_t>({n - 1, static_cast<int64_t>(threads_.size()), int64_t{max_helpers}});
     for (int64_t i = 0; i < helpers; ++i) queue_.push_back([job] { job->run(); });
   }
   if (helpers == 0) {
     job->run();  // no pool threads: everything on the caller
     return;
   }
-  if (helpers == 1) {
-    wake_.notify_one();
-  } else {
-    wake_.notify_all();
-  }
+  // One wake-up per helper: notify_all would wake every idle thread of the pool for a few helpers, a
+  // herd that serialised on the queue mutex when many threads read small regions at once.
+  for (int64_t i = 0; i < helpers; ++i) wake_.notify_one();
   job->run();
   std::unique_lock<std::mutex> lock(job->mutex);
   job->finished.wait(lock, [&] { return job->done.load(std::memory_order_acquire) == n; });
@@ -111,11 +110,12 @@ namespace {
 std::atomic<int> g_requested_threads{0};
 
 int default_threads() {
-  int requested = g_requested_threads.load();
+  int requested = g_requested_threads.load(std::memory_order_relaxed);
   if (requested > 0) return requested;
   if (settings().num_threads > 0) return settings().num_threads;
-  unsigned hw = std::thread::hardware_concurrency();
-  return hw == 0 ? 1 : static_cast<int>(hw);
+  // hardware_concurrency() asks the kernel (it reads /sys or calls sched_getaffinity): once is enough.
+  static const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return hw;
 }
 
 // The pool is replaced when its size changes; the replaced pool is kept alive (and its threads joined)
@@ -123,6 +123,7 @@ int default_threads() {
 struct PoolHolder {
   std::mutex mutex;
   std::shared_ptr<ThreadPool> pool;
+  std::atomic<ThreadPool*> current{nullptr};  // pool.get(), read without the mutex
 };
 
 ForkSafe<PoolHolder>& holder() {
@@ -134,14 +135,17 @@ ForkSafe<PoolHolder>& holder() {
 
 ThreadPool& global_pool() {
   PoolHolder& h = holder().get();
-  std::lock_guard<std::mutex> lock(h.mutex);
   // Pool threads are one fewer than the target: the calling thread always works too.
   const int wanted = default_threads() - 1;
-  if (!h.pool || h.pool->size() != wanted) {
+  // Every region read asks for the pool: the common case takes no lock.
+  if (ThreadPool* p = h.current.load(std::memory_order_acquire); p && p->initial_size() == wanted) return *p;
+  std::lock_guard<std::mutex> lock(h.mutex);
+  if (!h.pool || h.pool->initial_size() != wanted) {
     // An old pool is never destroyed while a caller may still use it: it is intentionally leaked when
     // replaced (resizing is rare and happens at configuration time).
     if (h.pool) new std::shared_ptr<ThreadPool>(h.pool);
     h.pool = std::make_shared<ThreadPool>(wanted);
+    h.current.store(h.pool.get(), std::memory_order_release);
   }
   return *h.pool;
 }

@@ -22,6 +22,8 @@ namespace tilewise::internal {
 class ThreadPool {
  public:
   explicit ThreadPool(int threads);
+  // The size the pool was made with (it never shrinks; grow() may add threads).
+  int initial_size() const { return initial_size_; }
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -30,9 +32,9 @@ class ThreadPool {
   // Adds threads until the pool has at least `threads` (a pool never shrinks).
   void grow(int threads);
 
-  // Calls fn(i) for every i in [0, n), on the calling thread and up to size() pool threads, and returns
-  // when all calls have returned.
-  void parallel_for(int64_t n, const std::function<void(int64_t)>& fn);
+  // Calls fn(i) for every i in [0, n), on the calling thread and up to min(size(), max_helpers) pool
+  // threads, and returns when all calls have returned.
+  void parallel_for(int64_t n, const std::function<void(int64_t)>& fn, int max_helpers = 1 << 30);
 
   // Runs task on a pool thread (fire and forget; the batch loader's region reads).
   void submit(std::function<void()> task);
@@ -45,6 +47,7 @@ class ThreadPool {
   std::deque<std::function<void()>> queue_;
   bool stopping_ = false;
   std::vector<std::thread> threads_;
+  const int initial_size_;
 };
 
 // The process-wide pools, both of this class and both re-created lazily in a forked child:

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include "io/source.h"
 #include "region/host_region_reader.h"
 #include "support/tiff_builder.h"
+#include "tiff/tags.h"
 
 namespace tilewise::gpu {
 namespace {
@@ -156,7 +158,37 @@ struct Fixture {
     ASSERT_TRUE(region::HostRegionReader(model, host_uid).read(request(x, y, w, h, host_px, Device{})).ok());
     ASSERT_EQ(device_px, host_px) << "region " << x << "," << y << " " << w << "x" << h;
   }
+  // Reads every region as one device batch; each must equal the host reader's pixels.
+  void expect_same_batch(HostContext& context, const std::vector<std::array<int64_t, 4>>& regions,
+                         bool use_cache = true) const {
+    std::vector<std::vector<uint8_t>> device_px(regions.size());
+    std::vector<region::RegionRequest> requests;
+    for (size_t i = 0; i < regions.size(); ++i) {
+      const auto& r = regions[i];
+      requests.push_back(request(r[0], r[1], r[2], r[3], device_px[i], Device{DeviceType::kCuda, 0}));
+      requests.back().use_cache = use_cache;
+    }
+    const std::vector<Status> statuses = DeviceRegionReader(model, device_uid).read_batch(requests, &context);
+    ASSERT_EQ(statuses.size(), regions.size());
+    for (size_t i = 0; i < regions.size(); ++i) {
+      const auto& r = regions[i];
+      ASSERT_TRUE(statuses[i].ok()) << statuses[i].message();
+      std::vector<uint8_t> host_px;
+      ASSERT_TRUE(region::HostRegionReader(model, host_uid).read(request(r[0], r[1], r[2], r[3], host_px, Device{})).ok());
+      ASSERT_EQ(device_px[i], host_px) << "batch item " << i << ": " << r[0] << "," << r[1] << " " << r[2] << "x" << r[3];
+    }
+  }
 };
+
+std::vector<std::array<int64_t, 4>> random_regions(int n, uint32_t seed, int64_t w, int64_t h, int64_t size) {
+  std::mt19937 rng(seed);
+  std::vector<std::array<int64_t, 4>> out;
+  for (int i = 0; i < n; ++i) {
+    out.push_back({static_cast<int64_t>(rng() % static_cast<uint32_t>(w + size)) - size / 2,
+                   static_cast<int64_t>(rng() % static_cast<uint32_t>(h + size)) - size / 2, size, size});
+  }
+  return out;
+}
 
 const int64_t kRegions[][4] = {{0, 0, 64, 32},   {0, 0, 200, 150}, {13, 7, 100, 90}, {199, 149, 1, 1},
                                {63, 31, 2, 2},   {-10, -20, 50, 60}, {180, 140, 50, 30}, {500, 500, 8, 8},
@@ -241,6 +273,84 @@ TEST(DeviceRegionReader, ManyConcurrentReadersShareTheLanesAndTheCache) {
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(failures.load(), 0);
+}
+
+TEST(DeviceRegionReader, ABatchGivesTheHostReadersPixelsAndDecodesEachSharedTileOnce) {
+  Fixture f;
+  HostContext context;
+  std::vector<std::array<int64_t, 4>> regions;
+  for (const auto& r : kRegions) regions.push_back({r[0], r[1], r[2], r[3]});
+  f.expect_same_batch(context, regions, /*use_cache=*/false);
+  // Every region of kRegions together touches each of the 4 x 5 tiles; many touch the same ones.
+  EXPECT_EQ(context.started().stats().gpu_tiles, 20u);
+  EXPECT_EQ(context.ops_.live.load(), static_cast<int>(context.tile_cache()->stats().entries)) << "scratch released";
+}
+
+TEST(DeviceRegionReader, BatchesOfRandomRegionsInEveryMode) {
+  Fixture f(512, 384, 64, 64);
+  const auto regions = random_regions(48, 7, 512, 384, 96);
+  {
+    HostContext context;  // lanes only, with the cache (the second pass hits it)
+    f.expect_same_batch(context, regions);
+    f.expect_same_batch(context, regions);
+    EXPECT_GT(context.tile_cache()->stats().hits, 0u);
+  }
+  {
+    HostContext context(LaneOptions{true, 0});  // the reader assists at once
+    f.expect_same_batch(context, regions, /*use_cache=*/false);
+    EXPECT_GT(context.started().stats().cpu_tiles, 0u);
+  }
+  {
+    HostContext context(LaneOptions{true, 0});  // assisting into cache reservations
+    f.expect_same_batch(context, regions);
+    f.expect_same_batch(context, regions);
+  }
+  {
+    HostContext context;
+    context.in_place_ = false;
+    f.expect_same_batch(context, random_regions(20, 8, 512, 384, 128), /*use_cache=*/false);
+    EXPECT_EQ(context.ops_.live.load(), 0);
+  }
+  {
+    HostContext context(LaneOptions{false, 0}, /*fail_every=*/3);  // GPU failures fall back per region
+    f.expect_same_batch(context, regions);
+    f.expect_same_batch(context, regions);
+  }
+  {
+    HostContext context(LaneOptions{false, 0}, 0, /*gpu_takes_tiles=*/false);
+    f.expect_same_batch(context, regions);
+    EXPECT_EQ(context.started().stats().gpu_tiles, 0u);
+  }
+}
+
+TEST(DeviceRegionReader, ABatchFailsOnlyTheRegionsThatNeedABadTile) {
+  testing::TiffBuilder b;
+  auto tags = b.rgb_tiled_image(256, 64, 64, 64);
+  for (auto& t : tags) {  // tile (2,0) lies past the end of the file
+    if (t.tag == tiff::kTileOffsets) t = b.longs(tiff::kTileOffsets, {16, 16, 1u << 30, 16});
+  }
+  b.add_ifd(tags);
+  auto bad = formats::open_model(io::memory_source(b.finish(), "bad.tif"));
+  ASSERT_TRUE(bad.ok()) << bad.status().message();
+  HostContext context;
+  std::vector<std::vector<uint8_t>> px(3);
+  auto req = [&](size_t i, int64_t x) {
+    px[i].assign(40 * 40 * 3, 0);
+    region::RegionRequest r;
+    r.level = &bad->levels[0];
+    r.level_label = "level 0";
+    r.x = x;
+    r.width = r.height = 40;
+    r.out = ImageView{px[i].data(), 40 * 3, 40, 40, 3, Device{DeviceType::kCuda, 0}};
+    return r;
+  };
+  const std::vector<region::RegionRequest> requests{req(0, 10), req(1, 140), req(2, 200)};
+  const std::vector<Status> statuses = DeviceRegionReader(*bad, 4242).read_batch(requests, &context);
+  ASSERT_EQ(statuses.size(), 3u);
+  EXPECT_TRUE(statuses[0].ok()) << statuses[0].message();
+  EXPECT_FALSE(statuses[1].ok());
+  EXPECT_NE(statuses[1].message().find("tile (2,0)"), std::string::npos) << statuses[1].message();
+  EXPECT_TRUE(statuses[2].ok()) << statuses[2].message();
 }
 
 TEST(DeviceRegionReader, RefusesBadRequestsBeforeTouchingTheDevice) {

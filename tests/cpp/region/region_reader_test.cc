@@ -86,6 +86,46 @@ TEST(RegionReader, ResultsAreTheSameWithAndWithoutTheCache) {
   set_cache_capacity(256 << 20);
 }
 
+TEST(RegionReader, OneThreadOrThePoolGiveTheSamePixels) {
+  Slide slide = make_slide(300, 200, 64, 32);
+  for (int threads : {1, 2, 0}) {
+    ReadOptions opt;
+    opt.threads = threads;
+    opt.use_cache = false;
+    expect_region(slide, 13, 7, 250, 180, opt);
+    expect_region(slide, -5, 190, 40, 40, opt);
+  }
+}
+
+TEST(RegionReader, ManyRegionsInOneCallEqualSingleReads) {
+  Slide slide = make_slide(300, 200, 64, 32);
+  const std::vector<LevelRegion> regions{{0, 0, 64, 32}, {13, 7, 100, 90}, {-10, -20, 50, 60}, {290, 190, 30, 30}};
+  std::vector<std::vector<uint8_t>> px;
+  std::vector<ImageView> views;
+  for (const LevelRegion& r : regions) {
+    px.emplace_back(static_cast<size_t>(r.width * r.height * 3), 0);
+    views.push_back(ImageView{px.back().data(), r.width * 3, static_cast<int32_t>(r.width),
+                              static_cast<int32_t>(r.height), 3, {}});
+  }
+  const std::vector<Status> statuses = slide.read_level_regions(0, regions, views);
+  ASSERT_EQ(statuses.size(), regions.size());
+  for (size_t i = 0; i < regions.size(); ++i) {
+    ASSERT_TRUE(statuses[i].ok()) << statuses[i].message();
+    std::vector<uint8_t> one(px[i].size(), 1);
+    const LevelRegion& r = regions[i];
+    ASSERT_TRUE(slide.read_level_region(0, r.x, r.y, r.width, r.height,
+                                        ImageView{one.data(), r.width * 3, static_cast<int32_t>(r.width),
+                                                  static_cast<int32_t>(r.height), 3, {}}).ok());
+    EXPECT_EQ(px[i], one) << "region " << i;
+  }
+  // Mismatched counts, a missing level and views on two devices are refused, naming the file.
+  EXPECT_EQ(slide.read_level_regions(0, regions, std::span<const ImageView>(views).first(2))[0].code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_NE(slide.read_level_regions(3, regions, views)[0].message().find("pattern.tif: level 3"), std::string::npos);
+  views[1].device = Device{DeviceType::kCuda, 0};
+  EXPECT_EQ(slide.read_level_regions(0, regions, views)[3].code(), StatusCode::kInvalidArgument);
+}
+
 TEST(RegionReader, ManyThreadsReadOneSlideConsistently) {
   Slide slide = make_slide(512, 384, 64, 64);
   std::vector<std::thread> threads;

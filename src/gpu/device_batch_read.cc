@@ -1,0 +1,293 @@
+// DeviceRegionReader::read_batch (device_region_reader.h): many regions of one level, planned as one batch.
+//
+// 1. Each region is planned (region/region_plan.h) and its background and empty tiles are filled.
+// 2. The tiles of all regions are deduplicated: a tile two patches of a batch touch is decoded once.
+// 3. Each distinct tile is a device tile cache hit, or is decoded by the lanes (tile_lanes.h) - in place
+//    when exactly one region needs it whole, else into a cache reservation or scratch (device_tile_hold.h).
+//    All of the batch's tiles are queued at once, so the lanes make full-size nvImageCodec batches (a
+//    region at a time gave them 4-6 tiles per call). The calling thread assists as in read(): a tile only
+//    one region needs is decoded on the CPU just for that region's window, straight into its output; a
+//    shared one is decoded whole into its slot.
+// 4. Every region is cut out of the slots by one DeviceOps::copy_batch (one kernel launch for hundreds of
+//    crops), and the stream is synchronised once.
+// A tile that fails on the GPU is decoded on the CPU for each region that needs it; a tile that fails there
+// too fails only the regions that need it. Regions are taken in groups whose distinct tiles fit in
+// kGroupBytes of scratch, so that device memory stays bounded for any batch.
+#include <algorithm>
+#include <unordered_map>
+
+#include "cache/tile_cache.h"
+#include "gpu/device_compose.h"
+#include "gpu/device_read.h"
+#include "gpu/device_region_reader.h"
+#include "gpu/device_tile_hold.h"
+#include "util/thread_pool.h"
+
+namespace tilewise::gpu {
+
+namespace {
+
+constexpr size_t kGroupBytes = size_t{256} << 20;
+
+// What one region takes from one distinct tile.
+struct Piece {
+  size_t read;      // index into the batch's reads
+  DeviceTile tile;  // its planned tile (need: the region's window)
+  bool served = false;  // already written into the region's output (in place or by a CPU decode)
+};
+
+// The distinct tiles of a group of regions, decoded and cut out together.
+class GroupRead {
+ public:
+  GroupRead(DeviceContext& context, Stream stream, const std::vector<DeviceRead>& reads, uint64_t slide_uid,
+            std::vector<Status>& statuses)
+      : context_(context), stream_(stream), reads_(reads), slide_uid_(slide_uid), statuses_(statuses) {}
+
+  // Adds the non-empty tiles of read r.
+  void add(size_t r) {
+    for (const region::PlannedTile& t : reads_[r].plan.tiles) {
+      if (t.empty) continue;
+      auto [it, inserted] = index_.emplace(t.tile.index(), tiles_.size());
+      if (inserted) {
+        tiles_.push_back(DeviceTile{t});
+        tiles_.back().planned.need = t.bounds;  // decoded whole: several regions may share it
+        pieces_of_.emplace_back();
+      }
+      pieces_of_[it->second].push_back(pieces_.size());
+      pieces_.push_back(Piece{r, DeviceTile{t}});
+    }
+  }
+  size_t distinct_tiles() const { return tiles_.size(); }
+
+  Status run(bool caching) {
+    if (tiles_.empty()) return Status();
+    const DeviceRead& any = reads_[pieces_.front().read];
+    for (size_t i = 0; i < tiles_.size(); ++i) {
+      const region::PlannedTile& only = pieces_[pieces_of_[i].front()].tile.planned;
+      tiles_[i].in_place = single(i) && context_.in_place() && only.whole && !only.padded_rows;
+    }
+    TileHold hold(context_.ops(), stream_, any.tile_bytes(), caching ? context_.tile_cache() : nullptr);
+    TW_RETURN_IF_ERROR(hold.reserve(tiles_, slide_uid_, any.request.cache_level));
+
+    // The tiles to decode (not cache hits), their bytes read on the pool.
+    std::vector<size_t> todo;
+    for (size_t i = 0; i < tiles_.size(); ++i) {
+      if (!tiles_[i].cache_hit) todo.push_back(i);
+    }
+    std::vector<LaneJob> all_jobs(todo.size());
+    std::vector<Status> read_status(todo.size());
+    internal::global_pool().parallel_for(static_cast<int64_t>((todo.size() + kReadChunk - 1) / kReadChunk),
+                                         [&](int64_t c) {
+                                           const size_t last = std::min(todo.size(), (static_cast<size_t>(c) + 1) * kReadChunk);
+                                           for (size_t j = static_cast<size_t>(c) * kReadChunk; j < last; ++j) {
+                                             read_status[j] = prepare_job(todo[j], hold, all_jobs[j]);
+                                           }
+                                         });
+    // A tile whose bytes cannot be read fails the regions that need it; the others go on.
+    std::vector<LaneJob> jobs;
+    std::vector<size_t> job_tile;
+    for (size_t j = 0; j < todo.size(); ++j) {
+      if (!read_status[j].ok()) {
+        hold.publish(tiles_[todo[j]], false);
+        fail_tile(todo[j], read_status[j]);
+        continue;
+      }
+      jobs.push_back(std::move(all_jobs[j]));
+      job_tile.push_back(todo[j]);
+    }
+    std::vector<char> whole_on_cpu(jobs.size(), 0);  // char, not bool: assisting threads write their own
+    if (!jobs.empty()) {
+      TW_ASSIGN_OR_RETURN(TileLanes * lanes, context_.lanes());
+      decode_on_lanes(context_, *lanes, any.request.level->desc, jobs,
+                      [&](size_t j, std::vector<uint8_t>& host, Stream s) -> Status {
+                        TW_ASSIGN_OR_RETURN(whole_on_cpu[j], assist(job_tile[j], hold, host, s));
+                        return Status();
+                      });
+    }
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      const size_t i = job_tile[j];
+      const LaneJob& job = jobs[j];
+      // A reserved cache entry is complete when the whole tile was decoded into it, on the GPU or the CPU.
+      hold.publish(tiles_[i], job.status.ok() && (job.on_gpu || whole_on_cpu[j]));
+      if (job.status.ok()) continue;
+      if (job.on_gpu) {
+        fall_back_to_cpu(i);  // the GPU backend refused or failed the tile
+      } else {
+        fail_tile(i, job.status);  // the CPU decoder's error, with the tile's context
+      }
+    }
+
+    std::vector<DeviceCopy> crops;
+    for (size_t i = 0; i < tiles_.size(); ++i) {
+      if (tiles_[i].in_place) continue;
+      for (size_t k : pieces_of_[i]) {
+        const Piece& p = pieces_[k];
+        if (p.served || !statuses_[reads_[p.read].request_index].ok()) continue;
+        crops.push_back(crop_of(reads_[p.read], p.tile, hold.pixels(tiles_[i])));
+      }
+    }
+    return context_.ops().copy_batch(crops, stream_);  // the hold synchronises the stream before it goes
+  }
+
+ private:
+  static constexpr size_t kReadChunk = 16;
+
+  bool single(size_t i) const { return pieces_of_[i].size() == 1; }
+
+  Status prepare_job(size_t i, const TileHold& hold, LaneJob& job) {
+    DeviceTile& t = tiles_[i];
+    const Piece& first = pieces_[pieces_of_[i].front()];
+    const DeviceRead& read = reads_[first.read];
+    TW_ASSIGN_OR_RETURN(t.bytes, read.fetcher.read_bytes(t.planned.tile, /*splice_tables=*/true));
+    const codecs::TileDesc& desc = read.request.level->desc;
+    job.cpu_pixels = single(i) ? first.tile.window_pixels() : t.planned.bounds.area();
+    codecs::DecodeRequest& r = job.request;
+    r.data = t.bytes;
+    r.desc = &desc;
+    r.out = read.request.out;
+    r.out.width = desc.width;
+    r.out.height = desc.height;
+    if (t.in_place) {
+      r.out.data = read.at(t.planned.bounds.x0, t.planned.bounds.y0);
+    } else {
+      r.out.data = hold.pixels(t);
+      r.out.stride = int64_t{desc.width} * 3;
+    }
+    return Status();
+  }
+
+  // The CPU decode of distinct tile i for busy lanes: for a single region, only its window, straight into
+  // its output; for several, the whole tile into its slot. True when the whole tile went into the slot.
+  Result<char> assist(size_t i, const TileHold& hold, std::vector<uint8_t>& host, Stream s) {
+    if (single(i)) {
+      Piece& p = pieces_[pieces_of_[i].front()];
+      TW_RETURN_IF_ERROR(upload_cpu_window(reads_[p.read], p.tile, host, s));
+      p.served = true;
+      return char{0};
+    }
+    const DeviceRead& read = reads_[pieces_[pieces_of_[i].front()].read];
+    TW_RETURN_IF_ERROR(upload_cpu_tile(read, tiles_[i], hold.pixels(tiles_[i]), host, s));
+    return char{1};
+  }
+
+  // Tile i failed on the GPU: each region that needs it gets its window from the CPU decoder.
+  void fall_back_to_cpu(size_t i) {
+    std::vector<uint8_t> host;
+    for (size_t k : pieces_of_[i]) {
+      Piece& p = pieces_[k];
+      Status s = upload_cpu_window(reads_[p.read], p.tile, host, stream_);
+      if (s.ok()) {
+        p.served = true;
+      } else {
+        fail_read(p.read, s);
+      }
+    }
+  }
+
+  void fail_tile(size_t i, const Status& s) {
+    for (size_t k : pieces_of_[i]) fail_read(pieces_[k].read, s);
+  }
+  void fail_read(size_t r, const Status& s) {
+    Status& status = statuses_[reads_[r].request_index];
+    if (status.ok()) status = s;
+  }
+
+  DeviceContext& context_;
+  Stream stream_;
+  const std::vector<DeviceRead>& reads_;
+  uint64_t slide_uid_;
+  std::vector<Status>& statuses_;
+  std::unordered_map<int64_t, size_t> index_;  // tile index -> tiles_
+  std::vector<DeviceTile> tiles_;               // the distinct tiles, decoded whole
+  std::vector<std::vector<size_t>> pieces_of_;  // per distinct tile: its pieces
+  std::vector<Piece> pieces_;
+};
+
+}  // namespace
+
+std::vector<Status> DeviceRegionReader::read_batch(std::span<const region::RegionRequest> requests,
+                                                   DeviceContext* given) const {
+  std::vector<Status> statuses(requests.size());
+  if (requests.empty()) return statuses;
+  const region::RegionRequest& first = requests.front();
+  for (const region::RegionRequest& r : requests) {
+    if (r.level != first.level || r.out.device.index != first.out.device.index || r.out.device.is_cpu()) {
+      statuses.assign(requests.size(), invalid_argument("a batch read takes regions of one level into one device"));
+      return statuses;
+    }
+  }
+  auto fail_all = [&](const Status& s) {
+    for (Status& st : statuses) {
+      if (st.ok()) st = s;
+    }
+    return statuses;
+  };
+  DeviceContext* context = given;
+  if (!context) {
+    auto found = device_context(first.out.device.index);
+    if (!found.ok()) return fail_all(found.status());
+    context = *found;
+  }
+  // A codec the lanes do not take: each region as read() does it (CPU decodes of its windows, uploaded).
+  if (!context->can_decode(first.level->desc).ok()) {
+    for (size_t i = 0; i < requests.size(); ++i) statuses[i] = read(requests[i], context);
+    return statuses;
+  }
+  DeviceOps& ops = context->ops();
+  auto stream = StreamLease::acquire(ops);
+  if (!stream.ok()) return fail_all(stream.status());
+  const region::TileFetcher fetcher(model_);
+
+  // Plans, checks and fills; the regions that pass are read below.
+  std::vector<region::RegionPlan> plans(requests.size());
+  std::vector<DeviceRead> reads;
+  reads.reserve(requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const region::RegionRequest& req = requests[i];
+    auto plan = region::plan_region(*req.level, req.level_label, req.x, req.y, req.width, req.height);
+    if (!plan.ok()) {
+      statuses[i] = plan.status();
+      continue;
+    }
+    plans[i] = std::move(plan).value();
+    if (plans[i].region.empty()) continue;
+    if (req.out.channels != 3 || req.out.width < req.width || req.out.height < req.height ||
+        req.out.stride < req.width * 3) {
+      statuses[i] = invalid_argument("output buffer is smaller than the region or not a 3-channel buffer");
+      continue;
+    }
+    reads.push_back(DeviceRead{*context, req, plans[i], fetcher, stream->get(), i});
+    const DeviceRead& read = reads.back();
+    auto fill = [&](const region::Rect& r) {
+      return ops.fill(read.at(r.x0, r.y0), read.pitch(), static_cast<int32_t>(r.width()),
+                      static_cast<int32_t>(r.height()), req.fill.data(), read.stream);
+    };
+    for (const region::Rect& band : read.plan.background) {
+      if (statuses[i].ok()) statuses[i] = fill(band);
+    }
+    for (const region::PlannedTile& t : read.plan.tiles) {
+      if (t.empty && statuses[i].ok()) statuses[i] = fill(t.need);
+    }
+  }
+  if (reads.empty()) {
+    Status s = ops.synchronize(stream->get());
+    return s.ok() ? statuses : fail_all(s);
+  }
+
+  const bool caching = first.use_cache && cache::TileCache::global().enabled();
+  const size_t max_tiles = std::max<size_t>(1, kGroupBytes / reads.front().tile_bytes());
+  for (size_t r = 0; r < reads.size();) {
+    GroupRead group(*context, stream->get(), reads, slide_uid_, statuses);
+    // At least one region per group; more while the distinct tiles fit the scratch budget.
+    do {
+      group.add(r++);
+    } while (r < reads.size() && group.distinct_tiles() + reads[r].plan.tiles.size() <= max_tiles);
+    Status s = group.run(caching);
+    if (!s.ok()) return fail_all(s);
+  }
+  Status s = ops.synchronize(stream->get());
+  if (!s.ok()) return fail_all(s);
+  return statuses;
+}
+
+}  // namespace tilewise::gpu
