@@ -1,7 +1,8 @@
 """One workload in this process, for before/after comparisons of two builds (scripts/gpu-ab.sh): whichever
 tilewise is on PYTHONPATH runs it and prints one JSON line of rates (median, min, max).
 
-    ab_child.py loader WORKERS DEVICE    batch loader, 2,000 random 256x256 patches, batch 64 (patches/s)
+    ab_child.py loader WORKERS DEVICE    batch loader, 2,000 random 256x256 patches, batch 64 (patches/s;
+                                         prefetch AB_PREFETCH, default 2)
     ab_child.py random THREADS DEVICE    read_region from THREADS Python threads (patches/s)
     ab_child.py region DEVICE            one 4096x4096 region at (512, 512) (MPix/s)
     ab_child.py tiny DEVICE              20,000 8x8 reads from one thread: the per-call cost (calls/s)
@@ -46,7 +47,8 @@ def main() -> None:
         workers = int(sys.argv[2])
 
         def run():
-            for _ in s.read_regions(locs, (SIZE, SIZE), batch_size=64, num_workers=workers, device=device):
+            for _ in s.read_regions(locs, (SIZE, SIZE), batch_size=64, num_workers=workers, device=device,
+                                    prefetch=int(os.environ.get("AB_PREFETCH", "2"))):
                 pass
             sync()
         count = N
@@ -72,7 +74,12 @@ def main() -> None:
             sync()
         count = 4096 * 4096 / 1e6
     r = time_runs(run, 5)
-    print(json.dumps({"median": count / r["median"], "min": count / r["max"], "max": count / r["min"]}))
+    out = {"median": count / r["median"], "min": count / r["max"], "max": count / r["min"]}
+    if device != "cpu":  # how the tiles were shared out, over all runs (warm-up included)
+        g = tilewise._core.gpu_stats(0)
+        out.update(gpu_tiles=g["gpu_tiles"], cpu_tiles=g["cpu_tiles"],
+                   tiles_per_batch=round(g["gpu_tiles"] / max(1, g["batches"]), 1))
+    print(json.dumps(out))
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <mutex>
 
+#include "util/settings.h"
 #include "util/thread_pool.h"
 
 namespace tilewise::gpu {
@@ -33,8 +34,13 @@ void decode_on_lanes(DeviceContext& context, TileLanes& lanes, const codecs::Til
   constexpr size_t kPart = 16;
   internal::ThreadPool& pool = internal::global_pool();
   const int cpu_threads = pool.size() + 1;
-  const size_t parts =
-      jobs.size() >= 4 * kPart && lanes.cpu_outpaces_gpu(desc, cpu_threads) ? (jobs.size() + kPart - 1) / kPart : 1;
+  const int callers = internal::settings().gpu_assist_callers;
+  size_t parts = 1;
+  if (callers > 0) {
+    parts = std::clamp<size_t>(jobs.size() / kPart, 1, static_cast<size_t>(callers));
+  } else if (jobs.size() >= 4 * kPart && lanes.cpu_outpaces_gpu(desc, cpu_threads)) {
+    parts = (jobs.size() + kPart - 1) / kPart;
+  }
   if (parts == 1) {
     auto stream = StreamLease::acquire(context.ops());
     std::vector<uint8_t> host;

@@ -226,6 +226,7 @@ LaneOptions TileLanes::options_from_settings(int lanes) {
   const internal::Settings& settings = internal::settings();
   LaneOptions options;
   options.cpu_assist = settings.gpu_cpu_assist;
+  options.batch_seconds = settings.gpu_batch_ms / 1000;
   options.assist_backlog = settings.gpu_assist_backlog.value_or(static_cast<uint64_t>(lanes) * kMaxBatch * 4);
   return options;
 }

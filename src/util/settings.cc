@@ -90,10 +90,19 @@ Settings read_settings(EnvLookup lookup) {
   if (!read(lookup, "TILEWISE_GPU_TILE_CACHE_BYTES", s.gpu_tile_cache_bytes, parse_bytes)) {
     read(lookup, "TILEWISE_GPU_TILE_CACHE_MB", s.gpu_tile_cache_bytes, mib);
   }
-  if (read(lookup, "TILEWISE_GPU_LANES", s.gpu_lanes, parse_count)) s.gpu_lanes = std::clamp(s.gpu_lanes, 1, 8);
+  if (read(lookup, "TILEWISE_GPU_LANES", s.gpu_lanes, parse_count)) s.gpu_lanes = std::clamp(s.gpu_lanes, 1, 32);
   read(lookup, "TILEWISE_GPU_CPU_ASSIST", s.gpu_cpu_assist, parse_switch);
   uint64_t backlog = 0;
   if (read(lookup, "TILEWISE_GPU_ASSIST_BACKLOG", backlog, parse_count)) s.gpu_assist_backlog = backlog;
+  if (read(lookup, "TILEWISE_GPU_DECODER_THREADS", s.gpu_decoder_threads, parse_count)) {
+    s.gpu_decoder_threads = std::clamp(s.gpu_decoder_threads, 1, 16);
+  }
+  read(lookup, "TILEWISE_GPU_ASSIST_CALLERS", s.gpu_assist_callers, parse_count);
+  read(lookup, "TILEWISE_GPU_BATCH_MS", s.gpu_batch_ms, [](std::string_view t) -> std::optional<double> {
+    auto v = parse_count(t);
+    if (!v || *v <= 0) return std::nullopt;
+    return static_cast<double>(*v);
+  });
   read(lookup, "TILEWISE_GPU_IN_PLACE", s.gpu_in_place, parse_switch);
   read(lookup, "TILEWISE_LOADER_DEVICE_CHUNK", s.loader_device_chunk, parse_count);
   read(lookup, "TILEWISE_GPU_ALLOCATOR", s.gpu_async_allocator, [](std::string_view t) -> std::optional<bool> {

@@ -20,12 +20,17 @@ struct Settings {
   uint64_t max_region_bytes = 4ull << 30;         // TILEWISE_MAX_REGION_BYTES
   uint64_t gpu_pool_bytes = 1024ull << 20;        // TILEWISE_GPU_POOL_BYTES: idle device blocks kept per device
   uint64_t gpu_tile_cache_bytes = 256ull << 20;   // TILEWISE_GPU_TILE_CACHE_BYTES: device tile cache per device
-  int gpu_lanes = 4;                              // TILEWISE_GPU_LANES: decode lanes per GPU (1-8)
+  int gpu_lanes = 8;                              // TILEWISE_GPU_LANES: decode lanes per GPU (1-32)
   bool gpu_cpu_assist = true;                     // TILEWISE_GPU_CPU_ASSIST: callers decode queued tiles on the CPU
   std::optional<uint64_t> gpu_assist_backlog;     // TILEWISE_GPU_ASSIST_BACKLOG: tiles; unset = lanes x 64 x 4
+  int gpu_decoder_threads = 1;                    // TILEWISE_GPU_DECODER_THREADS: CPU threads inside each
+                                                  //   nvImageCodec decoder (1-16)
+  double gpu_batch_ms = 2;                        // TILEWISE_GPU_BATCH_MS: work per nvImageCodec call (ms)
+  int gpu_assist_callers = 0;                     // TILEWISE_GPU_ASSIST_CALLERS: threads that assist one
+                                                  //   read's queued tiles (0 = by measured speeds)
   bool gpu_in_place = true;                       // TILEWISE_GPU_IN_PLACE: decode whole tiles into the output
   bool gpu_async_allocator = false;               // TILEWISE_GPU_ALLOCATOR: "pool" (default) or "async"
-  int loader_device_chunk = 16;                   // TILEWISE_LOADER_DEVICE_CHUNK: regions per device batch read
+  int loader_device_chunk = 0;                    // TILEWISE_LOADER_DEVICE_CHUNK: regions per device batch read
                                                   //   of the loader (0 = the whole batch)
 };
 

@@ -10,6 +10,7 @@
 
 #include "codecs/nvimgcodec/nvimgcodec_library.h"
 #include "util/fork_safe.h"
+#include "util/settings.h"
 
 namespace tilewise::codecs::nvimgcodec {
 
@@ -69,7 +70,8 @@ class NvImageCodecDecoder final : public Decoder {
     if (e != cudaSuccess) return cuda_error("cudaStreamCreate", e);
     auto exec = structure<nvimgcodecExecutionParams_t>(NVIMGCODEC_STRUCTURE_TYPE_EXECUTION_PARAMS);
     exec.device_id = device_;
-    exec.max_num_cpu_threads = 1;  // parallelism comes from several lanes, not from inside one decoder
+    // Parallelism comes mostly from several lanes; TILEWISE_GPU_DECODER_THREADS adds threads inside one.
+    exec.max_num_cpu_threads = internal::settings().gpu_decoder_threads;
     exec.pre_init = 1;
     // Hardware engines first, then the CUDA (hybrid) JPEG decoder, then GPU-only (nvJPEG2000); a sample a
     // backend refuses falls to the next.

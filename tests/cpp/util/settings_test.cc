@@ -40,7 +40,11 @@ TEST(Settings, DefaultsWithAnEmptyEnvironment) {
   EXPECT_EQ(s.max_region_bytes, 4ull << 30);
   EXPECT_EQ(s.gpu_pool_bytes, 1024ull << 20);
   EXPECT_EQ(s.gpu_tile_cache_bytes, 256ull << 20);
-  EXPECT_EQ(s.gpu_lanes, 4);
+  EXPECT_EQ(s.gpu_lanes, 8);
+  EXPECT_EQ(s.gpu_batch_ms, 2.0);
+  EXPECT_EQ(s.gpu_decoder_threads, 1);
+  EXPECT_EQ(s.gpu_assist_callers, 0);
+  EXPECT_EQ(s.loader_device_chunk, 0);
   EXPECT_TRUE(s.gpu_cpu_assist);
   EXPECT_TRUE(s.gpu_in_place);
   EXPECT_FALSE(s.gpu_async_allocator);
@@ -54,7 +58,11 @@ TEST(Settings, EveryVariableIsRead) {
                            {"TILEWISE_MAX_REGION_BYTES", "1G"},
                            {"TILEWISE_GPU_POOL_BYTES", "2G"},
                            {"TILEWISE_GPU_TILE_CACHE_BYTES", "0"},
-                           {"TILEWISE_GPU_LANES", "12"},  // clamped to 8
+                           {"TILEWISE_GPU_LANES", "40"},  // clamped to 32
+                           {"TILEWISE_GPU_BATCH_MS", "7"},
+                           {"TILEWISE_GPU_DECODER_THREADS", "99"},  // clamped to 16
+                           {"TILEWISE_GPU_ASSIST_CALLERS", "3"},
+                           {"TILEWISE_LOADER_DEVICE_CHUNK", "16"},
                            {"TILEWISE_GPU_CPU_ASSIST", "0"},
                            {"TILEWISE_GPU_ASSIST_BACKLOG", "100"},
                            {"TILEWISE_GPU_IN_PLACE", "off"},
@@ -64,7 +72,11 @@ TEST(Settings, EveryVariableIsRead) {
   EXPECT_EQ(s.max_region_bytes, 1ull << 30);
   EXPECT_EQ(s.gpu_pool_bytes, 2ull << 30);
   EXPECT_EQ(s.gpu_tile_cache_bytes, 0u);
-  EXPECT_EQ(s.gpu_lanes, 8);
+  EXPECT_EQ(s.gpu_lanes, 32);
+  EXPECT_EQ(s.gpu_batch_ms, 7.0);
+  EXPECT_EQ(s.gpu_decoder_threads, 16);
+  EXPECT_EQ(s.gpu_assist_callers, 3);
+  EXPECT_EQ(s.loader_device_chunk, 16);
   EXPECT_FALSE(s.gpu_cpu_assist);
   EXPECT_EQ(s.gpu_assist_backlog, 100u);
   EXPECT_FALSE(s.gpu_in_place);
