@@ -135,25 +135,9 @@ class GroupRead {
   bool single(size_t i) const { return pieces_of_[i].size() == 1; }
 
   Status prepare_job(size_t i, const TileHold& hold, LaneJob& job) {
-    DeviceTile& t = tiles_[i];
     const Piece& first = pieces_[pieces_of_[i].front()];
-    const DeviceRead& read = reads_[first.read];
-    TW_ASSIGN_OR_RETURN(t.bytes, read.fetcher.read_bytes(t.planned.tile, /*splice_tables=*/true));
-    const codecs::TileDesc& desc = read.request.level->desc;
-    job.cpu_pixels = single(i) ? first.tile.window_pixels() : t.planned.bounds.area();
-    codecs::DecodeRequest& r = job.request;
-    r.data = t.bytes;
-    r.desc = &desc;
-    r.out = read.request.out;
-    r.out.width = desc.width;
-    r.out.height = desc.height;
-    if (t.in_place) {
-      r.out.data = read.at(t.planned.bounds.x0, t.planned.bounds.y0);
-    } else {
-      r.out.data = hold.pixels(t);
-      r.out.stride = int64_t{desc.width} * 3;
-    }
-    return Status();
+    const int64_t cpu_pixels = single(i) ? first.tile.window_pixels() : tiles_[i].planned.bounds.area();
+    return make_lane_job(reads_[first.read], hold, tiles_[i], cpu_pixels, job);
   }
 
   // The CPU decode of distinct tile i for busy lanes: for a single region, only its window, straight into

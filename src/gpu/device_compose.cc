@@ -17,6 +17,25 @@ DeviceCopy crop_of(const DeviceRead& read, const DeviceTile& tile, const uint8_t
                     static_cast<int32_t>(need.width() * 3), static_cast<int32_t>(need.height())};
 }
 
+Status make_lane_job(const DeviceRead& read, const TileHold& hold, DeviceTile& t, int64_t cpu_pixels, LaneJob& job) {
+  TW_ASSIGN_OR_RETURN(t.bytes, read.fetcher.read_bytes(t.planned.tile, /*splice_tables=*/true));
+  const codecs::TileDesc& desc = read.request.level->desc;
+  job.cpu_pixels = cpu_pixels;
+  codecs::DecodeRequest& r = job.request;
+  r.data = t.bytes;
+  r.desc = &desc;
+  r.out = read.request.out;
+  r.out.width = desc.width;
+  r.out.height = desc.height;
+  if (t.in_place) {
+    r.out.data = read.at(t.planned.bounds.x0, t.planned.bounds.y0);
+  } else {
+    r.out.data = hold.pixels(t);
+    r.out.stride = int64_t{desc.width} * 3;
+  }
+  return Status();
+}
+
 Status upload_cpu_tile(const DeviceRead& read, const DeviceTile& tile, uint8_t* dst, std::vector<uint8_t>& host,
                        Stream stream) {
   const int32_t tw = read.request.level->desc.width;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gpu/device_read.h"
+#include "gpu/device_tile_hold.h"
 
 namespace tilewise::gpu {
 
@@ -19,6 +20,11 @@ DeviceCopy crop_of(const DeviceRead& read, const DeviceTile& tile, const uint8_t
 // (device memory, tile width x 3 bytes apart) on `stream`; returns when the upload is done.
 Status upload_cpu_tile(const DeviceRead& read, const DeviceTile& tile, uint8_t* dst, std::vector<uint8_t>& host,
                        Stream stream);
+
+// The lane job of `tile`: its complete stream (read into tile.bytes) and its destination - the read's output
+// for a tile decoded in place, else the hold's cache entry or scratch tile. cpu_pixels: what an assisting
+// CPU decode would produce for it (its window, or the whole tile).
+Status make_lane_job(const DeviceRead& read, const TileHold& hold, DeviceTile& tile, int64_t cpu_pixels, LaneJob& job);
 
 // A CPU decode + upload of job i on behalf of busy lanes: `host` is the assisting thread's reusable buffer,
 // `stream` its stream.

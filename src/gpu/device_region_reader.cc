@@ -12,32 +12,6 @@ namespace tilewise::gpu {
 
 namespace {
 
-// Builds the lane job of each tile: its complete stream and its destination (the output for tiles decoded
-// in place, else the hold's entry or scratch tile).
-Status build_jobs(const DeviceRead& read, const TileHold& hold, std::vector<DeviceTile>& tiles,
-                  std::vector<LaneJob>& jobs) {
-  const codecs::TileDesc& desc = read.request.level->desc;
-  jobs.resize(tiles.size());
-  for (size_t i = 0; i < tiles.size(); ++i) {
-    DeviceTile& t = tiles[i];
-    TW_ASSIGN_OR_RETURN(t.bytes, read.fetcher.read_bytes(t.planned.tile, /*splice_tables=*/true));
-    jobs[i].cpu_pixels = t.window_pixels();
-    codecs::DecodeRequest& r = jobs[i].request;
-    r.data = t.bytes;
-    r.desc = &desc;
-    r.out = read.request.out;
-    r.out.width = desc.width;
-    r.out.height = desc.height;
-    if (t.in_place) {
-      r.out.data = read.at(t.planned.bounds.x0, t.planned.bounds.y0);
-    } else {
-      r.out.data = hold.pixels(t);
-      r.out.stride = int64_t{desc.width} * 3;
-    }
-  }
-  return Status();
-}
-
 // The tiles for the GPU decoders: cache hits are cropped, the rest decoded by the lanes (or by this thread
 // assisting) and cut tiles cropped; tiles a GPU decoder failed on move to `fallback` (decoded on the CPU).
 Status decode_on_gpu(const DeviceRead& read, uint64_t slide_uid, std::vector<DeviceTile> tiles,
@@ -56,8 +30,10 @@ Status decode_on_gpu(const DeviceRead& read, uint64_t slide_uid, std::vector<Dev
   tiles.erase(first_hit, tiles.end());
   std::vector<DeviceCopy> crops;
   if (!tiles.empty()) {
-    std::vector<LaneJob> jobs;
-    TW_RETURN_IF_ERROR(build_jobs(read, hold, tiles, jobs));
+    std::vector<LaneJob> jobs(tiles.size());
+    for (size_t i = 0; i < tiles.size(); ++i) {
+      TW_RETURN_IF_ERROR(make_lane_job(read, hold, tiles[i], tiles[i].window_pixels(), jobs[i]));
+    }
     TW_ASSIGN_OR_RETURN(TileLanes * lanes, read.context.lanes());
     decode_on_lanes(read.context, *lanes, read.request.level->desc, jobs,
                     [&](size_t i, std::vector<uint8_t>& host, Stream stream) {

@@ -3,14 +3,15 @@
 //
 // Synchronisation model:
 // - One TileLanes per device and process (ForkSafe: a forked child starts its own lanes lazily). K lane
-//   threads (settings().gpu_lanes, default 4: on the H200 the raw decode of the benchmark's tiles with pinned
-//   input reached 22-26k tiles/s from 1 thread, 35-42k from 2 and 51-52k from 4), each owning one decoder
+//   threads (settings().gpu_lanes, default 8: on the H200 one nvImageCodec call's latency grows with its
+//   size, so the loader's throughput rose with more, smaller calls in flight - 4 lanes 7,959, 8 lanes 12,870,
+//   8 lanes at 2 ms per call 15,968 patches/s; bench/RESULTS.md), each owning one decoder
 //   of the contract in codecs/decoder.h (in production nvImageCodec's: its own decoder, CUDA stream and
 //   pinned staging). There is no decode lock: the only shared state is the queue below, under one mutex held for
 //   O(batch) pointer work, never while decoding.
 // - A caller's decode() queues its jobs as one entry. A lane takes jobs from the front of the queue (oldest
-//   first, across entries and so across requests) up to about 5 ms of work (at most kMaxBatch tiles) per
-//   nvImageCodec call. Meanwhile the
+//   first, across entries and so across requests) up to about settings().gpu_batch_ms of work (default
+//   2 ms; at most kMaxBatch tiles) per nvImageCodec call. Meanwhile the
 //   caller, instead of sleeping, takes its own jobs back from the end of its entry and runs `cpu_assist` for
 //   them (CPU decoding + upload): CPU cores that would otherwise wait add their throughput to the engines'
 //   (gpu.md: 16 cores of libjpeg-turbo decode about as fast as the engines on slide tiles). A caller takes
@@ -58,7 +59,7 @@ struct LaneStats {
 struct LaneOptions {
   bool cpu_assist = true;      // callers decode their own queued tiles on the CPU when that is sooner
   size_t assist_backlog = 64;  // until the lanes' speed is known: assist once this many tiles are ahead
-  double batch_seconds = 0.005;  // work per nvImageCodec call at the measured speed (1..kMaxBatch tiles)
+  double batch_seconds = 0.002;  // work per nvImageCodec call at the measured speed (1..kMaxBatch tiles)
 };
 
 class TileLanes {
