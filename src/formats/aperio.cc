@@ -61,7 +61,7 @@ Result<SlideModel> open(std::shared_ptr<const tiff::TiffFile> tiff) {
     }
     add_associated_image(model, name, ifd);
   }
-  TW_ASSIGN_OR_RETURN(model.levels, build_levels(level_ifds));
+  TW_ASSIGN_OR_RETURN(model.levels, build_levels(*tiff, level_ifds));
 
   const tiff::Ifd& ifd0 = tiff->ifds()[0];
   model.icc_profile = ifd0.icc_profile;

@@ -29,7 +29,7 @@ Result<SlideModel> open(std::shared_ptr<const tiff::TiffFile> tiff) {
     if (ifds[i].is_reduced_resolution()) candidates.push_back(&ifds[i]);
   }
   for (const tiff::Ifd* ifd : candidates) {
-    TW_ASSIGN_OR_RETURN(LevelModel level, build_level(*ifd));
+    TW_ASSIGN_OR_RETURN(LevelModel level, build_level(*tiff, *ifd));
     model.levels.push_back(std::move(level));
   }
   std::stable_sort(model.levels.begin(), model.levels.end(),

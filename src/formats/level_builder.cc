@@ -47,10 +47,7 @@ Result<ColorSpace> map_color(const tiff::Ifd& ifd, Compression c) {
 
 }  // namespace
 
-Result<LevelModel> build_level(const tiff::Ifd& ifd, const ModelLimits& limits) {
-  const std::string where = describe_ifd(ifd);
-  LevelModel level;
-  level.ifd = &ifd;
+Result<codecs::TileDesc> describe_chunks(const tiff::Ifd& ifd, const std::string& where) {
   auto mapped = map_compression(ifd.compression);
   if (!mapped.ok()) return mapped.status().with_context(where);
   const Compression compression = *mapped;
@@ -68,17 +65,10 @@ Result<LevelModel> build_level(const tiff::Ifd& ifd, const ModelLimits& limits) 
   if (ifd.compression == tiff::kCompressionAperioJp2kYCbCr) color = ColorSpace::kYCbCr;
   if (ifd.compression == tiff::kCompressionAperioJp2kRgb) color = ColorSpace::kRgb;
   if (!color.ok()) return color.status().with_context(where);
-
   if (ifd.chunk_width > INT32_MAX || ifd.chunk_height > INT32_MAX) {
     return unsupported(where + ": tile size is too large");
   }
-  auto bytes = internal::checked_mul(uint64_t{ifd.chunk_width} * ifd.chunk_height, 4);
-  if (!bytes || *bytes > limits.max_chunk_bytes) {
-    return out_of_memory(where + ": a " + std::to_string(ifd.chunk_width) + "x" + std::to_string(ifd.chunk_height) +
-                         " decode unit exceeds the " + std::to_string(limits.max_chunk_bytes >> 20) + " MiB limit");
-  }
-
-  codecs::TileDesc& d = level.desc;
+  codecs::TileDesc d;
   d.compression = compression;
   d.width = static_cast<int32_t>(ifd.chunk_width);
   d.height = static_cast<int32_t>(ifd.chunk_height);
@@ -88,6 +78,20 @@ Result<LevelModel> build_level(const tiff::Ifd& ifd, const ModelLimits& limits) 
   d.predictor = static_cast<int32_t>(ifd.predictor);
   d.jpeg_tables = ifd.jpeg_tables;
   d.big_endian = !ifd.little_endian;
+  return d;
+}
+
+Result<LevelModel> build_level(const tiff::TiffFile& tiff, const tiff::Ifd& ifd, const ModelLimits& limits) {
+  const std::string where = describe_ifd(ifd);
+  LevelModel level;
+  level.ifd = &ifd;
+  TW_ASSIGN_OR_RETURN(level.desc, describe_chunks(ifd, where));
+  const codecs::TileDesc& d = level.desc;
+  auto bytes = internal::checked_mul(uint64_t{ifd.chunk_width} * ifd.chunk_height, 4);
+  if (!bytes || *bytes > limits.max_chunk_bytes) {
+    return out_of_memory(where + ": a " + std::to_string(ifd.chunk_width) + "x" + std::to_string(ifd.chunk_height) +
+                         " decode unit exceeds the " + std::to_string(limits.max_chunk_bytes >> 20) + " MiB limit");
+  }
   Status decodable = codecs::CpuDecoder::supports(d);
   if (!decodable.ok()) return decodable.with_context(where);
 
@@ -96,14 +100,17 @@ Result<LevelModel> build_level(const tiff::Ifd& ifd, const ModelLimits& limits) 
   level.info.tiled = ifd.tiled;
   level.info.tile_width = d.width;
   level.info.tile_height = d.height;
-  level.info.compression = codecs::compression_name(compression);
+  level.info.compression = codecs::compression_name(d.compression);
   level.tiles_across = static_cast<int64_t>(ifd.chunks_across());
   level.tiles_down = static_cast<int64_t>(ifd.chunks_down());
+  level.source = tiff.source_ptr();
+  level.unit_offsets = ifd.chunk_offsets;
+  level.unit_lengths = ifd.chunk_byte_counts;
   return level;
 }
 
 void add_associated_image(SlideModel& model, const std::string& name, const tiff::Ifd& ifd) {
-  auto image = build_level(ifd);
+  auto image = build_level(*model.tiff, ifd);
   if (!image.ok()) {
     model.warnings.push_back("associated image '" + name + "' cannot be read: " + image.status().message());
     return;
@@ -124,10 +131,11 @@ void compute_downsamples(std::vector<LevelModel>& levels) {
 
 namespace tilewise::formats {
 
-Result<std::vector<LevelModel>> build_levels(const std::vector<const tiff::Ifd*>& ifds, const ModelLimits& limits) {
+Result<std::vector<LevelModel>> build_levels(const tiff::TiffFile& tiff, const std::vector<const tiff::Ifd*>& ifds,
+                                             const ModelLimits& limits) {
   std::vector<LevelModel> levels;
   for (const tiff::Ifd* ifd : ifds) {
-    TW_ASSIGN_OR_RETURN(LevelModel level, build_level(*ifd, limits));
+    TW_ASSIGN_OR_RETURN(LevelModel level, build_level(tiff, *ifd, limits));
     levels.push_back(std::move(level));
   }
   compute_downsamples(levels);

@@ -5,14 +5,21 @@
 
 #include "formats/slide_model.h"
 #include "tiff/ifd.h"
+#include "tiff/tiff_file.h"
 #include "tilewise/status.h"
 
 namespace tilewise::formats {
 
-Result<LevelModel> build_level(const tiff::Ifd& ifd, const ModelLimits& limits = {});
+// The level of directory `ifd` of `tiff`: its tiles or strips are the level's units, as stored.
+Result<LevelModel> build_level(const tiff::TiffFile& tiff, const tiff::Ifd& ifd, const ModelLimits& limits = {});
 
 // build_level for each directory, then compute_downsamples; the first directory is level 0.
-Result<std::vector<LevelModel>> build_levels(const std::vector<const tiff::Ifd*>& ifds, const ModelLimits& limits = {});
+Result<std::vector<LevelModel>> build_levels(const tiff::TiffFile& tiff, const std::vector<const tiff::Ifd*>& ifds,
+                                             const ModelLimits& limits = {});
+
+// The codec description of a directory's chunks (compression, photometric, samples), refusing what the
+// decoders cannot handle; `where` names the directory in errors.
+Result<codecs::TileDesc> describe_chunks(const tiff::Ifd& ifd, const std::string& where);
 
 // Adds the directory as associated image `name`; when it cannot be read (unsupported codec, huge), records
 // a warning instead: associated images never stop a slide from opening.

@@ -112,7 +112,7 @@ Result<SlideModel> open(std::shared_ptr<const tiff::TiffFile> tiff) {
   if (base == nullptr) return corrupt("OME-XML TiffData points to a missing IFD");
   std::vector<const tiff::Ifd*> level_ifds{base};
   for (const tiff::Ifd& sub : base->sub_ifds) level_ifds.push_back(&sub);
-  TW_ASSIGN_OR_RETURN(model.levels, build_levels(level_ifds));
+  TW_ASSIGN_OR_RETURN(model.levels, build_levels(*tiff, level_ifds));
 
   for (size_t i = 1; i < images.size(); ++i) {
     const std::string name = images[i].attribute("Name").value();

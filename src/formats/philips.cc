@@ -159,7 +159,7 @@ Result<SlideModel> open(std::shared_ptr<const tiff::TiffFile> tiff) {
     }
   }
   if (level_ifds.empty()) return corrupt("no tiled directory");
-  TW_ASSIGN_OR_RETURN(model.levels, build_levels(level_ifds));
+  TW_ASSIGN_OR_RETURN(model.levels, build_levels(*tiff, level_ifds));
 
   // Level sizes and downsamples from the per-level pixel spacing.
   std::vector<std::pair<double, double>> spacings;

@@ -1,5 +1,10 @@
-// SlideModel: what a format driver makes of a parsed TIFF: levels (largest first), properties, associated
-// images and the background colour. Immutable once built; the region layer reads it without locks.
+// SlideModel: what a format driver makes of a slide: levels (largest first), properties, associated images
+// and the background colour. Immutable once built; the region layer reads it without locks.
+//
+// A level is a regular grid of decode units. Each unit is a byte range of the level's source plus the
+// level's codec description; how a unit's bytes become a decoder's complete stream is the level's
+// UnitStream (a TIFF tile or strip as stored, or a run of MCUs between two JPEG restart markers, as in
+// Hamamatsu NDPI). The region layer plans and reads every level the same way, whatever its format.
 #pragma once
 
 #include <array>
@@ -11,19 +16,31 @@
 #include <vector>
 
 #include "codecs/tile_desc.h"
+#include "io/source.h"
 #include "tiff/tiff_file.h"
 #include "tilewise/types.h"
 
 namespace tilewise::formats {
 
+enum class UnitStream {
+  kStored,           // the unit's bytes as stored (JPEG with shared tables: desc.jpeg_tables, spliced in on demand)
+  kRestartInterval,  // unit_header + the unit's bytes, whose last two (the next restart marker) end as EOI
+};
+
 struct LevelModel {
   LevelInfo info;
-  const tiff::Ifd* ifd = nullptr;  // owned by SlideModel::tiff
-  codecs::TileDesc desc;           // chunk description shared by every tile of the level
+  codecs::TileDesc desc;  // unit description shared by every unit of the level (width x height pixels)
   int64_t tiles_across = 0;
   int64_t tiles_down = 0;
-  // A tile with byte count 0 is absent in every format (Philips sparse slides, Aperio encoder gaps, sparse
-  // generic TIFFs) and reads as background.
+  // The units, row-major over the grid: where each one's bytes lie in `source`. A unit of length 0 is
+  // absent in every format (Philips sparse slides, Aperio encoder gaps, sparse generic TIFFs) and reads as
+  // background.
+  std::shared_ptr<const io::Source> source;
+  std::vector<uint64_t> unit_offsets;
+  std::vector<uint64_t> unit_lengths;
+  UnitStream stream = UnitStream::kStored;
+  std::vector<uint8_t> unit_header;  // kRestartInterval: SOI .. SOS of the image, its SOF sized to one unit
+  const tiff::Ifd* ifd = nullptr;    // the TIFF directory the level was built from, if any (owned by SlideModel::tiff)
 };
 
 struct AssociatedModel {

@@ -16,25 +16,38 @@ int32_t TileRef::valid_cols() const {
 }
 
 std::string TileFetcher::context(const TileRef& tile, uint64_t offset) const {
-  return model_.tiff->name() + ": " + std::string(tile.level_label) + " tile (" + std::to_string(tile.col) + "," +
+  return tile.level->source->name() + ": " + std::string(tile.level_label) + " tile (" + std::to_string(tile.col) + "," +
          std::to_string(tile.row) + ") at offset " + std::to_string(offset);
 }
 
 std::string TileFetcher::context(const TileRef& tile) const {
-  return context(tile, tile.level->ifd->chunk_offsets[static_cast<size_t>(tile.index())]);
+  return context(tile, tile.level->unit_offsets[static_cast<size_t>(tile.index())]);
 }
 
 Result<std::vector<uint8_t>> TileFetcher::read_bytes(const TileRef& tile, bool splice_tables) const {
+  const formats::LevelModel& level = *tile.level;
   const size_t index = static_cast<size_t>(tile.index());
-  const tiff::Ifd& ifd = *tile.level->ifd;
-  const uint64_t offset = ifd.chunk_offsets[index];
-  const uint64_t length = ifd.chunk_byte_counts[index];
-  const io::Source& source = model_.tiff->source();
+  const uint64_t offset = level.unit_offsets[index];
+  const uint64_t length = level.unit_lengths[index];
+  const io::Source& source = *level.source;
   if (!internal::range_inside(offset, length, source.size())) {
     return corrupt(context(tile, offset) + ": " + std::to_string(length) + " bytes would run past the end of the file (" +
                    std::to_string(source.size()) + " bytes)");
   }
-  const auto tables = tile.level->desc.jpeg_tables;
+  if (level.stream == formats::UnitStream::kRestartInterval) {
+    // The image's header, then the MCUs up to the next restart marker, which becomes the end of image.
+    const size_t head = level.unit_header.size();
+    std::vector<uint8_t> bytes(head + length);
+    std::memcpy(bytes.data(), level.unit_header.data(), head);
+    Status s = source.pread({bytes.data() + head, length}, offset);
+    if (!s.ok()) return s.with_context(context(tile, offset));
+    if (length < 2 || bytes[bytes.size() - 2] != 0xFF) {
+      return corrupt(context(tile, offset) + ": the unit does not end with a JPEG marker");
+    }
+    bytes.back() = 0xD9;
+    return bytes;
+  }
+  const auto tables = level.desc.jpeg_tables;
   // Splice: the tables without their EOI, then the tile without its SOI.
   const bool splice = splice_tables && tables.size() > 4 && length > 2;
   const size_t head = splice ? tables.size() - 2 : 0;

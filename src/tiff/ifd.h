@@ -12,6 +12,15 @@
 
 namespace tilewise::tiff {
 
+// A tag outside the baseline set (>= 32768), kept only where a driver needs vendor tags (NDPI files):
+// its field type, value count and payload bytes in the file's byte order.
+struct PrivateTag {
+  uint16_t tag = 0;
+  uint16_t type = 0;
+  uint64_t count = 0;
+  std::vector<uint8_t> payload;
+};
+
 struct Ifd {
   uint64_t offset = 0;        // file offset of this directory
   int index = -1;             // position in the main IFD chain; -1 for a SubIFD
@@ -52,6 +61,7 @@ struct Ifd {
 
   std::vector<uint64_t> sub_ifd_offsets;
   std::vector<Ifd> sub_ifds;
+  std::vector<PrivateTag> private_tags;  // sorted by tag; see PrivateTag (tiff/private_tags.h reads them)
 
   bool is_reduced_resolution() const { return (new_subfile_type & 1u) != 0; }
   uint64_t chunks_across() const { return (uint64_t{width} + chunk_width - 1) / chunk_width; }

@@ -1,5 +1,6 @@
 #include "tiff/ifd_parser.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "tiff/tags.h"
@@ -8,6 +9,12 @@
 namespace tilewise::tiff {
 
 using internal::checked_mul;
+
+uint64_t fix_ndpi_offset(uint64_t dir_offset, uint64_t offset) {
+  uint64_t result = (dir_offset & ~uint64_t{UINT32_MAX}) | (offset & UINT32_MAX);
+  if (result >= dir_offset && result > UINT32_MAX) result -= uint64_t{1} << 32;
+  return result;
+}
 
 uint64_t IfdParser::read_uint(const uint8_t* p, int bytes) const {
   uint64_t v = 0;
@@ -32,7 +39,7 @@ Result<std::vector<uint8_t>> IfdParser::payload(const RawEntry& e) const {
     if (*bytes) std::memcpy(out.data(), e.value, *bytes);
     return out;
   }
-  const uint64_t offset = read_uint(e.value, inline_size);
+  const uint64_t offset = e.data_offset;
   if (!internal::range_inside(offset, *bytes, source_.size())) {
     return corrupt("tag " + std::to_string(e.tag) + " data (" + std::to_string(*bytes) + " bytes at offset " +
                    std::to_string(offset) + ") lies outside the file");
@@ -185,7 +192,14 @@ Status IfdParser::apply(const RawEntry& e, Ifd& ifd) const {
       if (v > 1) return unsupported("volumetric image (ImageDepth " + std::to_string(v) + ")");
       break;
     }
-    default: break;  // tags tilewise does not use are skipped without reading their data
+    default:
+      // Tags tilewise does not use are skipped without reading their data; NDPI's vendor tags are kept.
+      if (ndpi_ && e.tag >= 32768) {
+        PrivateTag t{e.tag, e.type, e.count, {}};
+        TW_ASSIGN_OR_RETURN(t.payload, payload(e));
+        ifd.private_tags.push_back(std::move(t));
+      }
+      break;
   }
   return Status();
 }
@@ -221,10 +235,10 @@ Status IfdParser::finish(Ifd& ifd) const {
   return Status();
 }
 
-Result<Ifd> IfdParser::parse(uint64_t offset, uint64_t* next) const {
+Result<Ifd> IfdParser::parse(uint64_t offset, uint64_t* next, const OffsetMap* first, OffsetMap* fixed) const {
   const int count_size = big_tiff_ ? 8 : 2;
   const int entry_size = big_tiff_ ? 20 : 12;
-  const int next_size = big_tiff_ ? 8 : 4;
+  const int next_size = big_tiff_ || ndpi_ ? 8 : 4;
   uint8_t count_buf[8];
   if (!internal::range_inside(offset, count_size, source_.size())) {
     return corrupt("IFD offset " + std::to_string(offset) + " lies outside the file");
@@ -255,6 +269,15 @@ Result<Ifd> IfdParser::parse(uint64_t offset, uint64_t* next) const {
     e.count = read_uint(p + 4, big_tiff_ ? 8 : 4);
     std::memset(e.value, 0, sizeof e.value);
     std::memcpy(e.value, p + (big_tiff_ ? 12 : 8), big_tiff_ ? 8 : 4);
+    e.data_offset = read_uint(e.value, big_tiff_ ? 8 : 4);
+    if (ndpi_) {
+      bool shared = false;
+      if (first) {
+        for (const auto& [tag, at] : *first) shared = shared || (tag == e.tag && at == e.data_offset);
+      }
+      if (!shared) e.data_offset = fix_ndpi_offset(offset, e.data_offset);
+      if (fixed) fixed->emplace_back(e.tag, e.data_offset);
+    }
     if (e.tag == kTileWidth || e.tag == kTileLength) ifd.tiled = true;
   }
   for (const RawEntry& e : entries) {
@@ -262,6 +285,12 @@ Result<Ifd> IfdParser::parse(uint64_t offset, uint64_t* next) const {
     TW_RETURN_IF_ERROR(apply(e, ifd).with_context("IFD at offset " + std::to_string(offset)));
   }
   TW_RETURN_IF_ERROR(finish(ifd).with_context("IFD at offset " + std::to_string(offset)));
+  if (ndpi_) {
+    // Strip offsets stored inline are 32-bit too.
+    for (uint64_t& o : ifd.chunk_offsets) o = fix_ndpi_offset(offset, o);
+    std::sort(ifd.private_tags.begin(), ifd.private_tags.end(),
+              [](const PrivateTag& a, const PrivateTag& b) { return a.tag < b.tag; });
+  }
   return ifd;
 }
 

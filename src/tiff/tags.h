@@ -44,6 +44,15 @@ enum Tag : uint16_t {
   kCopyright = 33432,
   kImageDepth = 32997,
   kIccProfile = 34675,
+  // Hamamatsu NDPI's vendor tags (formats/hamamatsu_ndpi.cc).
+  kNdpiFormatFlag = 65420,
+  kNdpiSourceLens = 65421,
+  kNdpiXOffset = 65422,
+  kNdpiYOffset = 65423,
+  kNdpiFocalPlane = 65424,
+  kNdpiMcuStarts = 65426,
+  kNdpiReference = 65427,
+  kNdpiPropertyMap = 65449,
 };
 
 enum FieldType : uint16_t {

@@ -3,6 +3,7 @@
 #include <unordered_set>
 
 #include "tiff/ifd_parser.h"
+#include "tiff/tags.h"
 
 namespace tilewise::tiff {
 
@@ -40,7 +41,25 @@ Result<std::shared_ptr<const TiffFile>> TiffFile::parse(std::shared_ptr<const io
   }
   if (first == 0) return corrupt(name + ": TIFF has no image directory");
 
-  IfdParser parser(*source, file->little_endian_, file->big_tiff_, limits);
+  // NDPI is classic TIFF pretending to be 64-bit: its first-IFD offset is 8 bytes. It is NDPI when that
+  // 64-bit offset leads to a directory holding NDPI's format tag (as OpenSlide decides).
+  OffsetMap first_fixed;
+  if (!file->big_tiff_ && header_size >= 12) {
+    const uint64_t wide = probe.read_uint(header + 4, 8);
+    IfdParser trial(*source, file->little_endian_, false, limits, /*ndpi=*/true);
+    uint64_t ignored = 0;
+    OffsetMap fixed;
+    auto ifd = trial.parse(wide, &ignored, nullptr, &fixed);
+    for (const PrivateTag& t : ifd.ok() ? ifd->private_tags : std::vector<PrivateTag>{}) {
+      if (t.tag == kNdpiFormatFlag && t.count > 0) {
+        file->ndpi_ = true;
+        first = wide;
+        first_fixed = std::move(fixed);
+      }
+    }
+  }
+
+  IfdParser parser(*source, file->little_endian_, file->big_tiff_, limits, file->ndpi_);
   std::unordered_set<uint64_t> seen;
   uint32_t total = 0;
   auto visit = [&](uint64_t offset) -> Status {
@@ -57,7 +76,7 @@ Result<std::shared_ptr<const TiffFile>> TiffFile::parse(std::shared_ptr<const io
     TW_RETURN_IF_ERROR(visit(offset));
     uint64_t next = 0;
     const int index = static_cast<int>(file->ifds_.size());
-    auto parsed = parser.parse(offset, &next);
+    auto parsed = parser.parse(offset, &next, index == 0 ? nullptr : &first_fixed);
     if (!parsed.ok()) return parsed.status().with_context(name + ": IFD " + std::to_string(index));
     Ifd ifd = std::move(parsed).value();
     ifd.index = index;

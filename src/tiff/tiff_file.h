@@ -1,6 +1,6 @@
 // TiffFile: a classic TIFF or BigTIFF file (either byte order) parsed once into an immutable model.
 //
-// parse() walks the main IFD chain and every SubIFD, refusing loops, offsets outside the file, counts whose
+// parse() walks the main IFD chain and every SubIFD (and reads Hamamatsu NDPI's 64-bit variant), refusing loops, offsets outside the file, counts whose
 // byte size overflows, and absurd structures, with a Corrupt status naming the file and the IFD. After
 // parse() the object is immutable and safe to share between threads without locks.
 #pragma once
@@ -35,6 +35,8 @@ class TiffFile {
   const std::shared_ptr<const io::Source>& source_ptr() const { return source_; }
   const std::string& name() const { return source_->name(); }
   bool big_tiff() const { return big_tiff_; }
+  // Hamamatsu NDPI: classic TIFF with 64-bit IFD links and implied high offset bits (ifd_parser.h).
+  bool ndpi() const { return ndpi_; }
   bool little_endian() const { return little_endian_; }
   const std::vector<Ifd>& ifds() const { return ifds_; }
 
@@ -42,6 +44,7 @@ class TiffFile {
   TiffFile() = default;
   std::shared_ptr<const io::Source> source_;
   bool big_tiff_ = false;
+  bool ndpi_ = false;
   bool little_endian_ = true;
   std::vector<Ifd> ifds_;
   friend class IfdParser;

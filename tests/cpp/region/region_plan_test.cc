@@ -11,7 +11,6 @@ namespace {
 
 // A 200 x 150 level of 64 x 32 tiles (edge tiles on both axes); tile 5 is stored empty.
 struct Level {
-  tiff::Ifd ifd;
   formats::LevelModel model;
   Level() {
     model.info.width = 200;
@@ -20,10 +19,9 @@ struct Level {
     model.desc.height = 32;
     model.tiles_across = 4;
     model.tiles_down = 5;
-    ifd.chunk_byte_counts.assign(20, 100);
-    ifd.chunk_byte_counts[5] = 0;
-    ifd.chunk_offsets.assign(20, 8);
-    model.ifd = &ifd;
+    model.unit_lengths.assign(20, 100);
+    model.unit_lengths[5] = 0;
+    model.unit_offsets.assign(20, 8);
   }
 };
 
