@@ -30,6 +30,9 @@ struct TileDesc {
   int32_t predictor = 1;                 // 1 none, 2 horizontal differencing
   bool big_endian = false;               // byte order of 16-bit samples (lossless codecs)
   std::span<const uint8_t> jpeg_tables;  // abbreviated-JPEG tables (TIFF tag 347), may be empty
+  // JPEG only: the chunk is decoded at 1/scale_denom of its stored size (libjpeg's DCT scaling: 1, 2, 4 or
+  // 8), as OpenSlide derives extra levels from Hamamatsu JPEGs; width and height are the scaled size.
+  int32_t scale_denom = 1;
 };
 
 const char* compression_name(Compression c);

@@ -7,6 +7,7 @@ namespace {
 const FormatDriver kTable[] = {
     kAperioDriver,
     kPhilipsDriver,
+    kHamamatsuNdpiDriver,
     kOmeTiffDriver,
     kGenericTiffDriver,
 };

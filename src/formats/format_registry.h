@@ -31,6 +31,7 @@ std::string detect_vendor(std::shared_ptr<const io::Source> source);
 // Drivers (one file each under src/formats/).
 extern const FormatDriver kAperioDriver;
 extern const FormatDriver kPhilipsDriver;
+extern const FormatDriver kHamamatsuNdpiDriver;
 extern const FormatDriver kOmeTiffDriver;
 extern const FormatDriver kGenericTiffDriver;
 

@@ -104,8 +104,7 @@ Result<LevelModel> build_level(const tiff::TiffFile& tiff, const tiff::Ifd& ifd,
   level.tiles_across = static_cast<int64_t>(ifd.chunks_across());
   level.tiles_down = static_cast<int64_t>(ifd.chunks_down());
   level.source = tiff.source_ptr();
-  level.unit_offsets = ifd.chunk_offsets;
-  level.unit_lengths = ifd.chunk_byte_counts;
+  level.units = std::make_shared<const UnitTable>(UnitTable{ifd.chunk_offsets, ifd.chunk_byte_counts});
   return level;
 }
 

@@ -27,6 +27,13 @@ enum class UnitStream {
   kRestartInterval,  // unit_header + the unit's bytes, whose last two (the next restart marker) end as EOI
 };
 
+// Where a level's units lie in its source; shared by the levels OpenSlide derives from one image by
+// decoding it at a reduced scale.
+struct UnitTable {
+  std::vector<uint64_t> offsets;
+  std::vector<uint64_t> lengths;
+};
+
 struct LevelModel {
   LevelInfo info;
   codecs::TileDesc desc;  // unit description shared by every unit of the level (width x height pixels)
@@ -36,11 +43,12 @@ struct LevelModel {
   // absent in every format (Philips sparse slides, Aperio encoder gaps, sparse generic TIFFs) and reads as
   // background.
   std::shared_ptr<const io::Source> source;
-  std::vector<uint64_t> unit_offsets;
-  std::vector<uint64_t> unit_lengths;
+  std::shared_ptr<const UnitTable> units;
   UnitStream stream = UnitStream::kStored;
   std::vector<uint8_t> unit_header;  // kRestartInterval: SOI .. SOS of the image, its SOF sized to one unit
   const tiff::Ifd* ifd = nullptr;    // the TIFF directory the level was built from, if any (owned by SlideModel::tiff)
+  uint64_t unit_offset(int64_t i) const { return units->offsets[static_cast<size_t>(i)]; }
+  uint64_t unit_length(int64_t i) const { return units->lengths[static_cast<size_t>(i)]; }
 };
 
 struct AssociatedModel {

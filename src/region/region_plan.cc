@@ -23,7 +23,7 @@ Result<RegionPlan> plan_region(const formats::LevelModel& level, std::string_vie
   const int64_t tw = level.desc.width, th = level.desc.height;
   const int64_t col0 = inside.x0 / tw, col1 = (inside.x1 - 1) / tw;
   const int64_t row0 = inside.y0 / th, row1 = (inside.y1 - 1) / th;
-  const auto& byte_counts = level.unit_lengths;
+  const auto& byte_counts = level.units->lengths;
   plan.tiles.reserve(static_cast<size_t>((col1 - col0 + 1) * (row1 - row0 + 1)));
   for (int64_t row = row0; row <= row1; ++row) {
     for (int64_t col = col0; col <= col1; ++col) {

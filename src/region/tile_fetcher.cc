@@ -21,14 +21,13 @@ std::string TileFetcher::context(const TileRef& tile, uint64_t offset) const {
 }
 
 std::string TileFetcher::context(const TileRef& tile) const {
-  return context(tile, tile.level->unit_offsets[static_cast<size_t>(tile.index())]);
+  return context(tile, tile.level->unit_offset(tile.index()));
 }
 
 Result<std::vector<uint8_t>> TileFetcher::read_bytes(const TileRef& tile, bool splice_tables) const {
   const formats::LevelModel& level = *tile.level;
-  const size_t index = static_cast<size_t>(tile.index());
-  const uint64_t offset = level.unit_offsets[index];
-  const uint64_t length = level.unit_lengths[index];
+  const uint64_t offset = level.unit_offset(tile.index());
+  const uint64_t length = level.unit_length(tile.index());
   const io::Source& source = *level.source;
   if (!internal::range_inside(offset, length, source.size())) {
     return corrupt(context(tile, offset) + ": " + std::to_string(length) + " bytes would run past the end of the file (" +

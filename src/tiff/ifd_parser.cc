@@ -10,12 +10,6 @@ namespace tilewise::tiff {
 
 using internal::checked_mul;
 
-uint64_t fix_ndpi_offset(uint64_t dir_offset, uint64_t offset) {
-  uint64_t result = (dir_offset & ~uint64_t{UINT32_MAX}) | (offset & UINT32_MAX);
-  if (result >= dir_offset && result > UINT32_MAX) result -= uint64_t{1} << 32;
-  return result;
-}
-
 uint64_t IfdParser::read_uint(const uint8_t* p, int bytes) const {
   uint64_t v = 0;
   if (little_endian_) {
@@ -33,9 +27,8 @@ Result<std::vector<uint8_t>> IfdParser::payload(const RawEntry& e) const {
     return corrupt("tag " + std::to_string(e.tag) + " claims " + std::to_string(e.count) +
                    " values, more than the limit");
   }
-  const uint32_t inline_size = big_tiff_ ? 8 : 4;
   std::vector<uint8_t> out(*bytes);
-  if (*bytes <= inline_size) {
+  if (*bytes <= static_cast<uint64_t>(e.inline_bytes)) {
     if (*bytes) std::memcpy(out.data(), e.value, *bytes);
     return out;
   }
@@ -235,7 +228,7 @@ Status IfdParser::finish(Ifd& ifd) const {
   return Status();
 }
 
-Result<Ifd> IfdParser::parse(uint64_t offset, uint64_t* next, const OffsetMap* first, OffsetMap* fixed) const {
+Result<Ifd> IfdParser::parse(uint64_t offset, uint64_t* next) const {
   const int count_size = big_tiff_ ? 8 : 2;
   const int entry_size = big_tiff_ ? 20 : 12;
   const int next_size = big_tiff_ || ndpi_ ? 8 : 4;
@@ -256,6 +249,14 @@ Result<Ifd> IfdParser::parse(uint64_t offset, uint64_t* next, const OffsetMap* f
   std::vector<uint8_t> table(table_bytes);
   TW_RETURN_IF_ERROR(source_.pread(table, offset + count_size));
   *next = read_uint(table.data() + count * entry_size, next_size);
+  std::vector<uint8_t> high;  // NDPI: the high halves of the value/offset fields
+  if (ndpi_) {
+    high.resize(count * 4);
+    if (!internal::range_inside(offset + count_size + table_bytes, high.size(), source_.size())) {
+      return corrupt("NDPI IFD at offset " + std::to_string(offset) + ": its 64-bit offset extensions run past the end of the file");
+    }
+    TW_RETURN_IF_ERROR(source_.pread(high, offset + count_size + table_bytes));
+  }
 
   Ifd ifd;
   ifd.offset = offset;
@@ -269,14 +270,23 @@ Result<Ifd> IfdParser::parse(uint64_t offset, uint64_t* next, const OffsetMap* f
     e.count = read_uint(p + 4, big_tiff_ ? 8 : 4);
     std::memset(e.value, 0, sizeof e.value);
     std::memcpy(e.value, p + (big_tiff_ ? 12 : 8), big_tiff_ ? 8 : 4);
-    e.data_offset = read_uint(e.value, big_tiff_ ? 8 : 4);
+    e.inline_bytes = big_tiff_ ? 8 : 4;
     if (ndpi_) {
-      bool shared = false;
-      if (first) {
-        for (const auto& [tag, at] : *first) shared = shared || (tag == e.tag && at == e.data_offset);
+      // Join the high half: an out-of-line offset, or a single LONG-sized value that needs 64 bits.
+      const uint64_t hi = read_uint(high.data() + i * 4, 4);
+      const uint64_t lo = read_uint(e.value, 4);
+      const uint64_t size = field_type_size(e.type) * e.count;
+      if (hi != 0 && e.count == 1 && (e.type == kLong || e.type == kSLong || e.type == kIfd)) {
+        e.type = e.type == kSLong ? kSLong8 : kLong8;  // the value itself is 64-bit
+        const uint64_t wide = lo | hi << 32;
+        for (int b = 0; b < 8; ++b) e.value[little_endian_ ? b : 7 - b] = static_cast<uint8_t>(wide >> (8 * b));
+        e.inline_bytes = 8;
+      } else if (size > 4) {
+        e.data_offset = lo | hi << 32;
       }
-      if (!shared) e.data_offset = fix_ndpi_offset(offset, e.data_offset);
-      if (fixed) fixed->emplace_back(e.tag, e.data_offset);
+    }
+    if (!ndpi_ || field_type_size(e.type) * e.count <= static_cast<uint64_t>(e.inline_bytes)) {
+      e.data_offset = read_uint(e.value, e.inline_bytes);
     }
     if (e.tag == kTileWidth || e.tag == kTileLength) ifd.tiled = true;
   }
@@ -286,8 +296,6 @@ Result<Ifd> IfdParser::parse(uint64_t offset, uint64_t* next, const OffsetMap* f
   }
   TW_RETURN_IF_ERROR(finish(ifd).with_context("IFD at offset " + std::to_string(offset)));
   if (ndpi_) {
-    // Strip offsets stored inline are 32-bit too.
-    for (uint64_t& o : ifd.chunk_offsets) o = fix_ndpi_offset(offset, o);
     std::sort(ifd.private_tags.begin(), ifd.private_tags.end(),
               [](const PrivateTag& a, const PrivateTag& b) { return a.tag < b.tag; });
   }

@@ -4,7 +4,6 @@
 
 #include <cstdint>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "io/source.h"
@@ -18,18 +17,15 @@ struct RawEntry {
   uint16_t tag;
   uint16_t type;
   uint64_t count;
-  uint8_t value[8];      // the inline value/offset field as stored (4 or 8 bytes used)
-  uint64_t data_offset;  // where an out-of-line payload is (for NDPI, with its implied high bits)
+  uint8_t value[8];      // the value/offset field (4 or 8 bytes; NDPI: widened to 8 with its high half)
+  int inline_bytes;      // how many bytes of `value` hold an inline value
+  uint64_t data_offset;  // where an out-of-line payload is
 };
 
-// NDPI: classic TIFF whose offsets may pass 4 GiB. Its next-IFD links are 8 bytes; 32-bit offsets to tag
-// data get their implied high bits back (fix_ndpi_offset); NDPI's vendor tags are kept (Ifd::private_tags).
-// A tag whose 32-bit offset equals its fixed offset in the first directory points to that same data (OpenSlide's rule).
-using OffsetMap = std::vector<std::pair<uint16_t, uint64_t>>;  // tag -> fixed data offset, first IFD
-
-// The largest offset with these low 32 bits that lies below the directory at dir_offset (OpenSlide's
-// heuristic: a directory follows the data it describes).
-uint64_t fix_ndpi_offset(uint64_t dir_offset, uint64_t offset);
+// NDPI: classic TIFF whose offsets may pass 4 GiB. Its next-IFD links are 8 bytes, and after each
+// directory's next link come the high 32 bits of every entry's value/offset field (4 bytes per entry, in
+// entry order): offsets to tag data, and single LONG values such as a strip's offset, are those halves
+// joined (as OpenSlide 4.0.1 and tifffile read it). NDPI's vendor tags are kept (Ifd::private_tags).
 
 class IfdParser {
  public:
@@ -38,9 +34,7 @@ class IfdParser {
       : source_(source), little_endian_(little_endian), big_tiff_(big_tiff), ndpi_(ndpi), limits_(limits) {}
 
   // Parses the IFD at `offset`; `next` receives the offset of the following IFD in its chain (0 = end).
-  // NDPI: `first` holds the first directory's fixed data offsets (nullptr while parsing it), and
-  // `fixed` (when set) receives this directory's.
-  Result<Ifd> parse(uint64_t offset, uint64_t* next, const OffsetMap* first = nullptr, OffsetMap* fixed = nullptr) const;
+  Result<Ifd> parse(uint64_t offset, uint64_t* next) const;
 
   uint64_t read_uint(const uint8_t* p, int bytes) const;
 

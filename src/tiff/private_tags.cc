@@ -68,15 +68,13 @@ std::optional<double> private_double(const Ifd& ifd, uint16_t tag) {
   }
 }
 
-std::optional<int64_t> private_int(const Ifd& ifd, uint16_t tag) {
+std::optional<int64_t> private_sint(const Ifd& ifd, uint16_t tag) {
   const PrivateTag* t = find_private_tag(ifd, tag);
   if (!has_values(t)) return std::nullopt;
   const uint32_t size = field_type_size(t->type);
   switch (t->type) {
     case kSByte: case kSShort: case kSLong: case kSLong8: return sign_extend(raw_at(ifd, *t, 0, size), size);
-    case kByte: case kShort: case kLong: case kLong8: case kIfd: case kIfd8:
-      return static_cast<int64_t>(raw_at(ifd, *t, 0, size));
-    default: return std::nullopt;
+    default: return std::nullopt;  // as OpenSlide's get_sint: unsigned types do not count
   }
 }
 

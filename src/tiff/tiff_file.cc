@@ -43,18 +43,15 @@ Result<std::shared_ptr<const TiffFile>> TiffFile::parse(std::shared_ptr<const io
 
   // NDPI is classic TIFF pretending to be 64-bit: its first-IFD offset is 8 bytes. It is NDPI when that
   // 64-bit offset leads to a directory holding NDPI's format tag (as OpenSlide decides).
-  OffsetMap first_fixed;
   if (!file->big_tiff_ && header_size >= 12) {
     const uint64_t wide = probe.read_uint(header + 4, 8);
     IfdParser trial(*source, file->little_endian_, false, limits, /*ndpi=*/true);
     uint64_t ignored = 0;
-    OffsetMap fixed;
-    auto ifd = trial.parse(wide, &ignored, nullptr, &fixed);
+    auto ifd = trial.parse(wide, &ignored);
     for (const PrivateTag& t : ifd.ok() ? ifd->private_tags : std::vector<PrivateTag>{}) {
       if (t.tag == kNdpiFormatFlag && t.count > 0) {
         file->ndpi_ = true;
         first = wide;
-        first_fixed = std::move(fixed);
       }
     }
   }
@@ -76,7 +73,7 @@ Result<std::shared_ptr<const TiffFile>> TiffFile::parse(std::shared_ptr<const io
     TW_RETURN_IF_ERROR(visit(offset));
     uint64_t next = 0;
     const int index = static_cast<int>(file->ifds_.size());
-    auto parsed = parser.parse(offset, &next, index == 0 ? nullptr : &first_fixed);
+    auto parsed = parser.parse(offset, &next);
     if (!parsed.ok()) return parsed.status().with_context(name + ": IFD " + std::to_string(index));
     Ifd ifd = std::move(parsed).value();
     ifd.index = index;

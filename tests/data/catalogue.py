@@ -23,6 +23,7 @@ import numpy as np
 import tifffile
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import ndpi  # noqa: E402
 import slidegen  # noqa: E402
 import vendor_tiff  # noqa: E402
 
@@ -65,6 +66,9 @@ def base_files(out: Path) -> dict:
     tifffile.imwrite(p, np.dstack([img[..., 0], np.full(img.shape[:2], 255, np.uint8)]), tile=(64, 64),
                      compression="jpeg", photometric="minisblack", extrasamples=[2])
     files["grey-alpha-jpeg"] = p
+    p = out / "hamamatsu.ndpi"
+    ndpi.write_ndpi(p, img, levels=2, restart_interval=8, subsampling="4:4:4")
+    files["ndpi"] = p
     return files
 
 
@@ -281,6 +285,31 @@ def build(out: Path) -> list:
     tifffile.imwrite(huge, slidegen.tissue_image(100, 80, seed=2), tile=(64, 64), metadata=None,
                      description="x" * (24 << 20))
     add(huge.name, None, "reads")
+
+    # Hamamatsu NDPI: damaged vendor tags, restart markers and layouts.
+    img = slidegen.tissue_image(320, 240, seed=21)
+
+    def ndpi_variant(name, expect, pattern="", **kw):
+        path = out / name
+        ndpi.write_ndpi(path, img, levels=2, restart_interval=kw.pop("restart_interval", 8), subsampling="4:4:4", **kw)
+        add(name, None, expect, pattern)
+
+    def drop_tag(tag, only=0):
+        return lambda k, tags: [t for t in tags if not (k == only and t[0] == tag)]
+
+    def shift_mcu_starts(by):
+        return lambda k, tags: [(t[0], t[1], [v + by for v in t[2]]) if t[0] == ndpi.MCU_STARTS else t for t in tags]
+
+    ndpi_variant("ndpi-no-source-lens.ndpi", "open-fails", r"no SourceLens", edit=drop_tag(ndpi.SOURCE_LENS))
+    ndpi_variant("ndpi-no-focal-plane.ndpi", "open-fails", r"no focal plane", edit=drop_tag(ndpi.FOCAL_PLANE))
+    ndpi_variant("ndpi-mcu-starts-past-jpeg.ndpi", "open-fails", r"MCU start 0 lies past the JPEG",
+                 edit=shift_mcu_starts(1 << 30))
+    ndpi_variant("ndpi-mcu-starts-shifted.ndpi", "clean", edit=shift_mcu_starts(5))
+    ndpi_variant("ndpi-restart-interval-3.ndpi", "open-fails", r"restart interval 3 does not divide", restart_interval=3)
+    ndpi_variant("ndpi-no-mcu-starts.ndpi", "reads", with_mcu_starts=False)
+    data = files["ndpi"].read_bytes()
+    for frac in (0.05, 0.3, 0.7, 0.95, 0.999):
+        add(f"trunc-ndpi-{int(len(data) * frac)}.ndpi", data[: int(len(data) * frac)], "clean", "")
 
     # Not slides at all.
     add("empty.tif", b"", "open-fails", r"empty")

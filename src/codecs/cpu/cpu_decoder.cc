@@ -30,6 +30,10 @@ CpuDecoder::~CpuDecoder() = default;
 
 Status CpuDecoder::supports(const TileDesc& desc) {
   if (desc.width <= 0 || desc.height <= 0) return invalid_argument("empty tile");
+  if (desc.scale_denom != 1 && (desc.compression != Compression::kJpeg ||
+                                (desc.scale_denom != 2 && desc.scale_denom != 4 && desc.scale_denom != 8))) {
+    return unsupported("decoding at 1/" + std::to_string(desc.scale_denom) + " scale (only JPEG at 1/2, 1/4, 1/8)");
+  }
   if (desc.compression == Compression::kJpeg || desc.compression == Compression::kJpeg2000) {
     if (desc.bits_per_sample != 8) {
       return unsupported(std::to_string(desc.bits_per_sample) + "-bit JPEG is not supported");

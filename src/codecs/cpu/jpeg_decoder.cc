@@ -100,6 +100,8 @@ bool decode_impl(JpegDecoder::State* st, std::span<const uint8_t> data, const Ti
     jpeg_abort_decompress(cinfo);
     return false;
   }
+  cinfo->scale_num = 1;
+  cinfo->scale_denom = static_cast<unsigned int>(desc.scale_denom);
   jpeg_start_decompress(cinfo);
   const JDIMENSION need_w = static_cast<JDIMENSION>(win.x + out.width);
   const JDIMENSION need_h = static_cast<JDIMENSION>(win.y + out.height);
@@ -116,7 +118,13 @@ bool decode_impl(JpegDecoder::State* st, std::span<const uint8_t> data, const Ti
   // (tests/cpp/codecs/jpeg_test.cc checks every layout).
   JDIMENSION first_col = 0;
   if (partial && (win.x > 0 || need_w < cinfo->output_width)) {
-    const JDIMENSION margin = static_cast<JDIMENSION>(cinfo->max_h_samp_factor * DCTSIZE);
+    // One iMCU of output pixels (DCTSIZE each at full scale, fewer when decoding at a reduced scale).
+#if JPEG_LIB_VERSION >= 70
+    const JDIMENSION block = static_cast<JDIMENSION>(cinfo->min_DCT_h_scaled_size);
+#else
+    const JDIMENSION block = static_cast<JDIMENSION>(cinfo->min_DCT_scaled_size);
+#endif
+    const JDIMENSION margin = static_cast<JDIMENSION>(cinfo->max_h_samp_factor) * block;
     const JDIMENSION x0 = static_cast<JDIMENSION>(win.x) > margin ? static_cast<JDIMENSION>(win.x) - margin : 0;
     const JDIMENSION x1 = std::min<JDIMENSION>(need_w + margin, cinfo->output_width);
     JDIMENSION xoff = x0, width = x1 - x0;

@@ -84,7 +84,7 @@ TEST_P(FormatConformance, LevelsAreLargestFirstWithOpenSlidesDownsamplesAndAGrid
     EXPECT_GE(int64_t{l.tiles_down} * l.desc.height, l.info.height);
     EXPECT_LT(int64_t{l.tiles_across - 1} * l.desc.width, l.info.width);
     EXPECT_LT(int64_t{l.tiles_down - 1} * l.desc.height, l.info.height);
-    EXPECT_GE(static_cast<int64_t>(l.unit_lengths.size()), l.tiles_across * l.tiles_down);
+    EXPECT_GE(static_cast<int64_t>(l.units->lengths.size()), l.tiles_across * l.tiles_down);
     const std::string key = "openslide.level[" + std::to_string(i) + "].";
     EXPECT_EQ(prop(model_, key + "width"), std::to_string(l.info.width));
     EXPECT_EQ(prop(model_, key + "height"), std::to_string(l.info.height));
@@ -112,7 +112,7 @@ TEST_P(FormatConformance, EveryLevelReadAsARegionIsTheMosaicOfItsTiles) {
     for (int64_t row = 0; row < l.tiles_down; ++row) {
       for (int64_t col = 0; col < l.tiles_across; ++col) {
         const region::TileRef t{&l, r.level_label, col, row};
-        if (l.unit_lengths[static_cast<size_t>(t.index())] == 0) {
+        if (l.unit_length(t.index()) == 0) {
           for (int32_t y = 0; y < t.valid_rows(); ++y)
             for (int32_t x = 0; x < t.valid_cols(); ++x)
               std::copy(r.fill.begin(), r.fill.end(), &mosaic[static_cast<size_t>(((t.y0() + y) * w + t.x0() + x) * 3)]);
@@ -133,8 +133,8 @@ TEST_P(FormatConformance, ADamagedTileIsReportedWithFileLevelTileAndOffset) {
   const LevelModel& l = model_.levels[0];
   if (l.desc.compression == codecs::Compression::kNone) GTEST_SKIP() << "raw tiles: any bytes are valid pixels";
   const int64_t index = l.tiles_across + 1 < l.tiles_across * l.tiles_down ? l.tiles_across + 1 : 0;  // tile (1,1)
-  const uint64_t offset = l.unit_offsets[static_cast<size_t>(index)];
-  const uint64_t count = l.unit_lengths[static_cast<size_t>(index)];
+  const uint64_t offset = l.unit_offset(index);
+  const uint64_t count = l.unit_length(index);
   std::vector<uint8_t> damaged = bytes_;
   std::fill(damaged.begin() + static_cast<long>(offset), damaged.begin() + static_cast<long>(offset + count), 0xFF);
   auto model = open_model(io::memory_source(damaged, "damaged.tif"));
@@ -160,6 +160,7 @@ INSTANTIATE_TEST_SUITE_P(
     Drivers, FormatConformance,
     ::testing::Values(DriverCase{"good-aperio-jpeg-rgb.svs", "aperio"}, DriverCase{"good-aperio-j2k-ycbcr.svs", "aperio"},
                       DriverCase{"good-philips.tiff", "philips"}, DriverCase{"good-ome.ome.tif", "ome-tiff"},
+                      DriverCase{"good-hamamatsu.ndpi", "hamamatsu"},
                       DriverCase{"good-jpeg.tif", "generic-tiff"}, DriverCase{"good-vips.tif", "generic-tiff"},
                       DriverCase{"good-strips.tif", "generic-tiff"}, DriverCase{"good-bigtiff.tif", "generic-tiff"},
                       DriverCase{"good-lzw.tif", "generic-tiff"}, DriverCase{"good-zstd.tif", "generic-tiff"},

@@ -1,0 +1,96 @@
+"""Hamamatsu NDPI (issue 13): generated files (tests/data/ndpi.py) against OpenSlide 4.0.1 - vendor, levels
+(the stored ones and those OpenSlide derives at 1/2, 1/4, 1/8 scale), every property, the macro, and pixels
+at every level - plus the variants OpenSlide cannot check and the compatibility modules on NDPI."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ndpi
+import slidegen
+import tilewise
+from test_formats import compare_with_openslide
+
+openslide = pytest.importorskip("openslide")
+
+PROPERTY_MAP = "Objective.Lens.Magnificant=20\r\nNDP.S/N=1234567\r\nEmpty=\r\n=novalue\r\n"
+
+
+@pytest.fixture(scope="module")
+def image() -> np.ndarray:
+    return slidegen.tissue_image(2048, 1536, seed=5)
+
+
+@pytest.mark.parametrize("subsampling,restart_interval", [("4:4:4", 16), ("4:2:2", 8)])
+def test_ndpi_matches_openslide(tmp_path, image, subsampling, restart_interval):
+    path = tmp_path / f"slide-{subsampling.replace(':', '')}.ndpi"
+    ndpi.write_ndpi(path, image, levels=3, restart_interval=restart_interval, subsampling=subsampling,
+                    properties=PROPERTY_MAP)
+    slide = compare_with_openslide(path, regions=12)
+    assert slide.format == "hamamatsu"
+    # Three stored levels and the three OpenSlide derives from the smallest by DCT scaling.
+    assert [lv.dimensions for lv in slide.levels] == [(2048 >> k, 1536 >> k) for k in range(6)]
+    assert slide.properties["hamamatsu.NDP.S/N"] == "1234567"
+    assert "hamamatsu.Empty" not in slide.properties
+    assert slide.levels[0].tile_size == (restart_interval * (8 if subsampling == "4:4:4" else 16), 8)
+
+
+def test_ndpi_beyond_4_gib_with_focal_planes(tmp_path, image):
+    """A sparse file whose later directories and data lie past 4 GiB (the offsets' high halves), with two
+    more focal planes of level 0, which are reported, not read."""
+    path = tmp_path / "big.ndpi"
+    ndpi.write_ndpi(path, image, levels=3, restart_interval=16, subsampling="4:4:4", data_at=(4 << 30) + 4097,
+                    focal_planes=(1, -1))
+    assert path.stat().st_size > 4 << 30
+    slide = compare_with_openslide(path, regions=6)
+    assert any("focal planes -1, 1" in w for w in slide.warnings)
+
+
+def test_ndpi_without_mcu_starts_scans_for_restart_markers(tmp_path, image):
+    path = tmp_path / "scan.ndpi"
+    ndpi.write_ndpi(path, image, levels=2, restart_interval=8, subsampling="4:2:2", with_mcu_starts=False)
+    compare_with_openslide(path, regions=6)
+
+
+def test_ndpi_with_4_2_0_chroma(tmp_path, image):
+    """4:2:0 units need the next MCU row for smooth chroma: OpenSlide 4.0.1 cannot read them ("found marker
+    0xd9 instead of RST0"); tilewise decodes each unit on its own, close to the image it was made from."""
+    path = tmp_path / "420.ndpi"
+    ndpi.write_ndpi(path, image, levels=2, restart_interval=8, subsampling="4:2:0")
+    with pytest.raises(openslide.OpenSlideError):
+        openslide.OpenSlide(str(path)).read_region((0, 0), 0, (64, 64))
+    slide = tilewise.open(path)
+    got = slide.read_region((0, 0), (2048, 1536)).astype(int)
+    assert np.abs(got - image.astype(int)).mean() < 6
+    # A window equals the same pixels of a whole-level read.
+    window = slide.read_region((333, 517), (300, 200)).astype(int)
+    assert (window == got[517:717, 333:633]).all()
+
+
+def test_ndpi_through_the_compatibility_modules_and_the_loader(tmp_path, image):
+    path = tmp_path / "compat.ndpi"
+    ndpi.write_ndpi(path, image, levels=3, restart_interval=16, subsampling="4:4:4")
+    import tilewise.openslide as tos
+    from tilewise.cucim import CuImage
+
+    ours, theirs = tos.OpenSlide(str(path)), openslide.OpenSlide(str(path))
+    assert ours.properties[tos.PROPERTY_NAME_VENDOR] == "hamamatsu"
+    assert ours.level_dimensions == theirs.level_dimensions
+    a = np.asarray(ours.read_region((512, 256), 1, (300, 200)))
+    b = np.asarray(theirs.read_region((512, 256), 1, (300, 200)))
+    assert (a == b).all()
+    assert (np.asarray(ours.associated_images["macro"]) == np.asarray(theirs.associated_images["macro"])).all()
+    img = CuImage(str(path))
+    assert img.resolutions["level_count"] == 6
+    region = np.asarray(img.read_region((100, 50), (128, 96), 0))
+    assert (region[..., :3] == b_full(theirs, (100, 50), (128, 96))).all()
+    slide = tilewise.open(path)
+    locations = [(0, 0), (700, 300), (1900, 1400)]
+    batches = list(slide.read_regions(locations, (128, 128), batch_size=3, num_workers=2))
+    for k, (x, y) in enumerate(locations):
+        assert (np.asarray(batches[0])[k] == slide.read_region((x, y), (128, 128))).all()
+
+
+def b_full(osr, location, size):
+    return np.asarray(osr.read_region(location, 0, size))[..., :3]
