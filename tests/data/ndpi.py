@@ -148,7 +148,8 @@ def write_ndpi(path, image: np.ndarray, *, levels: int = 3, restart_interval: in
     for k in range(levels):
         lw, lh = W >> k, H >> k
         level = image if k == 0 else np.asarray(Image.fromarray(image).resize((lw, lh), Image.BILINEAR))
-        ri = restart_interval if k < levels - 1 else 0
+        # One interval for every level, or one per level (a row's MCUs must be a multiple of it).
+        ri = (restart_interval[k] if isinstance(restart_interval, (list, tuple)) else restart_interval) if k < levels - 1 else 0
         jpeg = encode_jpeg(level, quality=quality, restart_interval=ri, subsampling=subsampling)
         starts = interval_starts(jpeg) if ri and with_mcu_starts else []
         w.add((lw, lh), jpeg, lens / (2 ** k), mcu_starts=starts, extra=props if k == 0 else ())

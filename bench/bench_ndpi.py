@@ -1,0 +1,126 @@
+"""Random 256x256 patches from a Hamamatsu NDPI level whose one JPEG is 61,440 pixels wide (issue 13):
+tilewise against OpenSlide, 1 thread and N threads, caches off, each tool in its own process so that its
+peak memory (VmHWM) is its own. The slides (tests/data/ndpi.py, 4:2:2, restart intervals of 64 and 256
+MCUs = units of 1024 x 8 and 4096 x 8, the latter as OpenSlide's documentation describes real files) are
+generated once into bench/data.
+
+    bench_ndpi.py [--patches N] [--reps R] [--quick]"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from common import DATA, OUT, REPO, Table, slidegen
+
+sys.path.insert(0, str(REPO / "tests" / "data"))
+import ndpi  # noqa: E402
+
+
+def ndpi_slide(width: int, height: int, restart_interval: int) -> "os.PathLike":
+    DATA.mkdir(parents=True, exist_ok=True)
+    path = DATA / f"ndpi_{width}x{height}_ri{restart_interval}.ndpi"
+    if not path.exists():
+        print(f"generating {path.name} ...", flush=True)
+        block = slidegen.ihc_tissue(min(width, 4096), min(height, 4096), seed=4)
+        image = np.tile(block, (height // block.shape[0] + 1, width // block.shape[1] + 1, 1))[:height, :width]
+        tmp = path.with_suffix(".partial.ndpi")
+        ndpi.write_ndpi(tmp, np.ascontiguousarray(image), levels=3, restart_interval=[restart_interval, 64],
+                        subsampling="4:2:2", quality=85)
+        tmp.rename(path)
+    return path
+
+
+def child(tool: str, path: str, threads: int, patches: int, reps: int) -> None:
+    """One tool's measurement in this process: patches/s of each repetition and the peak RSS."""
+    rng = np.random.default_rng(0)
+    if tool == "tilewise":
+        import tilewise
+
+        slide = tilewise.open(path)
+        w0, h0 = slide.dimensions
+        tilewise.set_cache_capacity(0)
+        tilewise.set_worker_threads(1)
+
+        def read(loc):
+            slide.read_region(loc, (256, 256))
+    else:
+        import openslide
+
+        osr = openslide.OpenSlide(path)
+        osr.set_cache(openslide.OpenSlideCache(0))
+        w0, h0 = osr.dimensions
+
+        def read(loc):
+            np.asarray(osr.read_region(loc, 0, (256, 256)))
+    locs = [(int(rng.integers(0, w0 - 256)), int(rng.integers(0, h0 - 256))) for _ in range(patches)]
+    rates = []
+    for rep in range(reps + 1):
+        t = time.perf_counter()
+        if threads == 1:
+            for loc in locs:
+                read(loc)
+        else:
+            with ThreadPoolExecutor(threads) as pool:
+                list(pool.map(read, locs))
+        if rep:  # the first is a warm-up
+            rates.append(patches / (time.perf_counter() - t))
+    print(json.dumps({"rates": rates, "peak_mib": peak_rss_mib()}))
+
+
+def peak_rss_mib() -> float:
+    """This process's peak resident set (VmHWM: unlike ru_maxrss, not inherited across exec)."""
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--patches", type=int, default=300)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--child", nargs=5, metavar=("TOOL", "PATH", "THREADS", "PATCHES", "REPS"))
+    args = ap.parse_args()
+    if args.child:
+        tool, path, threads, patches, reps = args.child
+        child(tool, path, int(threads), int(patches), int(reps))
+        return
+    width, height = (16384, 2048) if args.quick else (61440, 4096)
+    if args.quick:
+        args.patches, args.reps = 60, 3
+    ncores = os.cpu_count() or 1
+    table = Table(f"CPU, {ncores} cores: Hamamatsu NDPI, level 0 one {width}x{height} JPEG (4:2:2), random 256x256 "
+                  "patches, caches off, each tool in its own process")
+    for ri, threads in [(ri, t) for ri in (64, 256) for t in (1, ncores)]:
+        path = ndpi_slide(width, height, ri)
+        name = f"units {ri * 16}x8, {threads} thread{'s' if threads > 1 else ''}"
+        for tool in ("tilewise", "OpenSlide"):
+            p = subprocess.run([sys.executable, __file__, "--child", tool.lower(), str(path), str(threads),
+                                str(args.patches), str(args.reps)], capture_output=True, text=True)
+            lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
+            if p.returncode != 0 or not lines:
+                table.add(name, f"{tool} FAILED (exit {p.returncode})", float("nan"), float("nan"), float("nan"),
+                          "patches/s", p.stderr.strip()[-200:])
+                continue
+            r = json.loads(lines[-1])
+            rates = sorted(r["rates"])
+            table.add(name, tool, float(np.median(rates)), rates[0], rates[-1], "patches/s",
+                      f"peak RSS {r['peak_mib']:.0f} MiB")
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+    text = f"commit {commit}\n\n" + table.markdown()
+    print(text)
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "ndpi.md").write_text(text)
+
+
+if __name__ == "__main__":
+    main()
