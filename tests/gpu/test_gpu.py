@@ -248,3 +248,33 @@ def test_forked_children_get_a_clear_error_or_work():
     assert checksum == int(s.read_region((0, 0), (64, 64)).sum())
     # The parent still works after the child.
     assert s.read_region((0, 0), (64, 64), device="cuda").shape == (64, 64, 3)
+
+
+@pytest.mark.parametrize("subsampling", ["4:2:2", "4:2:0"])
+def test_ndpi_restart_intervals_on_the_device(tmp_path, subsampling):
+    """NDPI units (restart intervals behind the image's header) are complete JPEGs: the lanes decode them,
+    through single reads and device batches; the derived 1/2-1/8 levels fall back to the CPU exactly."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "data"))
+    ndpi = pytest.importorskip("ndpi")
+    slidegen = pytest.importorskip("slidegen")
+    path = tmp_path / "slide.ndpi"
+    ndpi.write_ndpi(path, slidegen.tissue_image(2048, 1536, seed=5), levels=3, restart_interval=8,
+                    subsampling=subsampling)
+    s = tilewise.open(path)
+    rng = np.random.default_rng(1)
+    before = tilewise._core.gpu_stats(0)
+    for level in range(s.level_count):
+        exact = level >= 3  # derived by DCT scaling: decoded on the CPU
+        for x, y, w, h in regions(s, level, rng, n=8):
+            gpu = to_host(s.read_region((x, y), (w, h), level=level, device="cuda"))
+            cpu = s.read_region((x, y), (w, h), level=level)
+            diff = int(np.abs(gpu.astype(int) - cpu.astype(int)).max()) if cpu.size else 0
+            assert diff <= (0 if exact else JPEG_TOLERANCE), f"level {level} ({x},{y}) {w}x{h}: {diff}"
+    assert tilewise._core.gpu_stats(0)["gpu_tiles"] > before["gpu_tiles"]
+    locs = [(int(rng.integers(0, 1900)), int(rng.integers(0, 1400))) for _ in range(64)]
+    gpu = [to_host(b) for b in s.read_regions(locs, (128, 128), batch_size=32, device="cuda")]
+    cpu = list(s.read_regions(locs, (128, 128), batch_size=32))
+    for a, b in zip(gpu, cpu):
+        assert np.abs(a.astype(int) - b.astype(int)).max() <= JPEG_TOLERANCE
