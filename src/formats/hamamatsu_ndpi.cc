@@ -118,7 +118,6 @@ Result<LevelModel> build_ndpi_level(const tiff::TiffFile& tiff, const tiff::Ifd&
   }
   LevelModel level;
   level.ifd = &ifd;
-  level.source = tiff.source_ptr();
   level.info.width = ifd.width;
   level.info.height = ifd.height;
   level.info.compression = codecs::compression_name(codecs::Compression::kJpeg);
@@ -135,7 +134,8 @@ Result<LevelModel> build_ndpi_level(const tiff::TiffFile& tiff, const tiff::Ifd&
     level.desc.width = static_cast<int32_t>(ifd.width);
     level.desc.height = static_cast<int32_t>(ifd.height);
     level.tiles_across = level.tiles_down = 1;
-    level.units = std::make_shared<const UnitTable>(UnitTable{{strip.offset}, {strip.length}});
+    level.units = std::make_shared<const UnitTable>(UnitTable{{strip.offset}, {strip.length}, {}});
+    level.parts = single_part(tiff.source_ptr());
   } else {
     if (frame.restart_interval > mcus_across || mcus_across % frame.restart_interval != 0) {
       return unsupported(where + ": restart interval " + std::to_string(frame.restart_interval) +
@@ -158,9 +158,8 @@ Result<LevelModel> build_ndpi_level(const tiff::TiffFile& tiff, const tiff::Ifd&
     }
     level.units = std::make_shared<const UnitTable>(std::move(units));
     level.stream = UnitStream::kRestartInterval;
-    level.unit_header = std::move(header.second);
-    codecs::set_frame_size(level.unit_header, frame, static_cast<uint16_t>(unit_width),
-                           static_cast<uint16_t>(frame.mcu_height));
+    codecs::set_frame_size(header.second, frame, static_cast<uint16_t>(unit_width), static_cast<uint16_t>(frame.mcu_height));
+    level.parts = single_part(tiff.source_ptr(), std::move(header.second));
   }
   level.info.tiled = true;  // OpenSlide reports the units as the level's tiles
   level.info.tile_width = level.desc.width;

@@ -103,8 +103,8 @@ Result<LevelModel> build_level(const tiff::TiffFile& tiff, const tiff::Ifd& ifd,
   level.info.compression = codecs::compression_name(d.compression);
   level.tiles_across = static_cast<int64_t>(ifd.chunks_across());
   level.tiles_down = static_cast<int64_t>(ifd.chunks_down());
-  level.source = tiff.source_ptr();
-  level.units = std::make_shared<const UnitTable>(UnitTable{ifd.chunk_offsets, ifd.chunk_byte_counts});
+  level.parts = single_part(tiff.source_ptr());
+  level.units = std::make_shared<const UnitTable>(UnitTable{ifd.chunk_offsets, ifd.chunk_byte_counts, {}});
   return level;
 }
 

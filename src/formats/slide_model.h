@@ -24,14 +24,22 @@ namespace tilewise::formats {
 
 enum class UnitStream {
   kStored,           // the unit's bytes as stored (JPEG with shared tables: desc.jpeg_tables, spliced in on demand)
-  kRestartInterval,  // unit_header + the unit's bytes, whose last two (the next restart marker) end as EOI
+  kRestartInterval,  // its part's header + the unit's bytes, whose last two (the next restart marker) end as EOI
 };
 
-// Where a level's units lie in its source; shared by the levels OpenSlide derives from one image by
-// decoding it at a reduced scale.
+// One file a level's units are read from, with the JPEG header its restart-interval units share
+// (UnitStream::kRestartInterval: SOI .. SOS of that file's image, its SOF sized to one unit).
+struct UnitPart {
+  std::shared_ptr<const io::Source> source;
+  std::vector<uint8_t> header;
+};
+
+// Where a level's units lie: byte ranges in the level's parts (`part` per unit; empty when the level has
+// one part). Shared by the levels OpenSlide derives from one image by decoding it at a reduced scale.
 struct UnitTable {
   std::vector<uint64_t> offsets;
   std::vector<uint64_t> lengths;
+  std::vector<uint32_t> part;
 };
 
 struct LevelModel {
@@ -39,17 +47,25 @@ struct LevelModel {
   codecs::TileDesc desc;  // unit description shared by every unit of the level (width x height pixels)
   int64_t tiles_across = 0;
   int64_t tiles_down = 0;
-  // The units, row-major over the grid: where each one's bytes lie in `source`. A unit of length 0 is
-  // absent in every format (Philips sparse slides, Aperio encoder gaps, sparse generic TIFFs) and reads as
-  // background.
-  std::shared_ptr<const io::Source> source;
+  // The units, row-major over the grid: where each one's bytes lie in which part (file). A unit of length 0
+  // is absent in every format (Philips sparse slides, Aperio encoder gaps, sparse generic TIFFs) and reads
+  // as background.
+  std::shared_ptr<const std::vector<UnitPart>> parts;
   std::shared_ptr<const UnitTable> units;
   UnitStream stream = UnitStream::kStored;
-  std::vector<uint8_t> unit_header;  // kRestartInterval: SOI .. SOS of the image, its SOF sized to one unit
-  const tiff::Ifd* ifd = nullptr;    // the TIFF directory the level was built from, if any (owned by SlideModel::tiff)
+  const tiff::Ifd* ifd = nullptr;  // the TIFF directory the level was built from, if any (owned by SlideModel::tiff)
   uint64_t unit_offset(int64_t i) const { return units->offsets[static_cast<size_t>(i)]; }
   uint64_t unit_length(int64_t i) const { return units->lengths[static_cast<size_t>(i)]; }
+  const UnitPart& unit_part(int64_t i) const {
+    return (*parts)[units->part.empty() ? 0 : units->part[static_cast<size_t>(i)]];
+  }
 };
+
+// The parts of a level read from one file (with no shared header).
+inline std::shared_ptr<const std::vector<UnitPart>> single_part(std::shared_ptr<const io::Source> source,
+                                                                 std::vector<uint8_t> header = {}) {
+  return std::make_shared<const std::vector<UnitPart>>(std::vector<UnitPart>{{std::move(source), std::move(header)}});
+}
 
 struct AssociatedModel {
   std::string name;

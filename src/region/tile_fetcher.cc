@@ -16,8 +16,8 @@ int32_t TileRef::valid_cols() const {
 }
 
 std::string TileFetcher::context(const TileRef& tile, uint64_t offset) const {
-  return tile.level->source->name() + ": " + std::string(tile.level_label) + " tile (" + std::to_string(tile.col) + "," +
-         std::to_string(tile.row) + ") at offset " + std::to_string(offset);
+  return tile.level->unit_part(tile.index()).source->name() + ": " + std::string(tile.level_label) + " tile (" +
+         std::to_string(tile.col) + "," + std::to_string(tile.row) + ") at offset " + std::to_string(offset);
 }
 
 std::string TileFetcher::context(const TileRef& tile) const {
@@ -28,16 +28,17 @@ Result<std::vector<uint8_t>> TileFetcher::read_bytes(const TileRef& tile, bool s
   const formats::LevelModel& level = *tile.level;
   const uint64_t offset = level.unit_offset(tile.index());
   const uint64_t length = level.unit_length(tile.index());
-  const io::Source& source = *level.source;
+  const formats::UnitPart& part = level.unit_part(tile.index());
+  const io::Source& source = *part.source;
   if (!internal::range_inside(offset, length, source.size())) {
     return corrupt(context(tile, offset) + ": " + std::to_string(length) + " bytes would run past the end of the file (" +
                    std::to_string(source.size()) + " bytes)");
   }
   if (level.stream == formats::UnitStream::kRestartInterval) {
     // The image's header, then the MCUs up to the next restart marker, which becomes the end of image.
-    const size_t head = level.unit_header.size();
+    const size_t head = part.header.size();
     std::vector<uint8_t> bytes(head + length);
-    std::memcpy(bytes.data(), level.unit_header.data(), head);
+    std::memcpy(bytes.data(), part.header.data(), head);
     Status s = source.pread({bytes.data() + head, length}, offset);
     if (!s.ok()) return s.with_context(context(tile, offset));
     if (length < 2 || bytes[bytes.size() - 2] != 0xFF) {

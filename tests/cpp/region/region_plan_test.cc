@@ -19,7 +19,7 @@ struct Level {
     model.desc.height = 32;
     model.tiles_across = 4;
     model.tiles_down = 5;
-    formats::UnitTable units{std::vector<uint64_t>(20, 8), std::vector<uint64_t>(20, 100)};
+    formats::UnitTable units{std::vector<uint64_t>(20, 8), std::vector<uint64_t>(20, 100), {}};
     units.lengths[5] = 0;
     model.units = std::make_shared<const formats::UnitTable>(std::move(units));
   }
