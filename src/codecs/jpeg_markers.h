@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "tilewise/status.h"
@@ -20,6 +21,7 @@ struct JpegFrame {
   int mcu_width = 8;            // 8 x the largest horizontal sampling factor
   int mcu_height = 8;
   uint32_t restart_interval = 0;  // MCUs per restart interval (DRI); 0 = none
+  std::string comment;            // the first COM segment, up to its first NUL
 };
 
 // Parses the markers from SOI through the first SOS of `bytes` (a stream's beginning). Corrupt when the

@@ -18,17 +18,14 @@
 // warning, not read.
 #include <algorithm>
 #include <cmath>
-#include <functional>
-#include <map>
 #include <set>
 
-#include "codecs/jpeg_markers.h"
 #include "formats/format_registry.h"
+#include "formats/hamamatsu_jpeg.h"
 #include "formats/level_builder.h"
 #include "formats/tiff_properties.h"
 #include "tiff/private_tags.h"
 #include "tiff/tags.h"
-#include "util/checked_math.h"
 
 namespace tilewise::formats {
 
@@ -41,155 +38,24 @@ Status detect(const tiff::TiffFile& tiff) {
   return Status();
 }
 
-// The strip of an NDPI directory: its JPEG's byte range.
-struct Strip {
-  uint64_t offset;
-  uint64_t length;
-};
-
-Result<Strip> strip_of(const tiff::TiffFile& tiff, const tiff::Ifd& ifd) {
-  if (ifd.tiled || ifd.chunk_offsets.size() != 1 || ifd.chunk_height != ifd.height) {
-    return corrupt(describe_ifd(ifd) + ": expected one strip of " + std::to_string(ifd.height) + " rows");
-  }
-  const Strip s{ifd.chunk_offsets[0], ifd.chunk_byte_counts[0]};
-  if (!internal::range_inside(s.offset, s.length, tiff.source().size())) {
-    return corrupt(describe_ifd(ifd) + ": the JPEG (" + std::to_string(s.length) + " bytes at offset " +
-                   std::to_string(s.offset) + ") runs past the end of the file");
-  }
-  return s;
-}
-
-// The JPEG header of a strip: read in growing pieces until its SOS segment ends.
-Result<std::pair<codecs::JpegFrame, std::vector<uint8_t>>> read_header(const tiff::TiffFile& tiff, const tiff::Ifd& ifd,
-                                                                       const Strip& strip) {
-  for (uint64_t want = 64 << 10;; want *= 4) {
-    std::vector<uint8_t> bytes(static_cast<size_t>(std::min(want, strip.length)));
-    TW_RETURN_IF_ERROR(tiff.source().pread(bytes, strip.offset).with_context(describe_ifd(ifd)));
-    auto frame = codecs::parse_jpeg_frame(bytes);
-    if (frame.ok()) {
-      bytes.resize(static_cast<size_t>(frame->header_end));
-      return std::make_pair(*frame, std::move(bytes));
-    }
-    if (!codecs::frame_needs_more_bytes(frame.status()) || want >= strip.length || want >= (16u << 20)) {
-      return frame.status().with_context(describe_ifd(ifd));
-    }
-  }
-}
-
-// The offsets (in the file) where each restart interval of the strip begins: the McuStarts tag when it has
-// one per unit, else a scan of the entropy-coded data.
-Result<std::vector<uint64_t>> unit_starts(const tiff::TiffFile& tiff, const tiff::Ifd& ifd, const Strip& strip,
-                                          const codecs::JpegFrame& frame, uint64_t units) {
-  if (auto recorded = tiff::private_uints(ifd, tiff::kNdpiMcuStarts); recorded && recorded->size() == units) {
-    std::vector<uint64_t> starts(recorded->size());
-    for (size_t i = 0; i < starts.size(); ++i) {
-      if ((*recorded)[i] >= strip.length) return corrupt(describe_ifd(ifd) + ": MCU start " + std::to_string(i) + " lies past the JPEG");
-      starts[i] = strip.offset + (*recorded)[i];
-    }
-    return starts;
-  }
-  std::vector<uint64_t> starts{strip.offset + frame.header_end};
-  constexpr uint64_t kChunk = 4 << 20;
-  std::vector<uint8_t> buf;
-  bool pending_ff = false;
-  for (uint64_t at = frame.header_end; at < strip.length && starts.size() < units + 1; at += kChunk) {
-    buf.resize(static_cast<size_t>(std::min(kChunk, strip.length - at)));
-    TW_RETURN_IF_ERROR(tiff.source().pread(buf, strip.offset + at).with_context(describe_ifd(ifd)));
-    codecs::find_restart_markers(buf, strip.offset + at, pending_ff, starts);
-  }
-  if (starts.size() != units) {
-    return corrupt(describe_ifd(ifd) + ": the JPEG has " + std::to_string(starts.size()) + " restart intervals, its " +
-                   "size and restart interval need " + std::to_string(units));
-  }
-  return starts;
-}
-
 Result<LevelModel> build_ndpi_level(const tiff::TiffFile& tiff, const tiff::Ifd& ifd, const ModelLimits& limits) {
   const std::string where = describe_ifd(ifd);
-  TW_ASSIGN_OR_RETURN(const Strip strip, strip_of(tiff, ifd));
-  TW_ASSIGN_OR_RETURN(auto header, read_header(tiff, ifd, strip));
-  const codecs::JpegFrame& frame = header.first;
-  if (frame.components != 3) return unsupported(where + ": a JPEG with " + std::to_string(frame.components) + " components");
-  // SOF sizes of 0 (or anything) stand for the TIFF's size when the level is wider or taller than JPEG allows.
-  if ((frame.width != 0 && frame.width != ifd.width && ifd.width <= 65500) ||
-      (frame.height != 0 && frame.height != ifd.height && ifd.height <= 65500)) {
-    return corrupt(where + ": JPEG size " + std::to_string(frame.width) + "x" + std::to_string(frame.height) +
-                   " differs from the directory's " + std::to_string(ifd.width) + "x" + std::to_string(ifd.height));
+  if (ifd.tiled || ifd.chunk_offsets.size() != 1 || ifd.chunk_height != ifd.height) {
+    return corrupt(where + ": expected one strip of " + std::to_string(ifd.height) + " rows");
   }
-  LevelModel level;
+  const auto recorded = tiff::private_uints(ifd, tiff::kNdpiMcuStarts);
+  TW_ASSIGN_OR_RETURN(RestartJpeg jpeg, index_jpeg(tiff.source(), ifd.chunk_offsets[0], ifd.chunk_byte_counts[0],
+                                                   ifd.width, ifd.height, recorded ? &*recorded : nullptr, limits,
+                                                   where));
+  LevelModel level = restart_jpeg_level(jpeg);
   level.ifd = &ifd;
   level.info.width = ifd.width;
   level.info.height = ifd.height;
-  level.info.compression = codecs::compression_name(codecs::Compression::kJpeg);
-  level.desc.compression = codecs::Compression::kJpeg;
-  level.desc.color = codecs::ColorSpace::kYCbCr;
-  const uint64_t mcus_across = (uint64_t{ifd.width} + frame.mcu_width - 1) / frame.mcu_width;
-  if (frame.restart_interval == 0) {  // one unit: the whole JPEG
-    auto bytes = internal::checked_mul(uint64_t{ifd.width} * ifd.height, 4);
-    if (!bytes || *bytes > limits.max_chunk_bytes || ifd.width > 65500 || ifd.height > 65500) {
-      return unsupported(where + ": a " + std::to_string(ifd.width) + "x" + std::to_string(ifd.height) +
-                         " JPEG without restart markers cannot be read in parts, and exceeds the " +
-                         std::to_string(limits.max_chunk_bytes >> 20) + " MiB decode limit");
-    }
-    level.desc.width = static_cast<int32_t>(ifd.width);
-    level.desc.height = static_cast<int32_t>(ifd.height);
-    level.tiles_across = level.tiles_down = 1;
-    level.units = std::make_shared<const UnitTable>(UnitTable{{strip.offset}, {strip.length}, {}});
-    level.parts = single_part(tiff.source_ptr());
-  } else {
-    if (frame.restart_interval > mcus_across || mcus_across % frame.restart_interval != 0) {
-      return unsupported(where + ": restart interval " + std::to_string(frame.restart_interval) +
-                         " does not divide the " + std::to_string(mcus_across) + " MCUs of a row");
-    }
-    const uint64_t unit_width = uint64_t{frame.restart_interval} * frame.mcu_width;
-    if (unit_width > 65500) return unsupported(where + ": restart intervals of " + std::to_string(unit_width) + " pixels");
-    level.desc.width = static_cast<int32_t>(unit_width);
-    level.desc.height = frame.mcu_height;
-    level.tiles_across = static_cast<int64_t>(mcus_across / frame.restart_interval);
-    level.tiles_down = (int64_t{ifd.height} + frame.mcu_height - 1) / frame.mcu_height;
-    const uint64_t count = static_cast<uint64_t>(level.tiles_across * level.tiles_down);
-    UnitTable units;
-    TW_ASSIGN_OR_RETURN(units.offsets, unit_starts(tiff, ifd, strip, frame, count));
-    units.lengths.resize(count);
-    for (size_t i = 0; i < count; ++i) {
-      const uint64_t end = i + 1 < count ? units.offsets[i + 1] : strip.offset + strip.length;
-      if (end <= units.offsets[i]) return corrupt(where + ": MCU starts are not increasing at " + std::to_string(i));
-      units.lengths[i] = end - units.offsets[i];
-    }
-    level.units = std::make_shared<const UnitTable>(std::move(units));
-    level.stream = UnitStream::kRestartInterval;
-    codecs::set_frame_size(header.second, frame, static_cast<uint16_t>(unit_width), static_cast<uint16_t>(frame.mcu_height));
-    level.parts = single_part(tiff.source_ptr(), std::move(header.second));
-  }
-  level.info.tiled = true;  // OpenSlide reports the units as the level's tiles
-  level.info.tile_width = level.desc.width;
-  level.info.tile_height = level.desc.height;
+  level.tiles_across = jpeg.units_across;
+  level.tiles_down = jpeg.units_down;
+  level.units = std::make_shared<const UnitTable>(UnitTable{std::move(jpeg.offsets), std::move(jpeg.lengths), {}});
+  level.parts = single_part(tiff.source_ptr(), std::move(jpeg.unit_header));
   return level;
-}
-
-// OpenSlide's levels of a Hamamatsu JPEG pyramid: each stored level, and the same level decoded at 1/2,
-// 1/4 and 1/8 scale where its units divide evenly; of several with one width the later (a smaller stored
-// level, or one scaled less) replaces the earlier; largest first.
-std::vector<LevelModel> with_scaled_levels(const std::vector<LevelModel>& stored) {
-  std::map<int64_t, LevelModel, std::greater<>> by_width;
-  for (const LevelModel& l : stored) {
-    by_width.insert_or_assign(l.info.width, l);
-    for (int32_t denom = 2; denom <= 8; denom *= 2) {
-      if (l.desc.width % denom != 0 || l.desc.height % denom != 0) continue;
-      LevelModel scaled = l;  // same units (shared), same directory (its quickhash), decoded smaller
-      scaled.info.width = l.info.width / denom;
-      scaled.info.height = l.info.height / denom;
-      scaled.desc.width = l.desc.width / denom;
-      scaled.desc.height = l.desc.height / denom;
-      scaled.desc.scale_denom = denom;
-      scaled.info.tile_width = scaled.desc.width;
-      scaled.info.tile_height = scaled.desc.height;
-      by_width.insert_or_assign(scaled.info.width, std::move(scaled));
-    }
-  }
-  std::vector<LevelModel> levels;
-  for (auto& [width, level] : by_width) levels.push_back(std::move(level));
-  return levels;
 }
 
 // The macro image: its JPEG decoded whole.
