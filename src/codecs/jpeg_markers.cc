@@ -23,7 +23,7 @@ bool frame_needs_more_bytes(const Status& s) { return s.code() == StatusCode::kC
 Result<JpegFrame> parse_jpeg_frame(std::span<const uint8_t> b) {
   JpegFrame f;
   if (b.size() < 2 || b[0] != 0xFF || b[1] != 0xD8) return corrupt("jpeg: the stream does not start with SOI");
-  bool have_sof = false, have_comment = false;
+  bool have_sof = false;
   size_t pos = 2;
   for (;;) {
     if (pos + 4 > b.size()) return corrupt(kNeedMore);
@@ -57,10 +57,10 @@ Result<JpegFrame> parse_jpeg_frame(std::span<const uint8_t> b) {
       f.mcu_width = 8 * hmax;
       f.mcu_height = 8 * vmax;
       have_sof = true;
-    } else if (marker == 0xFE && !have_comment) {
+    } else if (marker == 0xFE && !f.has_comment) {
       f.comment.assign(reinterpret_cast<const char*>(seg), length - 2);
       f.comment.resize(std::min(f.comment.size(), f.comment.find('\0')));
-      have_comment = true;
+      f.has_comment = true;
     } else if (marker == 0xDD) {
       if (length < 4) return corrupt("jpeg: DRI segment is too short");
       f.restart_interval = be16(seg);

@@ -7,6 +7,7 @@ namespace {
 const FormatDriver kTable[] = {
     kAperioDriver,
     kPhilipsDriver,
+    kHamamatsuVmsDriver,
     kHamamatsuNdpiDriver,
     kOmeTiffDriver,
     kGenericTiffDriver,
@@ -15,13 +16,38 @@ const FormatDriver kTable[] = {
 
 std::span<const FormatDriver> format_table() { return kTable; }
 
+namespace {
+
+// The first driver of a file that is not TIFF that recognises it, else nullptr (`reasons` says why not).
+const FormatDriver* source_driver(const io::Source& source, std::string& reasons) {
+  for (const FormatDriver& driver : format_table()) {
+    if (!driver.detect_source) continue;
+    Status detected = driver.detect_source(source);
+    if (detected.ok()) return &driver;
+    reasons += std::string(reasons.empty() ? "" : "; ") + driver.name + ": " + detected.message();
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 Result<SlideModel> open_model(std::shared_ptr<const io::Source> source) {
   const std::string& name = source->name();
   if (source->size() == 0) return unsupported(name + ": file is empty");
+  if (!tiff::TiffFile::has_tiff_header(*source)) {
+    std::string reasons;
+    if (const FormatDriver* driver = source_driver(*source, reasons)) {
+      auto model = driver->open_source(source);
+      if (!model.ok()) return model.status().with_context(name + ": " + driver->name);
+      return model;
+    }
+    return unsupported(name + ": not a TIFF file, nor a slide file tilewise reads otherwise (" + reasons + ")");
+  }
   auto tiff = tiff::TiffFile::parse(source);
   if (!tiff.ok()) return tiff.status();
   std::string reasons;
   for (const FormatDriver& driver : format_table()) {
+    if (!driver.detect) continue;
     Status detected = driver.detect(**tiff);
     if (!detected.ok()) {
       reasons += std::string(reasons.empty() ? "" : "; ") + driver.name + ": " + detected.message();
@@ -35,10 +61,15 @@ Result<SlideModel> open_model(std::shared_ptr<const io::Source> source) {
 }
 
 std::string detect_vendor(std::shared_ptr<const io::Source> source) {
+  if (!tiff::TiffFile::has_tiff_header(*source)) {
+    std::string reasons;
+    const FormatDriver* driver = source_driver(*source, reasons);
+    return driver ? driver->name : "";
+  }
   auto tiff = tiff::TiffFile::parse(source);
   if (!tiff.ok()) return "";
   for (const FormatDriver& driver : format_table()) {
-    if (driver.detect(**tiff).ok()) return driver.name;
+    if (driver.detect && driver.detect(**tiff).ok()) return driver.name;
   }
   return "";
 }

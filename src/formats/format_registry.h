@@ -1,6 +1,6 @@
 // The ordered table of format drivers (OpenSlide's formats[] table): specific vendors first, generic TIFF
 // last. open_model() asks each driver in order whether it recognises the file and opens it with the first
-// that does.
+// that does: TIFF drivers get the parsed TIFF, the others (index files such as Hamamatsu VMS) the source.
 #pragma once
 
 #include <memory>
@@ -14,9 +14,12 @@ namespace tilewise::formats {
 
 struct FormatDriver {
   const char* name;
-  // Ok when this driver recognises the file; otherwise a status whose message says why not.
+  // TIFF drivers: ok when this driver recognises the file; otherwise a status whose message says why not.
   Status (*detect)(const tiff::TiffFile& tiff);
   Result<SlideModel> (*open)(std::shared_ptr<const tiff::TiffFile> tiff);
+  // Drivers of files that are not TIFF: the same, from the opened source (its first bytes, its text).
+  Status (*detect_source)(const io::Source& source) = nullptr;
+  Result<SlideModel> (*open_source)(std::shared_ptr<const io::Source> source) = nullptr;
 };
 
 std::span<const FormatDriver> format_table();
@@ -32,6 +35,7 @@ std::string detect_vendor(std::shared_ptr<const io::Source> source);
 extern const FormatDriver kAperioDriver;
 extern const FormatDriver kPhilipsDriver;
 extern const FormatDriver kHamamatsuNdpiDriver;
+extern const FormatDriver kHamamatsuVmsDriver;
 extern const FormatDriver kOmeTiffDriver;
 extern const FormatDriver kGenericTiffDriver;
 

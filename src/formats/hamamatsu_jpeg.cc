@@ -144,6 +144,10 @@ std::vector<LevelModel> with_scaled_levels(const std::vector<LevelModel>& stored
       scaled.desc.scale_denom = denom;
       scaled.info.tile_width = scaled.desc.width;
       scaled.info.tile_height = scaled.desc.height;
+      // The scaled size is rounded down: a last unit row may fall wholly outside it (drop it; rows do not
+      // enter unit indices). A last column can only when it held fewer than `denom` pixels; it stays in the
+      // grid (tiles_across is the unit table's row stride) and is never read.
+      scaled.tiles_down = (scaled.info.height + scaled.desc.height - 1) / scaled.desc.height;
       by_width.insert_or_assign(scaled.info.width, std::move(scaled));
     }
   }

@@ -2,10 +2,56 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
 namespace tilewise::formats {
+
+namespace {
+
+// SHA-256 through OpenSSL's libcrypto, as a hex string.
+class Sha256 {
+ public:
+  Sha256() : ctx_(EVP_MD_CTX_new(), &EVP_MD_CTX_free) {
+    ok_ = ctx_ && EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr) == 1;
+  }
+  bool ok() const { return ok_; }
+  void update(const void* data, size_t size) { EVP_DigestUpdate(ctx_.get(), data, size); }
+  std::string hex() {
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    EVP_DigestFinal_ex(ctx_.get(), digest, &len);
+    static const char kHex[] = "0123456789abcdef";
+    std::string out;
+    for (unsigned int i = 0; i < len; ++i) {
+      out += kHex[digest[i] >> 4];
+      out += kHex[digest[i] & 15];
+    }
+    return out;
+  }
+
+ private:
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx_;
+  bool ok_ = false;
+};
+
+}  // namespace
+
+Result<std::string> quickhash1_of_files(std::span<const io::Source* const> files) {
+  Sha256 sha;
+  if (!sha.ok()) return internal_error("cannot start SHA-256");
+  std::vector<uint8_t> buf;
+  for (const io::Source* f : files) {
+    for (uint64_t at = 0; at < f->size();) {
+      buf.resize(static_cast<size_t>(std::min<uint64_t>(f->size() - at, 1 << 20)));
+      TW_RETURN_IF_ERROR(f->pread(buf, at).with_context("cannot hash " + f->name()));
+      sha.update(buf.data(), buf.size());
+      at += buf.size();
+    }
+  }
+  return sha.hex();
+}
 
 Result<std::optional<std::string>> quickhash1(const tiff::TiffFile& tiff, const tiff::Ifd& lowest_level,
                                               const tiff::Ifd& property_ifd) {
@@ -14,16 +60,16 @@ Result<std::optional<std::string>> quickhash1(const tiff::TiffFile& tiff, const 
     total += n;
     if (total > (5u << 20)) return std::optional<std::string>();
   }
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) return internal_error("cannot start SHA-256");
+  Sha256 sha;
+  if (!sha.ok()) return internal_error("cannot start SHA-256");
   std::vector<uint8_t> bytes;
   for (size_t i = 0; i < lowest_level.chunk_offsets.size(); ++i) {
     bytes.resize(lowest_level.chunk_byte_counts[i]);
     Status s = tiff.source().pread(bytes, lowest_level.chunk_offsets[i]);
     if (!s.ok()) return s.with_context("cannot hash the lowest-resolution level");
-    EVP_DigestUpdate(ctx.get(), bytes.data(), bytes.size());
+    sha.update(bytes.data(), bytes.size());
   }
-  auto hash_string = [&](const std::string& s) { EVP_DigestUpdate(ctx.get(), s.c_str(), s.size() + 1); };
+  auto hash_string = [&](const std::string& s) { sha.update(s.c_str(), s.size() + 1); };
   const std::pair<const char*, const std::optional<std::string>*> tags[] = {
       {"tiff.ImageDescription", &property_ifd.image_description}, {"tiff.Make", &property_ifd.make},
       {"tiff.Model", &property_ifd.model}, {"tiff.Software", &property_ifd.software},
@@ -34,16 +80,7 @@ Result<std::optional<std::string>> quickhash1(const tiff::TiffFile& tiff, const 
     hash_string(name);
     hash_string(value->value_or(""));
   }
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_DigestFinal_ex(ctx.get(), digest, &len);
-  static const char kHex[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned int i = 0; i < len; ++i) {
-    hex += kHex[digest[i] >> 4];
-    hex += kHex[digest[i] & 15];
-  }
-  return std::optional<std::string>(hex);
+  return std::optional<std::string>(sha.hex());
 }
 
 }  // namespace tilewise::formats

@@ -5,8 +5,10 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 
+#include "io/source.h"
 #include "tiff/tiff_file.h"
 #include "tilewise/status.h"
 
@@ -15,5 +17,9 @@ namespace tilewise::formats {
 // The hex digest, nullopt when the level is too large to hash; an error when its bytes cannot be read.
 Result<std::optional<std::string>> quickhash1(const tiff::TiffFile& tiff, const tiff::Ifd& lowest_level,
                                               const tiff::Ifd& property_ifd);
+
+// quickhash-1 of formats OpenSlide hashes whole files of (Hamamatsu VMS: the index file, then the map): the
+// SHA-256 of the files' bytes, in order.
+Result<std::string> quickhash1_of_files(std::span<const io::Source* const> files);
 
 }  // namespace tilewise::formats

@@ -50,7 +50,8 @@ void add_mpp_from_resolution(const tiff::Ifd& ifd, PropertyMap& props) {
 
 namespace {
 void add_quickhash(SlideModel& model, PropertyMap& props) {
-  if (model.levels.empty()) return;
+  // Drivers of files that are not TIFF hash what OpenSlide hashes for them themselves.
+  if (model.levels.empty() || !model.tiff || !model.levels.back().ifd) return;
   auto hash = quickhash1(*model.tiff, *model.levels.back().ifd, model.tiff->ifds()[0]);
   if (!hash.ok()) {
     // OpenSlide refuses to open such a file; tilewise opens it (the damaged tiles fail when read) without

@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import ndpi  # noqa: E402
 import slidegen  # noqa: E402
 import vendor_tiff  # noqa: E402
+import vms  # noqa: E402
 
 
 def base_files(out: Path) -> dict:
@@ -310,6 +311,31 @@ def build(out: Path) -> list:
     data = files["ndpi"].read_bytes()
     for frac in (0.05, 0.3, 0.7, 0.95, 0.999):
         add(f"trunc-ndpi-{int(len(data) * frac)}.ndpi", data[: int(len(data) * frac)], "clean", "")
+
+    # Hamamatsu VMS: file sets in their own folders (the entry's file is the index).
+    def vms_variant(name, expect, pattern="", edit=None, **kw):
+        index = vms.write_vms(out / name, img[:, :256], cols=2, rows=2, restart_interval=4, **kw)
+        if edit:
+            edit(index)
+        entries.append({"name": name, "file": f"{name}/{index.name}", "expect": expect, "pattern": pattern})
+
+    def rewrite(fn):
+        return lambda index: index.write_text(fn(index.read_text()))
+
+    vms_variant("good-vms", "reads")
+    vms_variant("vms-missing-image", "open-fails", r"slide_1_1\.jpg", edit=lambda i: (i.parent / "slide_1_1.jpg").unlink())
+    vms_variant("vms-no-map-key", "open-fails", r"Can't read map file",
+                edit=rewrite(lambda t: "".join(l for l in t.splitlines(True) if not l.startswith("MapFile"))))
+    vms_variant("vms-duplicate-image", "open-fails", r"Duplicate image for \(1,0\)",
+                edit=rewrite(lambda t: t + "ImageFile(1,0)=slide_0_0.jpg\r\n"))
+    vms_variant("vms-bad-column", "open-fails", r"Invalid row or column",
+                edit=rewrite(lambda t: t + "ImageFile(5,0)=slide_0_0.jpg\r\n"))
+    vms_variant("vms-no-rows", "open-fails", r"VMS file has no rows",
+                edit=rewrite(lambda t: t.replace("NoJpegRows=2", "NoJpegRows=0")))
+    vms_variant("vms-truncated-jpeg", "open-fails", r"restart intervals",
+                edit=lambda i: (i.parent / "slide_0_1.jpg").write_bytes((i.parent / "slide_0_1.jpg").read_bytes()[:900]))
+    vms_variant("vms-image-without-restart-markers", "open-fails", r"Tile size not consistent",
+                edit=lambda i: (i.parent / "slide_1_0.jpg").write_bytes(ndpi.encode_jpeg(img[:120, 128:256])))
 
     # Not slides at all.
     add("empty.tif", b"", "open-fails", r"empty")

@@ -50,7 +50,8 @@ class FormatConformance : public ::testing::TestWithParam<DriverCase> {
                    << ": generate it with tests/data/catalogue.py (scripts/test.sh does)";
     }
     bytes_ = file_bytes(path_);
-    auto model = open_model(io::memory_source(bytes_, GetParam().file));
+    // Named by its full path: a driver of a file set (VMS) finds the other files beside it.
+    auto model = open_model(io::memory_source(bytes_, path_.string()));
     ASSERT_TRUE(model.ok()) << model.status().message();
     model_ = std::move(model).value();
   }
@@ -132,6 +133,9 @@ TEST_P(FormatConformance, EveryLevelReadAsARegionIsTheMosaicOfItsTiles) {
 TEST_P(FormatConformance, ADamagedTileIsReportedWithFileLevelTileAndOffset) {
   const LevelModel& l = model_.levels[0];
   if (l.desc.compression == codecs::Compression::kNone) GTEST_SKIP() << "raw tiles: any bytes are valid pixels";
+  if (l.unit_part(0).source->name() != path_.string()) {
+    GTEST_SKIP() << "level 0's units lie in the set's other files (damaged there by the catalogue's entries)";
+  }
   const int64_t index = l.tiles_across + 1 < l.tiles_across * l.tiles_down ? l.tiles_across + 1 : 0;  // tile (1,1)
   const uint64_t offset = l.unit_offset(index);
   const uint64_t count = l.unit_length(index);
@@ -160,7 +164,7 @@ INSTANTIATE_TEST_SUITE_P(
     Drivers, FormatConformance,
     ::testing::Values(DriverCase{"good-aperio-jpeg-rgb.svs", "aperio"}, DriverCase{"good-aperio-j2k-ycbcr.svs", "aperio"},
                       DriverCase{"good-philips.tiff", "philips"}, DriverCase{"good-ome.ome.tif", "ome-tiff"},
-                      DriverCase{"good-hamamatsu.ndpi", "hamamatsu"},
+                      DriverCase{"good-hamamatsu.ndpi", "hamamatsu"}, DriverCase{"good-vms/slide.vms", "hamamatsu"},
                       DriverCase{"good-jpeg.tif", "generic-tiff"}, DriverCase{"good-vips.tif", "generic-tiff"},
                       DriverCase{"good-strips.tif", "generic-tiff"}, DriverCase{"good-bigtiff.tif", "generic-tiff"},
                       DriverCase{"good-lzw.tif", "generic-tiff"}, DriverCase{"good-zstd.tif", "generic-tiff"},

@@ -1,6 +1,6 @@
-"""Hamamatsu NDPI (issue 13): generated files (tests/data/ndpi.py) against OpenSlide 4.0.1 - vendor, levels
-(the stored ones and those OpenSlide derives at 1/2, 1/4, 1/8 scale), every property, the macro, and pixels
-at every level - plus the variants OpenSlide cannot check and the compatibility modules on NDPI."""
+"""Hamamatsu NDPI and VMS (issue 13): generated files (tests/data/ndpi.py, vms.py) against OpenSlide 4.0.1 -
+vendor, levels (the stored ones and those OpenSlide derives at 1/2, 1/4, 1/8 scale), every property, the
+macro, and pixels at every level - plus the variants OpenSlide cannot check and the compatibility modules."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 import ndpi
 import slidegen
 import tilewise
+import vms
 from test_formats import compare_with_openslide
 
 openslide = pytest.importorskip("openslide")
@@ -94,3 +95,23 @@ def test_ndpi_through_the_compatibility_modules_and_the_loader(tmp_path, image):
 
 def b_full(osr, location, size):
     return np.asarray(osr.read_region(location, 0, size))[..., :3]
+
+
+@pytest.mark.parametrize("subsampling,restart_interval,grid", [("4:4:4", 16, (2, 2)), ("4:2:2", 8, (3, 1))])
+def test_vms_matches_openslide(tmp_path, image, subsampling, restart_interval, grid):
+    """A VMS set: level 0 from a grid of JPEG files (units of several files in one level), the map level,
+    the derived levels, the first file's JPEG comment, the macro, hamamatsu.* keys and quickhash-1."""
+    index = vms.write_vms(tmp_path, image[:, :1536] if grid == (3, 1) else image, cols=grid[0], rows=grid[1],
+                          restart_interval=restart_interval, subsampling=subsampling)
+    slide = compare_with_openslide(index, regions=10)
+    assert slide.format == "hamamatsu"
+    assert slide.properties["openslide.comment"] == "tilewise test"
+    assert slide.properties["hamamatsu.NoJpegColumns"] == str(grid[0])
+    assert "macro" in slide.associated_images
+
+
+def test_vms_errors_name_the_missing_file(tmp_path, image):
+    index = vms.write_vms(tmp_path, image, cols=2, rows=2)
+    (tmp_path / "slide_1_1.jpg").unlink()
+    with pytest.raises(tilewise.errors.TilewiseError, match="slide_1_1.jpg"):
+        tilewise.open(index)

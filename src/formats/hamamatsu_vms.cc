@@ -1,0 +1,265 @@
+// Hamamatsu VMS (OpenSlide's "hamamatsu" vendor, VMS variant): an INI-style index file naming a grid of
+// JPEG files that together make level 0, a map JPEG (a smaller level) and a macro JPEG.
+//
+// The index ([Virtual Microscope Specimen], at most 64 KiB, as OpenSlide reads it) gives NoJpegColumns x
+// NoJpegRows image files as ImageFile, ImageFile(x,y), ImageFile(z) or ImageFile(z,x,y) (layer z 0 only),
+// MapFile (required) and MacroImage. Every JPEG is read by restart interval (formats/hamamatsu_jpeg.h):
+// level 0 is the grid of all image files' units (a level whose units come from many files, each file a
+// UnitPart with its own header), the map is level 1, and OpenSlide's derived 1/2, 1/4, 1/8 levels follow.
+// The OptimisationFile's restart-marker hints are not needed: the JPEGs are scanned at open.
+//
+// Properties as OpenSlide writes them: hamamatsu.<key> for every key of the group, the objective power
+// from SourceLens, mpp from PhysicalWidth/PhysicalHeight (nanometres over level 0's size), the first image
+// file's JPEG comment as openslide.comment, quickhash-1 over the index file and the map file.
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <map>
+
+#include "formats/format_registry.h"
+#include "formats/hamamatsu_jpeg.h"
+#include "formats/level_builder.h"
+#include "formats/quickhash.h"
+#include "formats/tiff_properties.h"
+
+namespace tilewise::formats {
+
+namespace {
+
+constexpr uint64_t kMaxIndexBytes = 64 << 10;
+constexpr const char* kGroup = "Virtual Microscope Specimen";
+
+// The keys of one group of an INI-style file, in file order (GLib key-file rules: [group] headers, key=value
+// lines with the whitespace around both trimmed, # comments).
+using KeyList = std::vector<std::pair<std::string, std::string>>;
+
+std::string trim(const std::string& s) {
+  const size_t a = s.find_first_not_of(" \t\r");
+  if (a == std::string::npos) return "";
+  return s.substr(a, s.find_last_not_of(" \t\r") - a + 1);
+}
+
+Result<std::map<std::string, KeyList>> read_index(const io::Source& source) {
+  if (source.size() > kMaxIndexBytes) return unsupported("larger than an index file (64 KiB)");
+  std::string text(static_cast<size_t>(source.size()), '\0');
+  TW_RETURN_IF_ERROR(source.pread({reinterpret_cast<uint8_t*>(text.data()), text.size()}, 0));
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);  // a UTF-8 byte-order mark
+  if (text.find('\0') != std::string::npos) return unsupported("not a text file");
+  std::map<std::string, KeyList> groups;
+  KeyList* group = nullptr;
+  for (size_t at = 0; at < text.size();) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = trim(text.substr(at, end - at));
+    at = end + 1;
+    if (line.empty() || line[0] == '#') continue;
+    if (line.front() == '[' && line.back() == ']') {
+      group = &groups[line.substr(1, line.size() - 2)];
+      continue;
+    }
+    const size_t eq = line.find('=');
+    if (eq == std::string::npos || !group) return unsupported("not a key file (line \"" + line.substr(0, 40) + "\")");
+    group->emplace_back(trim(line.substr(0, eq)), trim(line.substr(eq + 1)));
+  }
+  return groups;
+}
+
+const std::string* find_key(const KeyList& keys, const std::string& key) {
+  for (const auto& [k, v] : keys) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
+
+// GLib's integer reading: the whole value a decimal integer, else 0.
+int64_t integer(const KeyList& keys, const std::string& key) {
+  const std::string* v = find_key(keys, key);
+  if (!v || v->empty()) return 0;
+  char* end = nullptr;
+  const long long n = std::strtoll(v->c_str(), &end, 10);
+  return *end == '\0' ? n : 0;
+}
+
+Status detect(const io::Source& source) {
+  auto groups = read_index(source);
+  if (!groups.ok()) return groups.status();
+  auto g = groups->find(kGroup);
+  if (g == groups->end()) return unsupported("no [Virtual Microscope Specimen] group");
+  if (integer(g->second, "NoJpegColumns") < 1) return unsupported("VMS file has no columns");
+  if (integer(g->second, "NoJpegRows") < 1) return unsupported("VMS file has no rows");
+  return Status();
+}
+
+std::string folder_of(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
+}
+
+// A JPEG file of the set, indexed by restart interval.
+struct JpegFile {
+  std::shared_ptr<const io::Source> source;
+  RestartJpeg jpeg;
+};
+
+Result<JpegFile> open_jpeg(const std::string& path, const ModelLimits& limits) {
+  TW_ASSIGN_OR_RETURN(std::shared_ptr<const io::Source> source, io::open_file(path));
+  TW_ASSIGN_OR_RETURN(RestartJpeg jpeg, index_jpeg(*source, 0, source->size(), 0, 0, nullptr, limits, path));
+  return JpegFile{std::move(source), std::move(jpeg)};
+}
+
+// Level 0: the image files' units in one grid, file (c, r) covering tiles [c * across, ...) x [r * down, ...).
+Result<LevelModel> grid_level(const std::vector<JpegFile>& files, int64_t cols, int64_t rows) {
+  const RestartJpeg& j0 = files[0].jpeg;
+  LevelModel level = restart_jpeg_level(j0);
+  for (size_t i = 1; i < files.size(); ++i) {
+    const RestartJpeg& j = files[i].jpeg;
+    const int64_t c = static_cast<int64_t>(i) % cols, r = static_cast<int64_t>(i) / cols;
+    if (j.unit_width != j0.unit_width || j.unit_height != j0.unit_height || j.restart_units != j0.restart_units) {
+      return corrupt("Tile size not consistent for JPEG " + std::to_string(i) + ": expected " +
+                     std::to_string(j0.unit_width) + "x" + std::to_string(j0.unit_height) + ", found " +
+                     std::to_string(j.unit_width) + "x" + std::to_string(j.unit_height));
+    }
+    // Every file of a column has the column's width in units, of a row the row's height (only the last
+    // column and row may be narrower or shorter).
+    const RestartJpeg& top = files[static_cast<size_t>(c)].jpeg;
+    const RestartJpeg& left = files[static_cast<size_t>(r * cols)].jpeg;
+    if ((c != cols - 1 && j.units_across != j0.units_across) || (r != rows - 1 && j.units_down != j0.units_down) ||
+        j.units_across != top.units_across || j.units_down != left.units_down || j.units_across > j0.units_across ||
+        j.units_down > j0.units_down) {
+      return corrupt("Tiles across or down not consistent for JPEG " + std::to_string(i));
+    }
+  }
+  for (int64_t c = 0; c < cols; ++c) {
+    level.info.width += files[static_cast<size_t>(c)].jpeg.frame.width;
+    level.tiles_across += files[static_cast<size_t>(c)].jpeg.units_across;
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    level.info.height += files[static_cast<size_t>(r * cols)].jpeg.frame.height;
+    level.tiles_down += files[static_cast<size_t>(r * cols)].jpeg.units_down;
+  }
+  UnitTable units;
+  const size_t count = static_cast<size_t>(level.tiles_across * level.tiles_down);
+  units.offsets.resize(count);
+  units.lengths.resize(count);
+  units.part.resize(count);
+  auto parts = std::make_shared<std::vector<UnitPart>>();
+  for (const JpegFile& f : files) parts->push_back({f.source, f.jpeg.unit_header});
+  for (int64_t y = 0; y < level.tiles_down; ++y) {
+    for (int64_t x = 0; x < level.tiles_across; ++x) {
+      const size_t file = static_cast<size_t>((y / j0.units_down) * cols + x / j0.units_across);
+      const RestartJpeg& j = files[file].jpeg;
+      const int64_t local = (y % j0.units_down) * j.units_across + x % j0.units_across;
+      const size_t i = static_cast<size_t>(y * level.tiles_across + x);
+      units.offsets[i] = j.offsets[static_cast<size_t>(local)];
+      units.lengths[i] = j.lengths[static_cast<size_t>(local)];
+      units.part[i] = static_cast<uint32_t>(file);
+    }
+  }
+  level.units = std::make_shared<const UnitTable>(std::move(units));
+  level.parts = std::move(parts);
+  return level;
+}
+
+LevelModel single_jpeg_level(JpegFile file) {
+  LevelModel level = restart_jpeg_level(file.jpeg);
+  level.info.width = file.jpeg.frame.width;
+  level.info.height = file.jpeg.frame.height;
+  level.tiles_across = file.jpeg.units_across;
+  level.tiles_down = file.jpeg.units_down;
+  level.units = std::make_shared<const UnitTable>(UnitTable{std::move(file.jpeg.offsets), std::move(file.jpeg.lengths), {}});
+  level.parts = single_part(std::move(file.source), std::move(file.jpeg.unit_header));
+  return level;
+}
+
+// The image files named by the group: row-major, cols x rows of them, layer 0 only.
+Result<std::vector<std::string>> image_files(const KeyList& keys, int64_t cols, int64_t rows, const std::string& folder) {
+  std::vector<std::string> names(static_cast<size_t>(cols * rows));
+  for (const auto& [key, value] : keys) {
+    if (key.rfind("ImageFile", 0) != 0) continue;
+    std::vector<int64_t> index;
+    const std::string suffix = key.substr(9);
+    if (!suffix.empty()) {
+      if (suffix.front() != '(' || suffix.back() != ')') continue;
+      for (size_t at = 1; at < suffix.size();) {
+        size_t end = suffix.find_first_of(",)", at);
+        index.push_back(std::strtoll(suffix.substr(at, end - at).c_str(), nullptr, 10));
+        at = end + 1;
+      }
+    }
+    int64_t layer = 0, col = 0, row = 0;
+    if (index.size() == 1) layer = index[0];
+    if (index.size() == 2) col = index[0], row = index[1];
+    if (index.size() == 3) layer = index[0], col = index[1], row = index[2];
+    if (index.size() > 3) return corrupt("Unknown number of image dimensions: " + std::to_string(index.size()));
+    if (layer != 0) continue;
+    if (col < 0 || row < 0 || col >= cols || row >= rows) {
+      return corrupt("Invalid row or column in Hamamatsu file (" + std::to_string(col) + "," + std::to_string(row) + ")");
+    }
+    std::string& slot = names[static_cast<size_t>(row * cols + col)];
+    if (!slot.empty()) return corrupt("Duplicate image for (" + std::to_string(col) + "," + std::to_string(row) + ")");
+    slot = folder + "/" + value;
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i].empty()) return corrupt("Can't read image filename " + std::to_string(i));
+  }
+  return names;
+}
+
+Result<SlideModel> open(std::shared_ptr<const io::Source> index) {
+  TW_ASSIGN_OR_RETURN(auto groups, read_index(*index));
+  const KeyList& keys = groups.at(kGroup);
+  const int64_t cols = integer(keys, "NoJpegColumns"), rows = integer(keys, "NoJpegRows");
+  if (cols * rows > 4096) return corrupt("Too many columns or rows");
+  const std::string folder = folder_of(index->name());
+  const std::string* map = find_key(keys, "MapFile");
+  if (!map || map->empty()) return corrupt("Can't read map file");
+  TW_ASSIGN_OR_RETURN(std::vector<std::string> names, image_files(keys, cols, rows, folder));
+  const ModelLimits limits;
+  std::vector<JpegFile> files;
+  for (size_t i = 0; i < names.size(); ++i) {
+    auto f = open_jpeg(names[i], limits);
+    if (!f.ok()) return f.status().with_context("Can't validate JPEG " + std::to_string(i));
+    files.push_back(std::move(f).value());
+  }
+  auto map_file = open_jpeg(folder + "/" + *map, limits);
+  if (!map_file.ok()) return map_file.status().with_context("map file");
+
+  SlideModel model;
+  model.vendor = "hamamatsu";
+  PropertyMap props;
+  if (files[0].jpeg.frame.has_comment) {
+    props["openslide.comment"] = files[0].jpeg.frame.comment;
+  }
+  const std::array<const io::Source*, 2> hashed{index.get(), map_file->source.get()};
+  TW_ASSIGN_OR_RETURN(props["openslide.quickhash-1"], quickhash1_of_files(hashed));
+  TW_ASSIGN_OR_RETURN(LevelModel level0, grid_level(files, cols, rows));
+  model.levels = with_scaled_levels({std::move(level0), single_jpeg_level(std::move(map_file).value())});
+  compute_downsamples(model.levels);
+
+  if (const std::string* macro = find_key(keys, "MacroImage"); macro && !macro->empty()) {
+    auto f = open_jpeg(folder + "/" + *macro, limits);
+    if (!f.ok()) return f.status().with_context("macro image");
+    model.associated.push_back({"macro", single_jpeg_level(std::move(f).value()), {}});
+  }
+  for (const auto& [key, value] : keys) props["hamamatsu." + key] = value;
+  if (auto lens = props.find("hamamatsu.SourceLens"); lens != props.end()) {
+    char* end = nullptr;
+    const double v = std::strtod(lens->second.c_str(), &end);
+    if (end != lens->second.c_str() && *end == '\0') props["openslide.objective-power"] = format_double(v);
+  }
+  const LevelInfo& l0 = model.levels[0].info;
+  if (const int64_t nm = integer(keys, "PhysicalWidth"); nm > 0) {
+    props["openslide.mpp-x"] = format_double(static_cast<double>(nm) / (1000.0 * static_cast<double>(l0.width)));
+  }
+  if (const int64_t nm = integer(keys, "PhysicalHeight"); nm > 0) {
+    props["openslide.mpp-y"] = format_double(static_cast<double>(nm) / (1000.0 * static_cast<double>(l0.height)));
+  }
+  add_standard_properties(model, props);
+  return model;
+}
+
+}  // namespace
+
+const FormatDriver kHamamatsuVmsDriver = {"hamamatsu", nullptr, nullptr, &detect, &open};
+
+}  // namespace tilewise::formats
