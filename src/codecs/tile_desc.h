@@ -26,6 +26,8 @@ struct TileDesc {
   int32_t height = 0;
   int32_t samples_per_pixel = 3;
   int32_t bits_per_sample = 8;
+  // 16-bit samples holding fewer significant bits (Hamamatsu NGR: 12): narrowed by this many, not 16.
+  int32_t significant_bits = 0;
   ColorSpace color = ColorSpace::kRgb;
   int32_t predictor = 1;                 // 1 none, 2 horizontal differencing
   bool big_endian = false;               // byte order of 16-bit samples (lossless codecs)

@@ -1,5 +1,6 @@
-// Hamamatsu VMS (OpenSlide's "hamamatsu" vendor, VMS variant): an INI-style index file naming a grid of
-// JPEG files that together make level 0, a map JPEG (a smaller level) and a macro JPEG.
+// Hamamatsu VMS and VMU (OpenSlide's "hamamatsu" vendor, VMS/VMU variant): an INI-style index file naming
+// a grid of JPEG files that together make level 0, a map JPEG (a smaller level) and a macro JPEG (VMS); or
+// one NGR file of uncompressed 12-bit RGB and an NGR map (VMU, "Uncompressed Virtual Microscope Specimen").
 //
 // The index ([Virtual Microscope Specimen], at most 64 KiB, as OpenSlide reads it) gives NoJpegColumns x
 // NoJpegRows image files as ImageFile, ImageFile(x,y), ImageFile(z) or ImageFile(z,x,y) (layer z 0 only),
@@ -7,6 +8,11 @@
 // level 0 is the grid of all image files' units (a level whose units come from many files, each file a
 // UnitPart with its own header), the map is level 1, and OpenSlide's derived 1/2, 1/4, 1/8 levels follow.
 // The OptimisationFile's restart-marker hints are not needed: the JPEGs are scanned at open.
+//
+// An NGR file ("GN", then width, height and column width as 32-bit little-endian at bytes 4-15, the data's
+// offset at byte 24) stores its image as columns of `column width` pixels, each column whole from top to
+// bottom, 3 x 16-bit little-endian samples per pixel of which 12 bits count: units of column width x 64
+// rows (OpenSlide's tiles), narrowed to 8 bits by a shift of 4.
 //
 // Properties as OpenSlide writes them: hamamatsu.<key> for every key of the group, the objective power
 // from SourceLens, mpp from PhysicalWidth/PhysicalHeight (nanometres over level 0's size), the first image
@@ -27,7 +33,9 @@ namespace tilewise::formats {
 namespace {
 
 constexpr uint64_t kMaxIndexBytes = 64 << 10;
-constexpr const char* kGroup = "Virtual Microscope Specimen";
+constexpr const char* kVmsGroup = "Virtual Microscope Specimen";
+constexpr const char* kVmuGroup = "Uncompressed Virtual Microscope Specimen";
+constexpr int32_t kNgrTileHeight = 64;
 
 // The keys of one group of an INI-style file, in file order (GLib key-file rules: [group] headers, key=value
 // lines with the whitespace around both trimmed, # comments).
@@ -83,11 +91,57 @@ int64_t integer(const KeyList& keys, const std::string& key) {
 Status detect(const io::Source& source) {
   auto groups = read_index(source);
   if (!groups.ok()) return groups.status();
-  auto g = groups->find(kGroup);
-  if (g == groups->end()) return unsupported("no [Virtual Microscope Specimen] group");
+  auto g = groups->find(kVmsGroup);
+  if (g == groups->end()) {
+    if (groups->count(kVmuGroup)) return Status();
+    return unsupported("Not VMS or VMU file");
+  }
   if (integer(g->second, "NoJpegColumns") < 1) return unsupported("VMS file has no columns");
   if (integer(g->second, "NoJpegRows") < 1) return unsupported("VMS file has no rows");
   return Status();
+}
+
+// A VMU level: one NGR file.
+Result<LevelModel> ngr_level(const std::string& path) {
+  TW_ASSIGN_OR_RETURN(std::shared_ptr<const io::Source> source, io::open_file(path));
+  uint8_t head[28];
+  if (source->size() < sizeof head) return corrupt(path + ": Couldn't read NGR header");
+  TW_RETURN_IF_ERROR(source->pread(head, 0).with_context(path));
+  if (head[0] != 'G' || head[1] != 'N') return corrupt(path + ": Bad magic on NGR file");
+  auto le32 = [&](int at) {
+    return static_cast<int32_t>(uint32_t{head[at]} | uint32_t{head[at + 1]} << 8 | uint32_t{head[at + 2]} << 16 |
+                                uint32_t{head[at + 3]} << 24);
+  };
+  const int64_t w = le32(4), h = le32(8), cw = le32(12), start = le32(24);
+  if (w <= 0 || h <= 0 || cw <= 0 || start <= 0) return corrupt(path + ": Couldn't read NGR header");
+  if (w % cw != 0) return corrupt(path + ": Width " + std::to_string(w) + " not multiple of column width " + std::to_string(cw));
+  LevelModel level;
+  level.info.width = w;
+  level.info.height = h;
+  level.info.tiled = true;
+  level.info.tile_width = static_cast<int32_t>(cw);
+  level.info.tile_height = kNgrTileHeight;
+  level.info.compression = codecs::compression_name(codecs::Compression::kNone);
+  level.desc.compression = codecs::Compression::kNone;
+  level.desc.width = static_cast<int32_t>(cw);
+  level.desc.height = kNgrTileHeight;
+  level.desc.samples_per_pixel = 3;
+  level.desc.bits_per_sample = 16;
+  level.desc.significant_bits = 12;
+  level.desc.color = codecs::ColorSpace::kRgb;
+  level.tiles_across = w / cw;
+  level.tiles_down = (h + kNgrTileHeight - 1) / kNgrTileHeight;
+  UnitTable units;
+  for (int64_t y = 0; y < level.tiles_down; ++y) {
+    const int64_t rows = std::min<int64_t>(kNgrTileHeight, h - y * kNgrTileHeight);
+    for (int64_t x = 0; x < level.tiles_across; ++x) {
+      units.offsets.push_back(static_cast<uint64_t>(start + (y * kNgrTileHeight + x * h) * cw * 6));
+      units.lengths.push_back(static_cast<uint64_t>(cw * rows * 6));
+    }
+  }
+  level.units = std::make_shared<const UnitTable>(std::move(units));
+  level.parts = single_part(std::move(source));
+  return level;
 }
 
 std::string folder_of(const std::string& path) {
@@ -205,9 +259,54 @@ Result<std::vector<std::string>> image_files(const KeyList& keys, int64_t cols, 
   return names;
 }
 
+// hamamatsu.<key> for every key, objective power, mpp from the physical size; then the standard keys.
+void add_index_properties(SlideModel& model, const KeyList& keys, PropertyMap& props) {
+  for (const auto& [key, value] : keys) props["hamamatsu." + key] = value;
+  if (auto lens = props.find("hamamatsu.SourceLens"); lens != props.end()) {
+    char* end = nullptr;
+    const double v = std::strtod(lens->second.c_str(), &end);
+    if (end != lens->second.c_str() && *end == '\0') props["openslide.objective-power"] = format_double(v);
+  }
+  const LevelInfo& l0 = model.levels[0].info;
+  if (const int64_t nm = integer(keys, "PhysicalWidth"); nm > 0) {
+    props["openslide.mpp-x"] = format_double(static_cast<double>(nm) / (1000.0 * static_cast<double>(l0.width)));
+  }
+  if (const int64_t nm = integer(keys, "PhysicalHeight"); nm > 0) {
+    props["openslide.mpp-y"] = format_double(static_cast<double>(nm) / (1000.0 * static_cast<double>(l0.height)));
+  }
+  add_standard_properties(model, props);
+}
+
+Result<SlideModel> open_vmu(std::shared_ptr<const io::Source> index, const KeyList& keys) {
+  const std::string folder = folder_of(index->name());
+  const std::string* map = find_key(keys, "MapFile");
+  if (!map || map->empty()) return corrupt("Can't read map file");
+  TW_ASSIGN_OR_RETURN(std::vector<std::string> names, image_files(keys, 1, 1, folder));
+  if (integer(keys, "BitsPerPixel") != 36) return unsupported("BitsPerPixel must be 36");
+  const std::string* order = find_key(keys, "PixelOrder");
+  if (!order || *order != "RGB") return unsupported("PixelOrder must be RGB");
+  SlideModel model;
+  model.vendor = "hamamatsu";
+  TW_ASSIGN_OR_RETURN(LevelModel image, ngr_level(names[0]));
+  TW_ASSIGN_OR_RETURN(LevelModel map_level, ngr_level(folder + "/" + *map));
+  PropertyMap props;
+  const std::array<const io::Source*, 2> hashed{index.get(), map_level.parts->front().source.get()};
+  TW_ASSIGN_OR_RETURN(props["openslide.quickhash-1"], quickhash1_of_files(hashed));
+  model.levels = {std::move(image), std::move(map_level)};
+  compute_downsamples(model.levels);
+  if (const std::string* macro = find_key(keys, "MacroImage"); macro && !macro->empty()) {
+    auto f = open_jpeg(folder + "/" + *macro, ModelLimits{});
+    if (!f.ok()) return f.status().with_context("macro image");
+    model.associated.push_back({"macro", single_jpeg_level(std::move(f).value()), {}});
+  }
+  add_index_properties(model, keys, props);
+  return model;
+}
+
 Result<SlideModel> open(std::shared_ptr<const io::Source> index) {
   TW_ASSIGN_OR_RETURN(auto groups, read_index(*index));
-  const KeyList& keys = groups.at(kGroup);
+  if (!groups.count(kVmsGroup)) return open_vmu(index, groups.at(kVmuGroup));
+  const KeyList& keys = groups.at(kVmsGroup);
   const int64_t cols = integer(keys, "NoJpegColumns"), rows = integer(keys, "NoJpegRows");
   if (cols * rows > 4096) return corrupt("Too many columns or rows");
   const std::string folder = folder_of(index->name());
@@ -241,20 +340,7 @@ Result<SlideModel> open(std::shared_ptr<const io::Source> index) {
     if (!f.ok()) return f.status().with_context("macro image");
     model.associated.push_back({"macro", single_jpeg_level(std::move(f).value()), {}});
   }
-  for (const auto& [key, value] : keys) props["hamamatsu." + key] = value;
-  if (auto lens = props.find("hamamatsu.SourceLens"); lens != props.end()) {
-    char* end = nullptr;
-    const double v = std::strtod(lens->second.c_str(), &end);
-    if (end != lens->second.c_str() && *end == '\0') props["openslide.objective-power"] = format_double(v);
-  }
-  const LevelInfo& l0 = model.levels[0].info;
-  if (const int64_t nm = integer(keys, "PhysicalWidth"); nm > 0) {
-    props["openslide.mpp-x"] = format_double(static_cast<double>(nm) / (1000.0 * static_cast<double>(l0.width)));
-  }
-  if (const int64_t nm = integer(keys, "PhysicalHeight"); nm > 0) {
-    props["openslide.mpp-y"] = format_double(static_cast<double>(nm) / (1000.0 * static_cast<double>(l0.height)));
-  }
-  add_standard_properties(model, props);
+  add_index_properties(model, keys, props);
   return model;
 }
 

@@ -2,7 +2,8 @@
 
     python tests/data/catalogue.py OUTDIR      # writes the files and OUTDIR/catalogue.json
 
-Each entry: {"name", "file", "expect", "pattern"}. `expect` is one of
+Each entry: {"name", "file", "expect", "pattern"} and, for a file set whose member is damaged, "names": the
+member the error message must name (default: "file"). `expect` is one of
   "open-fails"   open raises; the message matches `pattern`
   "read-fails"   open succeeds, reading every level raises; the message matches `pattern`
   "reads"        open succeeds and every level reads
@@ -336,6 +337,30 @@ def build(out: Path) -> list:
                 edit=lambda i: (i.parent / "slide_0_1.jpg").write_bytes((i.parent / "slide_0_1.jpg").read_bytes()[:900]))
     vms_variant("vms-image-without-restart-markers", "open-fails", r"Tile size not consistent",
                 edit=lambda i: (i.parent / "slide_1_0.jpg").write_bytes(ndpi.encode_jpeg(img[:120, 128:256])))
+
+    def vmu_variant(name, expect, pattern="", edit=None, names=None):
+        index = vms.write_vmu(out / name, img[:, :256], column_width=32)
+        if edit:
+            edit(index)
+        entries.append({"name": name, "file": f"{name}/{index.name}", "expect": expect, "pattern": pattern,
+                        "names": f"{name}/{names or index.name}"})
+
+    def patch_ngr(offset, value):
+        def edit(index):
+            p = index.parent / "slide.ngr"
+            data = bytearray(p.read_bytes())
+            data[offset:offset + len(value)] = value
+            p.write_bytes(bytes(data))
+        return edit
+
+    vmu_variant("good-vmu", "reads")
+    vmu_variant("vmu-bad-magic", "open-fails", r"Bad magic on NGR file", edit=patch_ngr(0, b"XX"))
+    vmu_variant("vmu-width-not-columns", "open-fails", r"not multiple of column width",
+                edit=patch_ngr(12, (30).to_bytes(4, "little")))
+    vmu_variant("vmu-data-past-eof", "read-fails", r"past the end", edit=patch_ngr(24, (1 << 30).to_bytes(4, "little")),
+                names="slide.ngr")
+    vmu_variant("vmu-bits-per-pixel", "open-fails", r"BitsPerPixel must be 36",
+                edit=rewrite(lambda t: t.replace("BitsPerPixel=36", "BitsPerPixel=24")))
 
     # Not slides at all.
     add("empty.tif", b"", "open-fails", r"empty")

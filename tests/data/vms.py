@@ -1,6 +1,7 @@
-"""A writer for Hamamatsu VMS file sets, for testing against OpenSlide 4.0.1: an INI-style index naming a
-grid of JPEG image files (level 0, each with restart markers), a map JPEG (a smaller level, also with
-restart markers, as OpenSlide requires) and a macro JPEG. Pillow (libjpeg-turbo) encodes the JPEGs."""
+"""Writers for Hamamatsu VMS and VMU file sets, for testing against OpenSlide 4.0.1. VMS: an INI-style index
+naming a grid of JPEG image files (level 0, each with restart markers), a map JPEG (a smaller level, also
+with restart markers, as OpenSlide requires) and a macro JPEG; Pillow (libjpeg-turbo) encodes the JPEGs.
+VMU: the index, an NGR image (uncompressed 12-bit RGB in columns) and an NGR map."""
 
 from __future__ import annotations
 
@@ -46,4 +47,39 @@ def write_vms(folder, image: np.ndarray, *, cols: int = 2, rows: int = 2, restar
     keys.update(extra or {})
     index = folder / f"{name}.vms"
     index.write_text("[Virtual Microscope Specimen]\r\n" + "".join(f"{k}={v}\r\n" for k, v in keys.items()))
+    return index
+
+
+def write_ngr(path, image12: np.ndarray, column_width: int) -> None:
+    """An NGR file: "GN", width, height and column width (32-bit little-endian at bytes 4-15), the data's
+    offset at byte 24; then each column of `column_width` pixels, whole from top to bottom, 3 x uint16 LE
+    per pixel (12-bit values)."""
+    h, w = image12.shape[:2]
+    header = bytearray(32)
+    header[0:2] = b"GN"
+    header[4:16] = np.array([w, h, column_width], "<i4").tobytes()
+    header[24:28] = np.array([32], "<i4").tobytes()
+    columns = [np.ascontiguousarray(image12[:, x:x + column_width]).astype("<u2").tobytes()
+               for x in range(0, w, column_width)]
+    Path(path).write_bytes(bytes(header) + b"".join(columns))
+
+
+def write_vmu(folder, image: np.ndarray, *, column_width: int = 64, map_scale: int = 4, name: str = "slide",
+              macro: bool = True) -> Path:
+    """The image as 12-bit samples (8-bit values x 16 + a varying low nibble, so the narrowing shift matters)."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    h, w = image.shape[:2]
+    rng = np.random.default_rng(3)
+    twelve = image.astype(np.uint16) * 16 + rng.integers(0, 16, image.shape, dtype=np.uint16)
+    write_ngr(folder / f"{name}.ngr", twelve, column_width)
+    small = twelve[::map_scale, ::map_scale]
+    write_ngr(folder / f"{name}_map.ngr", small, column_width // map_scale or 1)
+    keys = {"ImageFile": f"{name}.ngr", "MapFile": f"{name}_map.ngr", "BitsPerPixel": "36", "PixelOrder": "RGB",
+            "SourceLens": "40", "PhysicalWidth": str(w * 230), "PhysicalHeight": str(h * 230)}
+    if macro:
+        (folder / f"{name}_macro.jpg").write_bytes(encode_jpeg(np.full((100, 300, 3), 128, np.uint8)))
+        keys["MacroImage"] = f"{name}_macro.jpg"
+    index = folder / f"{name}.vmu"
+    index.write_text("[Uncompressed Virtual Microscope Specimen]\r\n" + "".join(f"{k}={v}\r\n" for k, v in keys.items()))
     return index

@@ -115,3 +115,11 @@ def test_vms_errors_name_the_missing_file(tmp_path, image):
     (tmp_path / "slide_1_1.jpg").unlink()
     with pytest.raises(tilewise.errors.TilewiseError, match="slide_1_1.jpg"):
         tilewise.open(index)
+
+
+def test_vmu_matches_openslide(tmp_path):
+    """A VMU set: NGR image and map (12-bit RGB in columns, narrowed by a shift of 4), macro, properties."""
+    index = vms.write_vmu(tmp_path, slidegen.tissue_image(1024, 700, seed=9), column_width=64)
+    slide = compare_with_openslide(index, regions=10)
+    assert slide.format == "hamamatsu"
+    assert [lv.tile_size for lv in slide.levels] == [(64, 64), (16, 64)]

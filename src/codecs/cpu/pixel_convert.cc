@@ -14,6 +14,9 @@ void undo_horizontal_predictor(uint8_t* data, int64_t row_bytes, int64_t rows, i
 void narrow_16_to_8(uint8_t* data, int64_t row_bytes, int64_t rows, const TileDesc& desc) {
   const int spp = desc.samples_per_pixel;
   const int64_t samples = row_bytes / 2;
+  // The top 8 of the significant bits, as libtiff's readers (the high byte) and OpenSlide's NGR reader
+  // (12-bit samples shifted by 4, higher bits cut) take them.
+  const int shift = (desc.significant_bits > 8 && desc.significant_bits <= 16 ? desc.significant_bits : 16) - 8;
   for (int64_t y = 0; y < rows; ++y) {
     uint8_t* row = data + y * row_bytes;
     uint16_t previous[64] = {};
@@ -25,7 +28,7 @@ void narrow_16_to_8(uint8_t* data, int64_t row_bytes, int64_t rows, const TileDe
         if (i >= spp) v = static_cast<uint16_t>(v + previous[c]);
         previous[c] = v;
       }
-      row[i] = static_cast<uint8_t>(v >> 8);  // i < 2 * i: never overwrites a sample not yet read
+      row[i] = static_cast<uint8_t>(v >> shift);  // i < 2 * i: never overwrites a sample not yet read
     }
   }
 }

@@ -56,8 +56,10 @@ TEST(Catalogue, EveryEntryBehavesAsCatalogued) {
     const std::string pattern = e["pattern"].get<std::string>();
     const Outcome got = run((std::filesystem::path(dir) / file).string());
     SCOPED_TRACE(e["name"].get<std::string>());
+    // A file set's entry may name the member whose damage the message must name.
+    const std::string names = e.contains("names") ? e["names"].get<std::string>() : file;
     if (!got.message.empty()) {
-      EXPECT_NE(got.message.find(file), std::string::npos) << "the message does not name the file: " << got.message;
+      EXPECT_NE(got.message.find(names), std::string::npos) << "the message does not name the file: " << got.message;
     }
     ++checked;
     if (expect == "clean") continue;

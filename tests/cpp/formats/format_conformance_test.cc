@@ -165,6 +165,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(DriverCase{"good-aperio-jpeg-rgb.svs", "aperio"}, DriverCase{"good-aperio-j2k-ycbcr.svs", "aperio"},
                       DriverCase{"good-philips.tiff", "philips"}, DriverCase{"good-ome.ome.tif", "ome-tiff"},
                       DriverCase{"good-hamamatsu.ndpi", "hamamatsu"}, DriverCase{"good-vms/slide.vms", "hamamatsu"},
+                      DriverCase{"good-vmu/slide.vmu", "hamamatsu"},
                       DriverCase{"good-jpeg.tif", "generic-tiff"}, DriverCase{"good-vips.tif", "generic-tiff"},
                       DriverCase{"good-strips.tif", "generic-tiff"}, DriverCase{"good-bigtiff.tif", "generic-tiff"},
                       DriverCase{"good-lzw.tif", "generic-tiff"}, DriverCase{"good-zstd.tif", "generic-tiff"},
