@@ -4,6 +4,10 @@ peak memory (VmHWM) is its own. The slides (tests/data/ndpi.py, 4:2:2, restart i
 MCUs = units of 1024 x 8 and 4096 x 8, the latter as OpenSlide's documentation describes real files) are
 generated once into bench/data.
 
+Then whole-level tiling of level 0 (256 x 256 patches of the level's grid through read_regions) against the
+libjpeg-turbo ceiling: the same level's restart-interval units, assembled as complete JPEGs, decoded by
+bench/native/jpeg_ceiling from memory with nothing else to do.
+
     bench_ndpi.py [--patches N] [--reps R] [--quick]"""
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from common import DATA, OUT, REPO, Table, slidegen
+from common import DATA, OUT, REPO, Table, jpeg_ceiling, slidegen, time_runs
 
 sys.path.insert(0, str(REPO / "tests" / "data"))
 import ndpi  # noqa: E402
@@ -36,6 +40,68 @@ def ndpi_slide(width: int, height: int, restart_interval: int) -> "os.PathLike":
                         subsampling="4:2:2", quality=85)
         tmp.rename(path)
     return path
+
+
+def unit_streams(path) -> list:
+    """Level 0's restart-interval units as complete JPEGs (the image's header with its SOF sized to one
+    unit, the interval's bytes, EOI), as tilewise decodes them."""
+    import struct
+
+    with open(path, "rb") as f:  # the first directory's strip (NDPI: 64-bit first IFD offset)
+        f.seek(4)
+        ifd = struct.unpack("<Q", f.read(8))[0]
+        f.seek(ifd)
+        count = struct.unpack("<H", f.read(2))[0]
+        entries = {tag: value for tag, _, _, value in (struct.unpack("<HHII", f.read(12)) for _ in range(count))}
+        f.seek(entries[273])
+        jpeg = f.read(entries[279])
+    starts = ndpi.interval_starts(jpeg)
+    header = bytearray(jpeg[: starts[0]])
+    pos = 2
+    while True:  # the SOF: sized to one unit (restart interval x MCU width, one MCU row)
+        marker, seg = header[pos + 1], struct.unpack_from(">H", header, pos + 2)[0]
+        if 0xC0 <= marker <= 0xC3:
+            comps = header[pos + 9]
+            hmax = max(header[pos + 11 + 3 * c] >> 4 for c in range(comps))
+            vmax = max(header[pos + 11 + 3 * c] & 15 for c in range(comps))
+        if marker == 0xDD:
+            interval = struct.unpack_from(">H", header, pos + 4)[0]
+        pos += 2 + seg
+        if marker == 0xDA:
+            break
+    pos = 2
+    while True:
+        marker, seg = header[pos + 1], struct.unpack_from(">H", header, pos + 2)[0]
+        if 0xC0 <= marker <= 0xC3:
+            struct.pack_into(">HH", header, pos + 5, 8 * vmax, interval * 8 * hmax)
+            break
+        pos += 2 + seg
+    ends = starts[1:] + [len(jpeg)]
+    return [bytes(header) + jpeg[a:b - 1] + b"\xd9" for a, b in zip(starts, ends)]
+
+
+def tiling(path, table: Table, ncores: int) -> None:
+    import tilewise
+
+    slide = tilewise.open(path)
+    w0, h0 = slide.dimensions
+    grid = np.array([(x, y) for y in range(0, h0 - 255, 256) for x in range(0, w0 - 255, 256)], np.int64)
+    units = unit_streams(path)
+    for threads in (1, ncores):
+        name = f"tiling level 0 ({w0}x{h0}), {threads} thread{'s' if threads > 1 else ''}"
+        tilewise.set_worker_threads(threads)
+
+        def run():
+            for _ in slide.read_regions(grid, (256, 256), batch_size=64, num_workers=threads, prefetch=2):
+                pass
+        t = time_runs(run, 3)
+        mpix = len(grid) * 65536 / 1e6
+        table.add(name, "tilewise (loader)", mpix / t["median"], mpix / t["max"], mpix / t["min"], "MPix/s",
+                  "read_regions, batch 64, default cache")
+        c = jpeg_ceiling(units, threads=threads, reps=3)
+        table.add(name, "libjpeg-turbo ceiling", c["mpix_per_s"], float("nan"), float("nan"), "MPix/s",
+                  f"{len(units)} units decoded whole from memory")
+    tilewise.set_worker_threads(0)
 
 
 def child(tool: str, path: str, threads: int, patches: int, reps: int) -> None:
@@ -115,6 +181,7 @@ def main() -> None:
             rates = sorted(r["rates"])
             table.add(name, tool, float(np.median(rates)), rates[0], rates[-1], "patches/s",
                       f"peak RSS {r['peak_mib']:.0f} MiB")
+    tiling(ndpi_slide(width, height, 64), table, ncores)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
     text = f"commit {commit}\n\n" + table.markdown()
     print(text)

@@ -15,18 +15,52 @@ TileCache::TileCache(uint64_t capacity_bytes, size_t ghost_keys)
 
 TileCache::Lookup TileCache::lookup(const TileKey& key) {
   std::lock_guard<std::mutex> lock(mutex_);
+  return lookup_locked(key);
+}
+
+TileCache::Lookup TileCache::acquire(const TileKey& key, bool admit_first_use) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (capacity_ == 0) return {};
+  if (in_flight_.count(key)) {
+    landed_.wait(lock, [&] { return !in_flight_.count(key); });
+    auto it = map_.find(key);
+    if (it != map_.end()) {
+      ++hits_;
+      lru_.splice(lru_.begin(), lru_, it->second);
+      return {it->second->tile, false, false};
+    }
+    return {};  // its decode failed (or did not fit): decode for yourself
+  }
+  Lookup found = lookup_locked(key);
+  if (!found.tile && (found.seen_recently || admit_first_use)) {
+    in_flight_.emplace(key, true);
+    found.reserved = true;
+  }
+  return found;
+}
+
+void TileCache::abandon(const TileKey& key) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  end_reservation_locked(key);
+}
+
+void TileCache::end_reservation_locked(const TileKey& key) {
+  if (in_flight_.erase(key)) landed_.notify_all();
+}
+
+TileCache::Lookup TileCache::lookup_locked(const TileKey& key) {
   if (capacity_ == 0) return {};
   auto it = map_.find(key);
   if (it != map_.end()) {
     ++hits_;
     lru_.splice(lru_.begin(), lru_, it->second);
-    return {it->second->tile, false};
+    return {it->second->tile, false, false};
   }
   ++misses_;
   auto ghost = ghosts_.find(key);
   if (ghost != ghosts_.end()) {
     ghosts_.erase(ghost);  // its stale entry in ghost_order_ is skipped when it reaches the front
-    return {nullptr, true};
+    return {nullptr, true, false};
   }
   const uint64_t seq = ++ghost_seq_;
   ghosts_[key] = seq;
@@ -37,12 +71,13 @@ TileCache::Lookup TileCache::lookup(const TileKey& key) {
     if (g != ghosts_.end() && g->second == old_seq) ghosts_.erase(g);
     ghost_order_.pop_front();
   }
-  return {nullptr, false};
+  return {nullptr, false, false};
 }
 
 void TileCache::put(const TileKey& key, std::shared_ptr<const CachedTile> tile) {
   const uint64_t bytes = tile->pixels.size() + kEntryOverhead;
   std::lock_guard<std::mutex> lock(mutex_);
+  end_reservation_locked(key);  // before any early return: waiters must not wait for a put that never comes
   if (capacity_ == 0 || bytes > capacity_) return;
   auto it = map_.find(key);
   if (it != map_.end()) {  // another thread decoded the same tile meanwhile: keep one copy

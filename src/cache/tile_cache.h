@@ -8,6 +8,11 @@
 // touch tiles repeatedly and so get them cached; a random sampler never fills the cache with tiles that
 // will not be read again.
 //
+// In-flight decodes: acquire() reserves the key of an admitted miss for its caller, who decodes the tile and
+// put()s it (or abandon()s it on failure); concurrent acquire()s of that key wait for it instead of decoding
+// the same tile again (neighbouring patches read by several workers at once need the same tiles). A caller
+// never holds a reservation while waiting for another, so waits cannot form a cycle.
+//
 // Thread behaviour: all methods are thread-safe; one mutex guards the map and the recency list and is held
 // only for lookups, splices and inserts (never while decoding or copying pixels); enabled() takes no lock. Values are immutable and
 // reference-counted, so a reader keeps using a tile after it has been evicted. A capacity of 0 disables the
@@ -15,6 +20,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <list>
@@ -39,11 +45,17 @@ class TileCache {
   struct Lookup {
     std::shared_ptr<const CachedTile> tile;  // null on a miss
     bool seen_recently = false;              // on a miss: the key missed recently too (admit it now)
+    bool reserved = false;                   // acquire(): the caller decodes the tile, then put() or abandon()
   };
 
   explicit TileCache(uint64_t capacity_bytes, size_t ghost_keys = 16384);
 
   Lookup lookup(const TileKey& key);
+  // lookup(), waiting for a decode of the key in flight; a miss that is admitted (seen recently, or
+  // `admit_first_use`) is reserved for the caller.
+  Lookup acquire(const TileKey& key, bool admit_first_use);
+  // Ends the caller's reservation without a tile (its decode failed): waiters decode for themselves.
+  void abandon(const TileKey& key);
   std::shared_ptr<const CachedTile> get(const TileKey& key) { return lookup(key).tile; }
   void put(const TileKey& key, std::shared_ptr<const CachedTile> tile);
   void erase_slide(uint64_t slide);
@@ -65,6 +77,8 @@ class TileCache {
     uint64_t bytes;
   };
   void evict_to(uint64_t budget);  // requires mutex_
+  Lookup lookup_locked(const TileKey& key);
+  void end_reservation_locked(const TileKey& key);
 
   mutable std::mutex mutex_;
   std::list<Entry> lru_;  // front = most recently used
@@ -77,6 +91,8 @@ class TileCache {
   size_t ghost_capacity_;
   uint64_t ghost_seq_ = 0;
   uint64_t bytes_ = 0;
+  std::unordered_map<TileKey, bool, TileKeyHash> in_flight_;  // reserved keys
+  std::condition_variable landed_;                            // a reservation ended
   uint64_t hits_ = 0, misses_ = 0, evictions_ = 0;
 };
 

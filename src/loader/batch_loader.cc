@@ -3,7 +3,8 @@
 // - Workers: the process-wide loader pool (util/thread_pool.h: it only ever grows, and is re-created in a
 //   forked child); loaders submit one task per region. A loader keeps at most `num_workers` of its regions in
 //   flight and at most `prefetch` batches started ahead of the consumer, so loaders share the pool fairly.
-// - Tasks: into host memory, one task per region, each region decoded on its worker alone
+// - Tasks: into host memory, one task per run of batch_size / num_workers regions, each region decoded on
+//   its worker alone
 //   (ReadOptions::threads = 1 when the workers fill the cores: a worker fanning its four tiles out to the
 //   decode pool made 16 workers contend for that pool's queue, measured at 0.23 x 16 on a 16-core host).
 //   Into device memory, one task per chunk of settings().loader_device_chunk regions of a batch, read as one
@@ -207,6 +208,10 @@ Result<std::unique_ptr<BatchLoader>> BatchLoader::create(const Slide& slide,
     if (s.options.read.threads == 0) {
       s.options.read.threads = std::max(1, internal::global_pool_threads() / s.options.num_workers);
     }
+    // Each task reads a run of neighbouring regions (a batch shared out once among the workers): workers
+    // then rarely need the same tile at the same moment, which for tiling a level made them wait on each
+    // other's decodes (or decode the same tiles twice).
+    s.chunk = std::max<int64_t>(1, options.batch_size / s.options.num_workers);
   } else {
     const int chunk = internal::settings().loader_device_chunk;
     s.chunk = chunk <= 0 ? options.batch_size : std::min(chunk, options.batch_size);

@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <thread>
+#include <vector>
 
 #include "cache/tile_cache.h"
 
@@ -87,6 +90,46 @@ TEST(TileCache, EvictedTilesStayValidForHolders) {
   cache.put({1, 0, 2}, tile(1000, 8));  // evicts tile 1
   EXPECT_EQ(cache.get({1, 0, 1}), nullptr);
   EXPECT_EQ(held->pixels[999], 9);
+}
+
+TEST(TileCache, AnAdmittedMissIsReservedAndConcurrentReadersWaitForIt) {
+  TileCache cache(1 << 20);
+  const TileKey key{7, 0, 3};
+  // Not admitted (first miss, no first-use admission): no reservation.
+  EXPECT_FALSE(cache.acquire(key, false).reserved);
+  // Admitted on first use: reserved for exactly one of many concurrent readers; the others get its tile.
+  const TileKey hot{7, 0, 4};
+  std::atomic<int> reserved{0}, got{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&] {
+      TileCache::Lookup l = cache.acquire(hot, true);
+      if (l.reserved) {
+        ++reserved;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // others arrive while it decodes
+        cache.put(hot, tile(100, 9));
+      } else if (l.tile && l.tile->pixels[0] == 9) {
+        ++got;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(reserved.load(), 1);
+  EXPECT_EQ(got.load(), 7);
+  // An abandoned reservation releases its waiters with a plain miss.
+  const TileKey bad{7, 0, 5};
+  ASSERT_TRUE(cache.acquire(bad, true).reserved);
+  std::thread waiter([&] {
+    TileCache::Lookup l = cache.acquire(bad, true);
+    EXPECT_EQ(l.tile, nullptr);
+    EXPECT_FALSE(l.reserved);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  cache.abandon(bad);
+  waiter.join();
+  // A disabled cache reserves nothing.
+  TileCache off(0);
+  EXPECT_FALSE(off.acquire(hot, true).reserved);
 }
 
 TEST(TileCache, ConcurrentGetsAndPutsStayConsistent) {
