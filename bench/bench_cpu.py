@@ -13,13 +13,12 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 import tilewise
-from common import OUT, REPO, Table, benchmark_slide, jpeg_ceiling, jpeg_tiles, slidegen, time_runs
+from common import Table, benchmark_slide, commit, jpeg_ceiling, jpeg_tiles, publish, slidegen, time_runs
 
 try:
     import openslide
@@ -186,14 +185,10 @@ def main() -> None:
     table.add(name, f"libjpeg-turbo ceiling ({ncores} cores)", cn["mpix_per_s"],
               cn["pixels"] / cn["max_s"] / 1e6, cn["pixels"] / cn["min_s"] / 1e6, "MPix/s")
 
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
     header = (f"machine: {platform.machine()}, {ncores} cores, {platform.processor() or platform.platform()}; "
-              f"commit {commit}; OpenSlide {openslide.__library_version__ if openslide else 'absent'}; "
+              f"commit {commit()}; OpenSlide {openslide.__library_version__ if openslide else 'absent'}; "
               f"tiffslide {tiffslide.__version__ if tiffslide else 'absent'}\n\n")
-    text = header + table.markdown()
-    print(text)
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "cpu.md").write_text(text)
+    publish(table, "cpu.md", header)
 
 
 if __name__ == "__main__":

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 import tilewise
-from common import DATA, OUT, REPO, Table, time_runs, slidegen
+from common import DATA, REPO, Table, publish, slidegen, time_runs
 
 import sys
 sys.path.insert(0, str(REPO / "tests" / "data"))
@@ -85,11 +84,7 @@ def main() -> None:
             table.add(name, "tiffslide", len(locs) / t["median"], len(locs) / t["max"], len(locs) / t["min"],
                       "patches/s", "no YCbCr conversion")
     tilewise.set_worker_threads(0)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
-    text = f"commit {commit}\n\n" + table.markdown()
-    print(text)
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "jpeg2000.md").write_text(text)
+    publish(table, "jpeg2000.md")
 
 
 if __name__ == "__main__":

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 import tilewise
-from common import OUT, REPO, Table, benchmark_slide, slidegen, time_runs
+from common import Table, benchmark_slide, publish, slidegen, time_runs
 
 try:
     import openslide
@@ -87,11 +86,7 @@ def main() -> None:
             base.setdefault("openslide", rate)
             table.add(name, "OpenSlide + threads", rate, n / t["max"], n / t["min"], "patches/s",
                       f"scaling {rate / base['openslide'] / workers:.2f}")
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
-    text = f"commit {commit}\n\n" + table.markdown()
-    print(text)
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "loader.md").write_text(text)
+    publish(table, "loader.md")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from common import DATA, OUT, REPO, Table, jpeg_ceiling, slidegen, time_runs
+from common import DATA, REPO, Table, jpeg_ceiling, publish, slidegen, time_runs
 
 sys.path.insert(0, str(REPO / "tests" / "data"))
 import ndpi  # noqa: E402
@@ -182,11 +182,7 @@ def main() -> None:
             table.add(name, tool, float(np.median(rates)), rates[0], rates[-1], "patches/s",
                       f"peak RSS {r['peak_mib']:.0f} MiB")
     tiling(ndpi_slide(width, height, 64), table, ncores)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
-    text = f"commit {commit}\n\n" + table.markdown()
-    print(text)
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "ndpi.md").write_text(text)
+    publish(table, "ndpi.md")
 
 
 if __name__ == "__main__":

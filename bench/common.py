@@ -89,6 +89,20 @@ def jpeg_ceiling(tiles: List[bytes], threads: int = 1, reps: int = 5) -> dict:
     return json.loads(out)
 
 
+def commit() -> str:
+    """The short hash of the checkout's HEAD (written beside every table)."""
+    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def publish(table: "Table", filename: str, header: Optional[str] = None) -> None:
+    """Prints the table under its header (default: the commit) and writes it to bench/out/FILENAME."""
+    text = (header if header is not None else f"commit {commit()}\n\n") + table.markdown()
+    print(text)
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / filename).write_text(text)
+
+
 class Table:
     """Rows of (workload, tool, value, unit, min, max); prints ratios to tilewise within each workload."""
 

@@ -1,5 +1,6 @@
-"""Seed corpora for the fuzzers, from the catalogue's good files: whole files (tiff, open_read) and their
-tiles prefixed with the codec selector bytes fuzz_codecs expects."""
+"""Seed corpora for the fuzzers, from the catalogue's good files: whole files (tiff, open_read) and, for TIFF
+files, their tiles prefixed with the codec selector bytes fuzz_codecs expects. (An index file of a file set,
+such as Hamamatsu VMS, seeds open_read alone: its parser runs, its members cannot be found from memory.)"""
 
 from __future__ import annotations
 
@@ -22,9 +23,13 @@ def main(catalogue: Path, out: Path) -> None:
             continue
         path = catalogue / e["file"]
         data = path.read_bytes()
+        is_tiff = data[:4] in (b"II*\0", b"MM\0*", b"II+\0", b"MM\0+")
         if len(data) <= 512 * 1024:
-            (out / "tiff" / path.name).write_bytes(data)
-            (out / "open_read" / path.name).write_bytes(data)
+            if is_tiff:
+                (out / "tiff" / e["name"]).write_bytes(data)
+            (out / "open_read" / e["name"]).write_bytes(data)
+        if not is_tiff:
+            continue
         with tifffile.TiffFile(path) as tf:
             for page_index, page in enumerate(tf.pages[:2]):
                 code = int(page.compression)
