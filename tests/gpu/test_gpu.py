@@ -278,3 +278,30 @@ def test_ndpi_restart_intervals_on_the_device(tmp_path, subsampling):
     cpu = list(s.read_regions(locs, (128, 128), batch_size=32))
     for a, b in zip(gpu, cpu):
         assert np.abs(a.astype(int) - b.astype(int)).max() <= JPEG_TOLERANCE
+
+
+def test_vms_units_from_many_files_on_the_device(tmp_path):
+    """A VMS set: level 0's units come from four JPEG files, each with its own header; the lanes decode
+    them through single reads and device batches; the derived levels fall back to the CPU exactly."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "data"))
+    vms = pytest.importorskip("vms")
+    slidegen = pytest.importorskip("slidegen")
+    s = tilewise.open(vms.write_vms(tmp_path, slidegen.tissue_image(2048, 1536, seed=6), cols=2, rows=2,
+                                    restart_interval=16, subsampling="4:2:2"))
+    rng = np.random.default_rng(2)
+    before = tilewise._core.gpu_stats(0)
+    for level in range(s.level_count):
+        exact = s.levels[level].tile_size[1] < 8  # units are 8 rows: a derived level (DCT scaling, the CPU)
+        for x, y, w, h in regions(s, level, rng, n=6):
+            gpu = to_host(s.read_region((x, y), (w, h), level=level, device="cuda"))
+            cpu = s.read_region((x, y), (w, h), level=level)
+            diff = int(np.abs(gpu.astype(int) - cpu.astype(int)).max()) if cpu.size else 0
+            assert diff <= (0 if exact else JPEG_TOLERANCE), f"level {level} ({x},{y}) {w}x{h}: {diff}"
+    assert tilewise._core.gpu_stats(0)["gpu_tiles"] > before["gpu_tiles"]
+    locs = [(int(rng.integers(0, 1900)), int(rng.integers(0, 1400))) for _ in range(48)]
+    gpu = [to_host(b) for b in s.read_regions(locs, (160, 96), batch_size=16, device="cuda")]
+    cpu = list(s.read_regions(locs, (160, 96), batch_size=16))
+    for a, b in zip(gpu, cpu):
+        assert np.abs(a.astype(int) - b.astype(int)).max() <= JPEG_TOLERANCE
