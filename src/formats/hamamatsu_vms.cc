@@ -308,7 +308,7 @@ Result<SlideModel> open(std::shared_ptr<const io::Source> index) {
   if (!groups.count(kVmsGroup)) return open_vmu(index, groups.at(kVmuGroup));
   const KeyList& keys = groups.at(kVmsGroup);
   const int64_t cols = integer(keys, "NoJpegColumns"), rows = integer(keys, "NoJpegRows");
-  if (cols * rows > 4096) return corrupt("Too many columns or rows");
+  if (cols > 4096 || rows > 4096 || cols * rows > 4096) return corrupt("Too many columns or rows");
   const std::string folder = folder_of(index->name());
   const std::string* map = find_key(keys, "MapFile");
   if (!map || map->empty()) return corrupt("Can't read map file");
