@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import argparse
 import os
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 import tilewise
-from common import DATA, REPO, Table, publish, slidegen, time_runs
+from common import DATA, REPO, Table, publish, read_all, slidegen, time_runs
 
 import sys
 sys.path.insert(0, str(REPO / "tests" / "data"))
@@ -60,12 +59,7 @@ def main() -> None:
     tilewise.set_worker_threads(1)
 
     def run(read, threads):
-        if threads == 1:
-            for loc in locs:
-                read(loc)
-        else:
-            with ThreadPoolExecutor(threads) as pool:
-                list(pool.map(read, locs))
+        read_all(read, locs, threads)
 
     for threads in (1, ncores):
         name = f"random 256x256, {threads} thread{'s' if threads > 1 else ''}, cold"

@@ -18,11 +18,10 @@ import os
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from common import DATA, REPO, Table, jpeg_ceiling, publish, slidegen, time_runs
+from common import DATA, REPO, Table, jpeg_ceiling, publish, read_all, slidegen, time_runs
 
 sys.path.insert(0, str(REPO / "tests" / "data"))
 import ndpi  # noqa: E402
@@ -130,12 +129,7 @@ def child(tool: str, path: str, threads: int, patches: int, reps: int) -> None:
     rates = []
     for rep in range(reps + 1):
         t = time.perf_counter()
-        if threads == 1:
-            for loc in locs:
-                read(loc)
-        else:
-            with ThreadPoolExecutor(threads) as pool:
-                list(pool.map(read, locs))
+        read_all(read, locs, threads)
         if rep:  # the first is a warm-up
             rates.append(patches / (time.perf_counter() - t))
     print(json.dumps({"rates": rates, "peak_mib": peak_rss_mib()}))

@@ -89,6 +89,18 @@ def jpeg_ceiling(tiles: List[bytes], threads: int = 1, reps: int = 5) -> dict:
     return json.loads(out)
 
 
+def read_all(read: Callable[[object], object], locations, threads: int) -> None:
+    """Calls read(location) for every location: in this thread, or from a pool of `threads` threads."""
+    if threads == 1:
+        for loc in locations:
+            read(loc)
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(read, locations))
+
+
 def commit() -> str:
     """The short hash of the checkout's HEAD (written beside every table)."""
     return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,

@@ -250,58 +250,53 @@ def test_forked_children_get_a_clear_error_or_work():
     assert s.read_region((0, 0), (64, 64), device="cuda").shape == (64, 64, 3)
 
 
+def generators():
+    """tests/data's slide generators (skips where Pillow or numpy are missing)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "data"))
+    return pytest.importorskip("ndpi"), pytest.importorskip("vms"), pytest.importorskip("slidegen")
+
+
+def expect_device_equals_cpu(s, rng, exact, n, patch, batch_size):
+    """Regions of every level and a loader's batches read to the device equal the CPU's (within JPEG_TOLERANCE,
+    exactly on the levels `exact(level)` names: decoded on the CPU), and the lanes decoded some tiles."""
+    before = tilewise._core.gpu_stats(0)
+    for level in range(s.level_count):
+        for x, y, w, h in regions(s, level, rng, n=n):
+            gpu = to_host(s.read_region((x, y), (w, h), level=level, device="cuda"))
+            cpu = s.read_region((x, y), (w, h), level=level)
+            diff = int(np.abs(gpu.astype(int) - cpu.astype(int)).max()) if cpu.size else 0
+            assert diff <= (0 if exact(level) else JPEG_TOLERANCE), f"level {level} ({x},{y}) {w}x{h}: {diff}"
+    assert tilewise._core.gpu_stats(0)["gpu_tiles"] > before["gpu_tiles"]
+    w0, h0 = s.dimensions
+    locs = [(int(rng.integers(0, w0 - patch[0])), int(rng.integers(0, h0 - patch[1]))) for _ in range(3 * batch_size)]
+    gpu = [to_host(b) for b in s.read_regions(locs, patch, batch_size=batch_size, device="cuda")]
+    cpu = list(s.read_regions(locs, patch, batch_size=batch_size))
+    assert len(gpu) == len(cpu) == 3
+    for a, b in zip(gpu, cpu):
+        assert np.abs(a.astype(int) - b.astype(int)).max() <= JPEG_TOLERANCE
+
+
 @pytest.mark.parametrize("subsampling", ["4:2:2", "4:2:0"])
 def test_ndpi_restart_intervals_on_the_device(tmp_path, subsampling):
     """NDPI units (restart intervals behind the image's header) are complete JPEGs: the lanes decode them,
     through single reads and device batches; the derived 1/2-1/8 levels fall back to the CPU exactly."""
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "data"))
-    ndpi = pytest.importorskip("ndpi")
-    slidegen = pytest.importorskip("slidegen")
+    ndpi, _, slidegen = generators()
     path = tmp_path / "slide.ndpi"
     ndpi.write_ndpi(path, slidegen.tissue_image(2048, 1536, seed=5), levels=3, restart_interval=8,
                     subsampling=subsampling)
-    s = tilewise.open(path)
-    rng = np.random.default_rng(1)
-    before = tilewise._core.gpu_stats(0)
-    for level in range(s.level_count):
-        exact = level >= 3  # derived by DCT scaling: decoded on the CPU
-        for x, y, w, h in regions(s, level, rng, n=8):
-            gpu = to_host(s.read_region((x, y), (w, h), level=level, device="cuda"))
-            cpu = s.read_region((x, y), (w, h), level=level)
-            diff = int(np.abs(gpu.astype(int) - cpu.astype(int)).max()) if cpu.size else 0
-            assert diff <= (0 if exact else JPEG_TOLERANCE), f"level {level} ({x},{y}) {w}x{h}: {diff}"
-    assert tilewise._core.gpu_stats(0)["gpu_tiles"] > before["gpu_tiles"]
-    locs = [(int(rng.integers(0, 1900)), int(rng.integers(0, 1400))) for _ in range(64)]
-    gpu = [to_host(b) for b in s.read_regions(locs, (128, 128), batch_size=32, device="cuda")]
-    cpu = list(s.read_regions(locs, (128, 128), batch_size=32))
-    for a, b in zip(gpu, cpu):
-        assert np.abs(a.astype(int) - b.astype(int)).max() <= JPEG_TOLERANCE
+    # Levels 0-2 are stored, 3-5 derived by DCT scaling (decoded on the CPU).
+    expect_device_equals_cpu(tilewise.open(path), np.random.default_rng(1), lambda level: level >= 3, 8,
+                             (128, 128), 32)
 
 
 def test_vms_units_from_many_files_on_the_device(tmp_path):
     """A VMS set: level 0's units come from four JPEG files, each with its own header; the lanes decode
     them through single reads and device batches; the derived levels fall back to the CPU exactly."""
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "data"))
-    vms = pytest.importorskip("vms")
-    slidegen = pytest.importorskip("slidegen")
+    _, vms, slidegen = generators()
     s = tilewise.open(vms.write_vms(tmp_path, slidegen.tissue_image(2048, 1536, seed=6), cols=2, rows=2,
                                     restart_interval=16, subsampling="4:2:2"))
-    rng = np.random.default_rng(2)
-    before = tilewise._core.gpu_stats(0)
-    for level in range(s.level_count):
-        exact = s.levels[level].tile_size[1] < 8  # units are 8 rows: a derived level (DCT scaling, the CPU)
-        for x, y, w, h in regions(s, level, rng, n=6):
-            gpu = to_host(s.read_region((x, y), (w, h), level=level, device="cuda"))
-            cpu = s.read_region((x, y), (w, h), level=level)
-            diff = int(np.abs(gpu.astype(int) - cpu.astype(int)).max()) if cpu.size else 0
-            assert diff <= (0 if exact else JPEG_TOLERANCE), f"level {level} ({x},{y}) {w}x{h}: {diff}"
-    assert tilewise._core.gpu_stats(0)["gpu_tiles"] > before["gpu_tiles"]
-    locs = [(int(rng.integers(0, 1900)), int(rng.integers(0, 1400))) for _ in range(48)]
-    gpu = [to_host(b) for b in s.read_regions(locs, (160, 96), batch_size=16, device="cuda")]
-    cpu = list(s.read_regions(locs, (160, 96), batch_size=16))
-    for a, b in zip(gpu, cpu):
-        assert np.abs(a.astype(int) - b.astype(int)).max() <= JPEG_TOLERANCE
+    # Stored units are 8 rows high (4:2:2): a level with shorter ones is derived (decoded on the CPU).
+    expect_device_equals_cpu(s, np.random.default_rng(2), lambda level: s.levels[level].tile_size[1] < 8, 6,
+                             (160, 96), 16)
