@@ -20,6 +20,7 @@ struct LevelInfo {
   int32_t tile_height = 0;
   double downsample = 1.0;  // mean of the width and height ratios to level 0, as OpenSlide computes it
   std::string compression;  // "jpeg", "deflate", "lzw", "zstd", "none", ...
+  int32_t samples_per_pixel = 3;  // as stored (1 grey, 2 grey + alpha, 3 colour, 4 colour + alpha); reads give RGB
 };
 
 struct AssociatedImageInfo {

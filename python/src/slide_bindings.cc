@@ -134,7 +134,8 @@ void bind_slide(nb::module_& m) {
       .def_ro("tile_height", &LevelInfo::tile_height)
       .def_ro("tiled", &LevelInfo::tiled)
       .def_ro("downsample", &LevelInfo::downsample)
-      .def_ro("compression", &LevelInfo::compression);
+      .def_ro("compression", &LevelInfo::compression)
+      .def_ro("samples_per_pixel", &LevelInfo::samples_per_pixel);
   nb::class_<AssociatedImageInfo>(m, "AssociatedImageInfo")
       .def_ro("name", &AssociatedImageInfo::name)
       .def_ro("width", &AssociatedImageInfo::width)

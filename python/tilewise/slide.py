@@ -190,6 +190,11 @@ class Slide:
         """Whether `level` is stored in tiles (False: in strips, its tile_size is a strip)."""
         return bool(self._slide.levels[level].tiled)
 
+    def samples_per_pixel(self, level: int = 0) -> int:
+        """Samples per pixel as `level` stores them (1 grey, 2 grey + alpha, 3 colour, 4 colour + alpha);
+        regions are RGB whatever the count."""
+        return int(self._slide.levels[level].samples_per_pixel)
+
     # --- pixels ---------------------------------------------------------------------------------
     def read_region(
         self,

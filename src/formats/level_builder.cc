@@ -101,6 +101,7 @@ Result<LevelModel> build_level(const tiff::TiffFile& tiff, const tiff::Ifd& ifd,
   level.info.tile_width = d.width;
   level.info.tile_height = d.height;
   level.info.compression = codecs::compression_name(d.compression);
+  level.info.samples_per_pixel = d.samples_per_pixel;
   level.tiles_across = static_cast<int64_t>(ifd.chunks_across());
   level.tiles_down = static_cast<int64_t>(ifd.chunks_down());
   level.parts = single_part(tiff.source_ptr());

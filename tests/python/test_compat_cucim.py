@@ -77,8 +77,13 @@ def test_read_region_semantics(files):
     assert whole.shape == [768, 1024, 3]
     assert img.read_region(level=2).shape == [192, 256, 3]
     for level in (-1, 3):
-        with pytest.raises(ValueError, match="Invalid level"):
+        with pytest.raises(ValueError, match="'level' should be less than 3"):
             img.read_region((0, 0), (10, 10), level=level)
+    # A region is bounded by the level-0 image at every level: larger than level 2, it is read and filled.
+    big = np.asarray(img.read_region((0, 0), (300, 200), level=2))
+    assert big.shape == (200, 300, 3)
+    assert big[:, 256:].max() == 0 and big[192:].max() == 0
+    assert_same(big[:192, :256], tilewise.open(files["generic"]).read_region((0, 0), (256, 192), level=2))
     with pytest.raises(ValueError, match=r"Invalid size \(0\)"):
         img.read_region((0, 0), (0, 10))
     with pytest.raises(ValueError, match="exceeds the original image width 1024"):
@@ -174,6 +179,12 @@ def oracle_files(files, tmp_path_factory):
     vendor_tiff.write_aperio(out["aperio-repeats"], img, codec="jpeg-ycbcr", description_extra="|MPP = 0.777|Filename = b")
     out["strips"] = d / "strips.tif"
     tifffile.imwrite(out["strips"], img, rowsperstrip=16, photometric="rgb")
+    # Tiled, but not three samples per pixel: cuCIM's slow path too, with RGBA shapes.
+    out["grey-tiled"] = d / "grey.tif"
+    tifffile.imwrite(out["grey-tiled"], img[..., :1], shape=img[..., :1].shape, tile=(128, 128))
+    out["rgba-tiled"] = d / "rgba.tif"
+    opaque = np.dstack([img, np.full(img.shape[:2], 255, np.uint8)])
+    tifffile.imwrite(out["rgba-tiled"], opaque, shape=opaque.shape, tile=(128, 128), photometric="rgb")
     return out
 
 
@@ -183,11 +194,18 @@ def test_against_cucim(oracle_files):
         ours, theirs = CuImage(path), cucim.CuImage(str(path))
         assert ours.shape == list(theirs.shape) and ours.resolutions == theirs.resolutions, name
         assert ours.spacing() == list(theirs.spacing()), name
+        assert ours.channel_names == list(theirs.channel_names), name
         for key in ("spacing", "spacing_units", "channel_names", "shape", "dims", "resolutions"):
             assert ours.metadata["cucim"][key] == theirs.metadata["cucim"][key], (name, key)
+        assert ours.metadata["tiff"] == theirs.metadata["tiff"], name
         if "aperio" in theirs.metadata:
             assert ours.metadata["aperio"] == theirs.metadata["aperio"], name
-        strips = name == "strips"
+        strips = name in ("strips", "grey-tiled", "rgba-tiled")  # cuCIM's slow path
+        if strips:  # RGBA regions; the pixels of the RGBA file are opaque, so they agree too
+            ours_region, their_region = ours.read_region((0, 0), (32, 16)), theirs.read_region((0, 0), (32, 16))
+            assert ours_region.shape == list(their_region.shape) == [16, 32, 4], name
+            assert ours_region.channel_names == list(their_region.channel_names), name
+            assert ours_region.metadata["cucim"]["channel_names"] == their_region.metadata["cucim"]["channel_names"]
         for loc, size in [((0, 0), (64, 64)), ((-7, -9), (50, 40)), ((300, 200), (256, 256)), ((555, 377), (40, 20))]:
             outside = loc[0] < 0 or loc[1] < 0 or loc[0] + size[0] > ours.shape[1] or loc[1] + size[1] > ours.shape[0]
             if strips and outside:  # cuCIM's slow path refuses regions that leave the image
@@ -226,3 +244,135 @@ def test_against_cucim_when_installed(files):
             theirs.metadata["cucim"]["spacing_units"])
         for loc, size in [((0, 0), (64, 64)), ((-7, -9), (50, 40)), ((300, 200), (256, 256))]:
             assert np.array_equal(np.asarray(ours.read_region(loc, size)), np.asarray(theirs.read_region(loc, size)))
+
+
+def _error(call) -> str:
+    try:
+        call()
+    except Exception as e:  # noqa: BLE001 - the message is what is compared
+        return f"{type(e).__name__}: {e}"
+    return "no error"
+
+
+def test_levels_spacing_and_iteration_against_cucim(oracle_files):
+    """A region's spacing at each level, regions larger than their level, level errors and iterating what
+    read_region returned, as cuCIM (26.10) has them."""
+    cucim = pytest.importorskip("cucim", reason="cuCIM (requirements-oracles.txt) is not installed")
+    for name in ("generic", "res-cm", "res-inch", "res-none"):
+        ours, theirs = CuImage(oracle_files[name]), cucim.CuImage(str(oracle_files[name]))
+        levels = ours.resolutions["level_count"]
+        for level in range(levels):
+            mine, ref = ours.read_region((0, 0), (100, 60), level=level), theirs.read_region((0, 0), (100, 60), level=level)
+            assert mine.spacing() == list(ref.spacing()) and mine.spacing_units() == list(ref.spacing_units()), (name, level)
+            assert mine.metadata["cucim"]["spacing"] == ref.metadata["cucim"]["spacing"], (name, level)
+            it_mine = next(iter(ours.read_region([(0, 0), (5, 5)], (16, 16), level=level, num_workers=1)))
+            it_ref = next(iter(theirs.read_region([(0, 0), (5, 5)], (16, 16), level=level, num_workers=1)))
+            assert it_mine.spacing() == list(it_ref.spacing()), (name, level)
+        # Larger than the last level, smaller than level 0: read and filled by both.
+        if levels > 1:
+            w, h = ours.resolutions["level_dimensions"][-1]
+            mine = np.asarray(ours.read_region((0, 0), (w + 40, h + 30), level=levels - 1))
+            ref = np.asarray(theirs.read_region((0, 0), (w + 40, h + 30), level=levels - 1))
+            assert np.array_equal(mine, ref), name
+        for level in (-1, levels, levels + 3):
+            assert _error(lambda: ours.read_region(level=level)) == _error(lambda: theirs.read_region(level=level))
+        width = ours.size("XY")[0]
+        assert _error(lambda: ours.read_region((0, 0), (width + 1, 8))) == _error(
+            lambda: theirs.read_region((0, 0), (width + 1, 8)))
+        # One location in a list, with workers: a single region, which iterates as itself.
+        for img in (ours, theirs):
+            single = img.read_region([(3, 4)], (16, 16), num_workers=1)
+            items = list(single)
+            assert len(items) == 1 and items[0] is single and list(items[0].shape) == [16, 16, 3]
+
+
+def test_cache_defaults_and_configuration_against_cucim():
+    """cuCIM starts without a cache; configuring, reserving and switching off change the same numbers. Each
+    in a fresh process, since the cache is process-wide."""
+    pytest.importorskip("cucim", reason="cuCIM (requirements-oracles.txt) is not installed")
+    import json
+    import subprocess
+    import sys
+
+    script = """
+import json, sys
+from MODULE import CuImage
+from MODULE.clara.cache import preferred_memory_capacity
+def state(c):
+    return [int(c.type), str(c.type), c.memory_capacity, c.free_memory, c.capacity, c.size, c.hit_count, c.config]
+out = [state(CuImage.cache())]
+small = preferred_memory_capacity(None, image_size=(1 << 20, 1 << 20), tile_size=(256, 256), patch_size=(256, 256))
+large = preferred_memory_capacity(None, image_size=(1 << 20, 1 << 20), tile_size=(256, 256), patch_size=(512, 512))
+c = CuImage.cache("per_process", memory_capacity=small)
+out.append([small, large] + state(c))
+c.reserve(large); out.append(state(c))
+c.reserve(small, capacity=500); out.append(state(c))
+out.append(state(CuImage.cache("no_cache")))
+out.append(state(CuImage.cache("per_process", memory_capacity=2048)))
+out.append(state(CuImage.cache("nocache")))
+print(json.dumps(out))
+"""
+
+    def run(module):
+        done = subprocess.run([sys.executable, "-c", script.replace("MODULE", module)], capture_output=True, text=True,
+                              check=True)
+        return json.loads(done.stdout.splitlines()[-1])
+
+    ours, theirs = run("tilewise.cucim"), run("cucim")
+    assert ours == theirs
+    assert ours[0][:3] == [0, "CacheType.NoCache", 0] and ours[1][:2] == [1536, 2304]
+
+
+def test_module_layout_and_flags_against_cucim(tmp_path):
+    """cuCIM's module layout (cucim.clara and its cache, io, filesystem and _cucim modules) and its
+    availability flags, which programs patch and test."""
+    cucim = pytest.importorskip("cucim", reason="cuCIM (requirements-oracles.txt) is not installed")
+    import importlib
+    from unittest import mock
+
+    for sub in ("clara", "clara.cache", "clara.io", "clara.filesystem", "clara._cucim.cache", "clara._cucim.io",
+                "clara._cucim.filesystem", "clara._cucim.profiler"):
+        theirs = {n for n in dir(importlib.import_module("cucim." + sub)) if not n.startswith("_")}
+        ours = {n for n in dir(importlib.import_module("tilewise.cucim." + sub)) if not n.startswith("_")}
+        wanted = theirs - {"cli", "converter", "os"}  # cuCIM's command line and its SVS converter are not provided
+        assert wanted <= ours, (sub, wanted - ours)
+    from tilewise.cucim.clara._cucim.cache import CacheType
+    from tilewise.cucim.clara._cucim.filesystem import FileHandleType
+    from tilewise.cucim.clara._cucim.io import Device, DeviceType
+    from cucim.clara._cucim.filesystem import FileHandleType as TheirFileHandleType
+    from cucim.clara._cucim.io import DeviceType as TheirDeviceType
+    assert [int(v) for v in CacheType] == [0, 1, 2]
+    assert {n: int(v) for n, v in FileHandleType.__members__.items()} == {
+        n: int(v) for n, v in TheirFileHandleType.__members__.items()}
+    assert list(DeviceType.__members__) == list(TheirDeviceType.__members__)
+    assert Device("cpu").type == DeviceType.CPU and Device("cuda:1").type == DeviceType.CUDA
+    for mod in (tilewise.cucim, cucim):
+        for cupy in (False, True):
+            for clara in (False, True):
+                with mock.patch.object(mod, "_is_cupy_available", cupy), mock.patch.object(mod, "_is_clara_available", clara):
+                    got = [mod.is_available(n) for n in ("", "skimage", "core", "clara", "other")]
+                    assert got == [cupy and clara, cupy, cupy, clara, cupy and clara], (mod.__name__, cupy, clara)
+    assert tilewise.cucim.is_available("clara") and not tilewise.cucim.is_available("skimage")
+
+
+def test_filesystem(tmp_path):
+    """cucim.clara.filesystem on POSIX I/O: reads and writes at offsets into host buffers, memory-mapped reads."""
+    from tilewise.cucim.clara import filesystem
+
+    path = tmp_path / "data.bin"
+    payload = np.arange(1000, dtype=np.uint16).view(np.uint8)
+    with filesystem.open(path, "w") as f:
+        assert f.pwrite(payload, 2000, 0) == 2000 and f.pwrite(payload, 10, 2000, buf_offset=5) == 10
+    assert path.read_bytes() == payload.tobytes() + payload.tobytes()[5:15]
+    for flags in ("r", "rp", "rn", "rm"):
+        f = filesystem.open(str(path), flags)
+        buf = np.zeros(64, np.uint8)
+        assert filesystem.pread(f, buf, 32, 100, buf_offset=8) == 32
+        assert buf[8:40].tobytes() == payload.tobytes()[100:132] and not buf[:8].any() and not buf[40:].any()
+        assert f.pread(buf, 64, 2000) == 10  # up to the end of the file
+        assert filesystem.close(f) and f.pread(buf, 4, 0) == -1
+    with pytest.raises(ValueError, match="cannot hold"):
+        filesystem.open(path).pread(np.zeros(4, np.uint8), 8, 0)
+    with pytest.raises(ValueError, match="flags"):
+        filesystem.open(path, "x")
+    assert filesystem.discard_page_cache(path) and not filesystem.is_gds_available()

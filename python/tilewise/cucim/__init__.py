@@ -3,13 +3,17 @@
 Same shapes, dtypes, errors (``ValueError``), metadata keys, iterator semantics and out-of-bounds fill (black
 for generic TIFF, white for Aperio and Philips), read through tilewise. Differences, by design:
 
-- ``CuImage.cache("shared_memory", ...)`` configures tilewise's per-process cache (tilewise has no shared-
-  memory cache); ``"nocache"`` disables it. cuCIM's default is no cache; tilewise keeps its own cache on.
 - Several locations with ``num_workers=0`` are read (cuCIM raises).
 - Iterators never free arrays already handed out (cuCIM's does).
-- Stripped TIFFs take cuCIM's "slow path" as in cuCIM (the stderr warning at the first read, RGBA regions,
-  out-of-bounds regions refused), but the alpha is opaque: tilewise reads RGB, so an RGBA file's alpha (and
-  cuCIM's premultiplied colours) are not reproduced, and its shape stays (H, W, 3).
+- Stripped TIFFs and images whose pixels are not three samples (grey, RGBA) take cuCIM's "slow path" as in
+  cuCIM (the stderr warning at the first read, RGBA regions and shapes, out-of-bounds regions refused), but the
+  alpha is opaque: tilewise reads RGB, so an RGBA file's alpha (and cuCIM's premultiplied colours) are not
+  reproduced.
+- Like cuCIM, tilewise.cucim starts without a tile cache: the first ``CuImage`` or ``CuImage.cache()`` turns
+  tilewise's process-wide tile cache off (unless ``TILEWISE_CACHE_BYTES`` configured it) until
+  ``CuImage.cache("per_process", ...)`` turns it on. ``"shared_memory"`` configures the per-process cache
+  (tilewise has no shared-memory cache), so its ``memory_capacity`` is the requested size, not cuCIM's larger
+  segment.
 - ``device="cuda"``/``"cuda:N"`` regions and batches are read through tilewise's GPU path; they expose
   ``__cuda_array_interface__`` (``cupy.asarray(region)``) and, except single regions of an iterator,
   ``__dlpack__``. Without a usable GPU, ``UnsupportedError`` says why (an unknown device: ``ValueError``).
@@ -28,16 +32,26 @@ from .. import _core, _gpu
 from ..errors import TilewiseError
 from ..slide import RegionBatches, Slide, _locations
 
-from ._cache import CacheType, ImageCache, cache, preferred_memory_capacity
+from ._cache import CacheType, ImageCache, apply_default, cache, preferred_memory_capacity
 
 __all__ = ["CuImage", "CuImageIterator", "DLDataType", "DLDataTypeCode", "preferred_memory_capacity", "cache",
            "CacheType", "ImageCache", "is_available"]
 
 
+# cuCIM's module flags: tilewise provides cuCIM's image I/O (``clara``, the ``CuImage`` API), not its CuPy-based
+# image processing (``skimage``, ``core``), so the flag that gates those is off.
+_is_clara_available = True
+_is_cupy_available = False
+
+
 def is_available(module_name: str = "") -> bool:
-    """cuCIM's module check: tilewise provides cuCIM's image I/O (``clara``, the ``CuImage`` API), not its
-    image-processing modules (``skimage``, ``core``)."""
-    return module_name in ("", "clara")
+    """cuCIM's module check: "clara" (image I/O), "skimage" / "core" (image processing), or, for any other
+    name, whether all of cuCIM is there."""
+    if module_name in ("skimage", "core"):
+        return bool(_is_cupy_available)
+    if module_name == "clara":
+        return bool(_is_clara_available)
+    return bool(_is_cupy_available and _is_clara_available)
 
 
 class Profiler:
@@ -86,11 +100,32 @@ class DLDataType:
 _UINT8 = DLDataType(DLDataTypeCode.DLUInt, 8, 1)
 
 
+class DeviceType(enum.IntEnum):
+    CPU = 1
+    CUDA = 2
+    CUDAHost = 3
+    CUDAManaged = 13
+    CPUShared = 101
+    CUDAShared = 102
+
+
 class Device:
     """The device of an image or region; ``str()`` is "cpu" or "cuda:N"."""
 
     def __init__(self, name: str = "cpu"):
         self._name = name
+
+    @staticmethod
+    def parse_type(name: str) -> DeviceType:
+        return DeviceType.CUDA if str(name).startswith("cuda") else DeviceType.CPU
+
+    @property
+    def type(self) -> DeviceType:
+        return Device.parse_type(self._name)
+
+    @property
+    def index(self) -> int:
+        return int(self._name.split(":")[1]) if ":" in self._name else (0 if self._name == "cuda" else -1)
 
     def __str__(self) -> str:
         return self._name
@@ -138,6 +173,7 @@ class CuImage:
         self._dims = "YXC"
         if path is None:
             return
+        apply_default()
         if not os.path.exists(self._path):
             raise ValueError(f"Cannot open {self._path}!")
         try:
@@ -148,13 +184,26 @@ class CuImage:
 
     @property
     def _slow_path(self) -> bool:
-        return self._slide is not None and not self._slide.is_tiled(0)
+        """cuCIM reads tiled three-sample images itself and everything else through libtiff's RGBA interface."""
+        return self._slide is not None and (not self._slide.is_tiled(0) or self._slide.samples_per_pixel(0) != 3)
 
     @classmethod
-    def _region(cls, array, path: str, dims: str, device: Device = Device("cpu")) -> "CuImage":
+    def _region(cls, array, path: str, dims: str, device: Device = Device("cpu"),
+                spacing: tuple = (1.0, 1.0, "")) -> "CuImage":
         region = cls.__new__(cls)
         region._array, region._slide, region._path, region._dims, region._device = array, None, path, dims, device
+        region._region_spacing = spacing
         return region
+
+    def _level_spacing(self, level: int) -> tuple:
+        """What cuCIM reports as a region's spacing: the image's, divided by the level's downsample (cuCIM's
+        numbers, though a zoomed-out pixel is physically larger)."""
+        sx, sy, unit = _spacing(self._slide.properties)
+        ds = float(np.float32(self._slide.levels[level].downsample))
+        return (float(np.float32(sx / ds)), float(np.float32(sy / ds)), unit) if ds != 1.0 else (sx, sy, unit)
+
+    def _own_spacing(self) -> tuple:
+        return _spacing(self._slide.properties) if self._slide is not None else self._region_spacing
 
     def _on_gpu(self) -> bool:
         return self._array is not None and str(self._device) != "cpu"
@@ -165,7 +214,7 @@ class CuImage:
             return (CuImage, (self._path,))
         if self._on_gpu():
             raise TypeError("a region in GPU memory cannot be pickled (read it with device='cpu')")
-        return (CuImage._region, (self._array, self._path, self._dims))
+        return (CuImage._region, (self._array, self._path, self._dims, Device("cpu"), self._region_spacing))
 
     # --- basic properties ----------------------------------------------------------------------
     @property
@@ -193,7 +242,8 @@ class CuImage:
         if self._array is not None:
             return list(self._array.shape)
         w, h = self._slide.dimensions
-        return [h, w, 3]
+        # cuCIM reports RGBA for images it must read through libtiff's RGBA path, except stripped RGB ones
+        return [h, w, 3 if self._slide.samples_per_pixel(0) == 3 else 4]
 
     @property
     def dtype(self) -> DLDataType:
@@ -205,7 +255,7 @@ class CuImage:
 
     @property
     def channel_names(self) -> List[str]:
-        return ["R", "G", "B"]
+        return ["R", "G", "B", "A"] if self.shape[-1] == 4 else ["R", "G", "B"]
 
     @property
     def coord_sys(self) -> str:
@@ -228,11 +278,11 @@ class CuImage:
         return self._by_dim(dict(zip(self._dims, shape)), dim_order)
 
     def spacing(self, dim_order: str = "") -> List[float]:
-        sx, sy, _ = _spacing(self._slide.properties) if self._slide is not None else (1.0, 1.0, "")
+        sx, sy, _ = self._own_spacing()
         return self._by_dim({"X": sx, "Y": sy, "C": 1.0, "N": 1.0}, dim_order)
 
     def spacing_units(self, dim_order: str = "") -> List[str]:
-        unit = _spacing(self._slide.properties)[2] if self._slide is not None else ""
+        unit = self._own_spacing()[2]
         return self._by_dim({"X": unit, "Y": unit, "C": "color", "N": "batch"}, dim_order)
 
     @property
@@ -271,7 +321,7 @@ class CuImage:
     @property
     def metadata(self) -> dict:
         res = self.resolutions
-        sx, sy, unit = _spacing(self._slide.properties) if self._slide is not None else (1.0, 1.0, "")
+        sx, sy, unit = self._own_spacing()
         meta = {
             "cucim": {
                 "associated_images": sorted(self.associated_images),
@@ -299,9 +349,10 @@ class CuImage:
             return meta
         props = self._slide.properties
         has_resolution = "tiff.XResolution" in props
+        unit = props.get("tiff.ResolutionUnit", "") if has_resolution else ""
         meta["tiff"] = {
             "model": props.get("tiff.Model", ""),
-            "resolution_unit": props.get("tiff.ResolutionUnit", "") if has_resolution else "",
+            "resolution_unit": "" if unit == "none" else unit,
             "software": props.get("tiff.Software", ""),
             "x_resolution": float(props.get("tiff.XResolution", 1.0)),
             "y_resolution": float(props.get("tiff.YResolution", 1.0)),
@@ -337,19 +388,19 @@ class CuImage:
         dev = _check_device(device)
         levels = self._slide.levels
         if not isinstance(level, (int, np.integer)) or level < 0 or level >= len(levels):
-            shown = level if isinstance(level, (int, np.integer)) and level >= 0 else 65535
-            raise ValueError(f"Invalid level ({shown}) in the request! (Should be < {len(levels)})")
-        lw, lh = levels[level].dimensions
+            raise ValueError(f"'level' should be less than {len(levels)}")
         if size is None or len(size) == 0:
-            size = (lw, lh)
+            size = levels[level].dimensions
         w, h = int(size[0]), int(size[1])
         for v in (w, h):
             if v <= 0:
                 raise ValueError(f"Invalid size ({v}) in the request! (Should be > 0)")
-        if w > lw:
-            raise ValueError(f"Invalid size (it exceeds the original image width {lw})")
-        if h > lh:
-            raise ValueError(f"Invalid size (it exceeds the original image height {lh})")
+        # cuCIM bounds a region by the original (level 0) image, at every level
+        width, height = levels[0].dimensions
+        if w > width:
+            raise ValueError(f"Invalid size (it exceeds the original image width {width})")
+        if h > height:
+            raise ValueError(f"Invalid size (it exceeds the original image height {height})")
         if location is None or len(location) == 0:
             location = (0, 0)
         locs = _locations(location)
@@ -358,12 +409,12 @@ class CuImage:
             if self._slow_path and dev == Device("cpu"):
                 return self._read_slow_path(x, y, w, h, int(level))
             array = self._slide.read_region((x, y), (w, h), level=int(level), fill=self._fill(), device=str(dev))
-            return CuImage._region(array, self._path, "YXC", dev)
+            return CuImage._region(array, self._path, "YXC", dev, self._level_spacing(int(level)))
         batches = self._slide.read_regions(locs, (w, h), level=int(level), batch_size=int(batch_size),
                                            num_workers=int(num_workers), prefetch=max(1, int(prefetch_factor)),
                                            shuffle=bool(shuffle), seed=int(seed), drop_last=bool(drop_last),
                                            device=str(dev), fill=self._fill())
-        return CuImageIterator(batches, self._path, batch_size, dev)
+        return CuImageIterator(batches, self._path, batch_size, dev, self._level_spacing(int(level)))
 
     def _read_slow_path(self, x: int, y: int, w: int, h: int, level: int) -> "CuImage":
         """cuCIM's slow path for stripped TIFFs: RGBA pixels (opaque: tilewise reads RGB), regions that leave
@@ -379,7 +430,13 @@ class CuImage:
         if lx < 0 or ly < 0 or lx + w > lw or ly + h > lh:
             raise ValueError("Cannot handle the out-of-boundary cases.")
         rgb = self._slide.read_region((x, y), (w, h), level=level)
-        return CuImage._region(np.dstack([rgb, np.full((h, w), 255, np.uint8)]), self._path, "YXC")
+        return CuImage._region(np.dstack([rgb, np.full((h, w), 255, np.uint8)]), self._path, "YXC",
+                               spacing=self._level_spacing(level))
+
+    def __iter__(self) -> Iterator["CuImage"]:
+        """cuCIM iterates a single image as a sequence of itself, so code that loops over what read_region
+        returned works whether it got one region or an iterator."""
+        yield self
 
     # --- array protocols (regions) ---------------------------------------------------------------
     @property
@@ -464,8 +521,10 @@ class CuImage:
 class CuImageIterator:
     """Regions (batch_size 1: (H, W, C)) or batches ((N, H, W, C)) of a multi-location read."""
 
-    def __init__(self, batches: RegionBatches, path: str, batch_size: int, device: Device = Device("cpu")):
+    def __init__(self, batches: RegionBatches, path: str, batch_size: int, device: Device = Device("cpu"),
+                 spacing: tuple = (1.0, 1.0, "")):
         self._batches, self._path, self._batch_size, self._device = batches, path, batch_size, device
+        self._spacing = spacing
 
     def __len__(self) -> int:
         return len(self._batches)
@@ -476,9 +535,10 @@ class CuImageIterator:
     def __next__(self) -> CuImage:
         pixels = next(self._batches)
         if self._batch_size != 1:
-            return CuImage._region(pixels, self._path, "NYXC", self._device)
+            return CuImage._region(pixels, self._path, "NYXC", self._device, self._spacing)
         if isinstance(pixels, _gpu.DeviceArray):
-            return CuImage._region(pixels.reshaped(pixels.shape[1:]), self._path, "YXC", self._device)
-        return CuImage._region(pixels[0], self._path, "YXC")
+            return CuImage._region(pixels.reshaped(pixels.shape[1:]), self._path, "YXC", self._device, self._spacing)
+        return CuImage._region(pixels[0], self._path, "YXC", spacing=self._spacing)
 
 
+from . import clara  # noqa: E402 - cuCIM's module layout (cucim.clara, cucim.clara.cache, ...), built on the above

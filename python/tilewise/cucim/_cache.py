@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import enum
+import os
 from typing import Optional, Sequence
 
 from .. import _core
@@ -14,26 +15,64 @@ _CUCIM_CACHE_DEFAULTS = {"mutex_pool_capacity": 100003, "list_padding": 10000, "
 
 
 class CacheType(enum.Enum):
-    NoCache = "nocache"
-    PerProcess = "per_process"
-    SharedMemory = "shared_memory"
+    """cuCIM's cache kinds; ``int()`` gives cuCIM's numbers."""
+
+    NoCache = 0
+    PerProcess = 1
+    SharedMemory = 2
+
+    def __int__(self) -> int:
+        return self.value
+
+    __index__ = __int__
 
     def __repr__(self) -> str:
+        return f"<CacheType.{self.name}: {self.value}>"
+
+    def __str__(self) -> str:
         return f"CacheType.{self.name}"
 
-    __str__ = __repr__
+
+_NAMES = {CacheType.NoCache: "nocache", CacheType.PerProcess: "per_process", CacheType.SharedMemory: "shared_memory"}
+_BY_NAME = {**{name: kind for kind, name in _NAMES.items()}, "no_cache": CacheType.NoCache}
+_TILE_BYTES = 256 * 256 * 3  # cuCIM counts a cache's capacity in 256 x 256 RGB tiles
+
+# The configuration as cuCIM reports it: the last requested one (its memory_capacity in MiB, even for "nocache").
+_cache_state = {"type": CacheType.NoCache, "memory_capacity": 1024, "capacity": 1024 * _MIB // _TILE_BYTES,
+                "record_stat": False, "applied": False}
 
 
-_cache_state = {"type": CacheType.PerProcess, "record_stat": True}
+def _kind(type) -> CacheType:  # noqa: A002 - cuCIM's argument name
+    if isinstance(type, CacheType):
+        return type
+    if isinstance(type, str) and type in _BY_NAME:
+        return _BY_NAME[type]
+    if isinstance(type, int) and type in (0, 1, 2):
+        return CacheType(type)
+    raise ValueError(f"The first argument should be one of {sorted(_BY_NAME)}.")
 
 
 def _configure_cache(type=None, memory_capacity: int = 1024, capacity: Optional[int] = None,
                      record_stat: bool = False, **_ignored) -> None:
-    kind = CacheType(type) if type is not None else _cache_state["type"]
-    _cache_state["type"] = kind
-    _cache_state["record_stat"] = bool(record_stat)
-    _core.set_cache_capacity(0 if kind is CacheType.NoCache else int(memory_capacity) * _MIB)
+    kind = _kind(type) if type is not None else _cache_state["type"]
+    memory_capacity = int(memory_capacity)
+    _cache_state.update(type=kind, memory_capacity=memory_capacity, record_stat=bool(record_stat), applied=True,
+                        capacity=int(capacity) if capacity is not None else memory_capacity * _MIB // _TILE_BYTES)
+    _core.set_cache_capacity(0 if kind is CacheType.NoCache else memory_capacity * _MIB)
     _core.reset_cache_stats()
+
+
+def apply_default() -> None:
+    """cuCIM starts without a cache: the first use of tilewise.cucim turns tilewise's tile cache off, as a program
+    written for cuCIM expects, unless it was configured through ``TILEWISE_CACHE_BYTES`` or ``cache(...)``."""
+    if _cache_state["applied"]:
+        return
+    _cache_state["applied"] = True
+    if os.environ.get("TILEWISE_CACHE_BYTES"):
+        _cache_state.update(type=CacheType.PerProcess, memory_capacity=_core.cache_capacity() // _MIB,
+                            capacity=_core.cache_capacity() // _TILE_BYTES)
+        return
+    _core.set_cache_capacity(0)
 
 
 class ImageCache:
@@ -44,12 +83,16 @@ class ImageCache:
         return CacheType.NoCache if _core.cache_capacity() == 0 else _cache_state["type"]
 
     @property
+    def _on(self) -> bool:
+        return self.type is not CacheType.NoCache
+
+    @property
     def memory_capacity(self) -> int:
         return _core.cache_capacity()
 
     @property
     def capacity(self) -> int:  # tiles of 256 x 256 RGB that fit, as cuCIM counts
-        return self.memory_capacity // (256 * 256 * 3)
+        return _cache_state["capacity"] if self._on else 0
 
     @property
     def memory_size(self) -> int:
@@ -73,8 +116,8 @@ class ImageCache:
 
     @property
     def config(self) -> dict:
-        return {"type": self.type.value, "memory_capacity": self.memory_capacity // _MIB, "capacity": self.capacity,
-                **_CUCIM_CACHE_DEFAULTS, "record_stat": _cache_state["record_stat"]}
+        return {"type": _NAMES[self.type], "memory_capacity": _cache_state["memory_capacity"],
+                "capacity": _cache_state["capacity"], **_CUCIM_CACHE_DEFAULTS, "record_stat": _cache_state["record_stat"]}
 
     def record(self, value: Optional[bool] = None) -> bool:
         if value is not None:
@@ -84,14 +127,22 @@ class ImageCache:
         return _cache_state["record_stat"]
 
     def reserve(self, memory_capacity: int, capacity: Optional[int] = None) -> None:
-        if memory_capacity * _MIB > _core.cache_capacity():
+        """Grows the cache (cuCIM never shrinks it here); a cache that is off stays off."""
+        if not self._on:
+            return
+        if int(memory_capacity) * _MIB > _core.cache_capacity():
             _core.set_cache_capacity(int(memory_capacity) * _MIB)
+            _cache_state["memory_capacity"] = int(memory_capacity)
+        wanted = int(capacity) if capacity is not None else int(memory_capacity) * _MIB // _TILE_BYTES
+        _cache_state["capacity"] = max(_cache_state["capacity"], wanted)
 
 
 def cache(type=None, **kwargs) -> ImageCache:  # noqa: A001 - cuCIM's argument name
     """``CuImage.cache(...)``: the tile cache; with arguments, reconfigures it."""
     if type is not None or kwargs:
         _configure_cache(type, **kwargs)
+    else:
+        apply_default()
     return ImageCache()
 
 

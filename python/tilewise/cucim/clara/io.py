@@ -1,0 +1,5 @@
+"""``cucim.clara.io``."""
+
+from .. import Device, DeviceType
+
+__all__ = ["Device", "DeviceType"]
