@@ -263,6 +263,26 @@ def build(out: Path) -> list:
         t.data += payload
         add(f"{key}-overlong.tif", t.data, "reads")
 
+    # A PerkinElmer QPTIFF seen in the wild: an LZW strip that decodes to 3 bytes more than the strip (libtiff
+    # and tifffile keep the strip's worth).
+    strip_file = out / "lzw-strips.tif"
+    tifffile.imwrite(strip_file, slidegen.tissue_image(96, 64, seed=22), compression="lzw", rowsperstrip=16,
+                     photometric="rgb")
+    t = Tiff(strip_file.read_bytes())
+    ifd = t.ifds()[0]
+    start, length = t.get_array_item(ifd, 273, 1), t.get_array_item(ifd, 279, 1)
+    strip = imagecodecs.lzw_decode(bytes(t.data[start:start + length]))
+    payload = imagecodecs.lzw_encode(strip + b"\x7f\x7f\x7f")
+    t.set_array_item(ifd, 273, 1, len(t.data))
+    t.set_array_item(ifd, 279, 1, len(payload))
+    t.data += payload
+    strip_file.unlink()
+    add("lzw-strip-overlong.tif", t.data, "reads")
+
+    # An Olympus cellSens VSI: a TIFF holding only the overview, the slide being in .ets files beside it.
+    vsi = Tiff(files["strips"].read_bytes())
+    add("olympus.vsi", vsi.data, "open-fails", r"Olympus cellSens VSI")
+
     # A JPEG 2000 codestream that claims a larger image than its tile (OpenJPEG would allocate for it).
     t = Tiff(files["aperio-j2k-ycbcr"].read_bytes())
     ifd = t.ifds()[0]

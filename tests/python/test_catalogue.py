@@ -75,3 +75,15 @@ def test_overlong_lossless_chunks_are_cut_at_the_tile_as_openslide_does(entries)
         ours = tilewise.open(path).read_region((0, 0), level)
         theirs = np.asarray(openslide.OpenSlide(str(path)).read_region((0, 0), 0, level))[..., :3]
         assert np.array_equal(ours, theirs), codec
+
+
+def test_overlong_lzw_strip_keeps_the_strip_as_tifffile_does(entries):
+    """The QPTIFF defect: an LZW strip decoding 3 bytes past its end; libtiff and tifffile keep the strip."""
+    import numpy as np
+    import tifffile
+
+    out, _ = entries
+    path = out / "lzw-strip-overlong.tif"
+    theirs = tifffile.imread(path)
+    slide = tilewise.open(path)
+    assert np.array_equal(slide.read_region((0, 0), slide.dimensions), theirs)
