@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: the corruption catalogue generator, the C++ suites (Release, then AddressSanitizer +
 # UndefinedBehaviorSanitizer, then ThreadSanitizer for the concurrent layers), a bounded fuzz run, the
-# Python suite, and openslide-python's own test suite against tilewise.openslide. Assumes scripts/bootstrap.sh and
+# Python suite, openslide-python's own test suite against tilewise.openslide, and the wheel (built, installed into a
+# clean Debian 12 chroot, tested there). Assumes scripts/bootstrap.sh and
 # scripts/build.sh ran (./run test does all three).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,4 +59,19 @@ echo "== Python tests"
 
 echo "== Peers' own test suites against the drop-in modules"
 tests/compat/run_openslide_suite.sh || status=1
+
+if [ "${TILEWISE_SKIP_WHEEL:-0}" != 1 ]; then
+  echo "== Wheel: sdist and manylinux wheel, installed into a clean Debian 12 chroot, the Python tests there"
+  if scripts/build-wheel.sh build/dist; then
+    wheel_status=0
+    scripts/test-wheel.sh "$(ls -t build/dist/tilewise-*manylinux*.whl | head -1)" || wheel_status=$?
+    if [ "$wheel_status" = 77 ]; then
+      echo "SKIPPED: the clean-chroot wheel test (this machine cannot host a chroot; see the line above)"
+    elif [ "$wheel_status" != 0 ]; then
+      status=1
+    fi
+  else
+    status=1
+  fi
+fi
 exit $status
