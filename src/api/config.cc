@@ -8,7 +8,7 @@
 
 namespace tilewise {
 
-void set_cache_capacity(uint64_t bytes) { cache::TileCache::global().set_capacity(bytes); }
+void set_cache_capacity(uint64_t bytes) { cache::TileCache::set_global_capacity(bytes); }
 uint64_t cache_capacity() { return cache::TileCache::global().capacity(); }
 CacheStats cache_stats() { return cache::TileCache::global().stats(); }
 void clear_cache() { cache::TileCache::global().clear(); }

@@ -146,11 +146,21 @@ void TileCache::reset_stats() {
   hits_ = misses_ = evictions_ = 0;
 }
 
+namespace {
+std::atomic<uint64_t>& configured_capacity() {
+  static std::atomic<uint64_t> bytes{internal::settings().cache_bytes};
+  return bytes;
+}
+}  // namespace
+
 TileCache& TileCache::global() {
-  static auto* cache = new internal::ForkSafe<TileCache>([] {
-    return new TileCache(internal::settings().cache_bytes);
-  });
+  static auto* cache = new internal::ForkSafe<TileCache>([] { return new TileCache(configured_capacity().load()); });
   return cache->get();
+}
+
+void TileCache::set_global_capacity(uint64_t bytes) {
+  configured_capacity().store(bytes);
+  global().set_capacity(bytes);
 }
 
 }  // namespace tilewise::cache

@@ -69,6 +69,9 @@ class TileCache {
 
   // The process-wide cache (re-created empty in a forked child), of settings().cache_bytes at start.
   static TileCache& global();
+  // Sets the process-wide cache's capacity and remembers it, so that the cache a forked child re-creates
+  // (ForkSafe) starts with the capacity its parent configured rather than the default.
+  static void set_global_capacity(uint64_t bytes);
 
  private:
   struct Entry {

@@ -136,6 +136,28 @@ def test_cache_statistics_and_capacity(deflate_slide):
     assert tilewise.cache_capacity() == 256 << 20
 
 
+def test_forked_children_keep_the_configured_cache_capacity(deflate_slide):
+    """A forked child re-creates the process-wide cache (it must not touch the parent's locks); it starts with
+    the capacity the parent configured, not the default (DataLoader workers of a "cache off" run read with
+    the cache off)."""
+    import multiprocessing
+
+    path, _ = deflate_slide
+    saved = tilewise.cache_capacity()
+    try:
+        for capacity in (0, 3 << 20):
+            tilewise.set_cache_capacity(capacity)
+            with multiprocessing.get_context("fork").Pool(1) as pool:
+                assert pool.apply(_capacity_after_a_read, (str(path),)) == capacity
+    finally:
+        tilewise.set_cache_capacity(saved)
+
+
+def _capacity_after_a_read(path: str) -> int:
+    tilewise.open(path).read_region((0, 0), (64, 64))
+    return tilewise.cache_capacity()
+
+
 def test_32_threads_match_sequential_reads(deflate_slide):
     path, _ = deflate_slide
     slide = tilewise.open(path)
