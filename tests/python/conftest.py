@@ -16,6 +16,27 @@ import slidegen  # noqa: E402
 SHARED = REPO.parent / "shared" / "testdata"
 
 
+def _load_cucim_before_torch() -> None:
+    """cuCIM (the oracle of tilewise.cucim) loads its plugin library at the first image it opens, and that runs
+    GPUDirect Storage's cuFileDriverOpen when a libcufile is loaded - and torch (test_torch.py) loads its own.
+    On a machine without an NVIDIA driver that call never returns, so the session loads cuCIM's plugin here,
+    before any test module imports torch: it then finds no libcufile and carries on."""
+    try:
+        import cucim
+        import tempfile
+
+        import tifffile
+    except ImportError:
+        return
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "tiny.tif"
+        tifffile.imwrite(path, np.zeros((16, 16, 3), np.uint8), tile=(16, 16), photometric="rgb")
+        cucim.CuImage(str(path)).read_region((0, 0), (4, 4))
+
+
+_load_cucim_before_torch()
+
+
 def shared_file(name: str) -> Path:
     """A real fixture from ../shared/testdata, or a visible skip when that folder is absent (a user's clone)."""
     path = SHARED / name

@@ -1,0 +1,128 @@
+"""tilewise.torch with the real torch.utils.data.DataLoader: in-process and with worker processes (fork and
+spawn, persistent workers), every patch equal to a direct read, every location exactly once."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="torch (requirements-torch.txt) is not installed")
+
+import slidegen  # noqa: E402
+import tilewise  # noqa: E402
+from tilewise.torch import BatchDataset, PatchDataset  # noqa: E402
+from torch.utils.data import DataLoader  # noqa: E402
+
+SIZE = (48, 40)
+
+
+@pytest.fixture(scope="module")
+def slides(tmp_path_factory):
+    d = tmp_path_factory.mktemp("torch")
+    paths = []
+    for i, (w, h) in enumerate(((700, 500), (520, 610))):
+        p = d / f"slide{i}.tif"
+        slidegen.write_vips_pyramid(p, slidegen.tissue_image(w, h, seed=40 + i), tile=128)
+        paths.append(str(p))
+    return paths
+
+
+def locations(n, seed, w=700, h=500):
+    rng = np.random.default_rng(seed)
+    return np.stack([rng.integers(-20, w - 20, n), rng.integers(-20, h - 20, n)], axis=1)
+
+
+def direct(path, xy, level=0):
+    return tilewise.open(path).read_region(tuple(int(v) for v in xy), SIZE, level=level)
+
+
+@pytest.mark.parametrize("workers,context", [(0, None), (2, "fork"), (2, "spawn")])
+def test_patch_dataset_in_a_dataloader(slides, workers, context):
+    samples = [(slides[i % 2], int(x), int(y), i) for i, (x, y) in enumerate(locations(24, 1, 500, 480))]
+    dataset = PatchDataset(samples, SIZE, level=0)
+    loader = DataLoader(dataset, batch_size=5, num_workers=workers, multiprocessing_context=context,
+                        persistent_workers=workers > 0)
+    for _epoch in range(2):  # persistent workers serve the second epoch with the slides they opened
+        seen = []
+        for images, targets in loader:
+            assert images.dtype == torch.uint8 and images.shape[1:] == (3, SIZE[1], SIZE[0])
+            for image, target in zip(images, targets.tolist()):
+                path, x, y, _ = samples[target]
+                assert np.array_equal(image.permute(1, 2, 0).numpy(), direct(path, (x, y)))
+                seen.append(target)
+        assert seen == list(range(len(samples)))
+
+
+def test_patch_dataset_options_and_pickling(slides):
+    dataset = PatchDataset([(slides[0], 10, 20)], SIZE, level=1, channels_first=False,
+                           transform=lambda t: t.float() / 255)
+    image = dataset[0]
+    assert image.dtype == torch.float32 and image.shape == (SIZE[1], SIZE[0], 3)
+    assert np.allclose(image.numpy() * 255, direct(slides[0], (10, 20), level=1), atol=1e-3)
+    plain = PatchDataset([(slides[1], 5, 5, "a")], SIZE)
+    plain[0]  # opens the slide in this process
+    clone = pickle.loads(pickle.dumps(plain))  # open slides are not pickled; the clone reopens its own
+    image, target = clone[0]
+    assert target == "a" and np.array_equal(image.permute(1, 2, 0).numpy(), direct(slides[1], (5, 5)))
+    with pytest.raises(ValueError, match="target"):
+        PatchDataset([(slides[0], 1, 2), (slides[0], 1, 2, 0)], SIZE)
+
+
+@pytest.mark.parametrize("workers,context", [(0, None), (2, "fork"), (2, "spawn")])
+def test_batch_dataset_shards_every_location_once(slides, workers, context):
+    locs = locations(150, 2)
+    dataset = BatchDataset(slides[0], locs, SIZE, batch_size=16, threads=2, return_indices=True,
+                           targets=list(range(1000, 1150)))
+    loader = DataLoader(dataset, batch_size=None, num_workers=workers, multiprocessing_context=context,
+                        persistent_workers=workers > 0)
+    for _epoch in range(2):
+        seen = []
+        for batch, indices, targets in loader:
+            assert batch.shape[1:] == (3, SIZE[1], SIZE[0]) and len(batch) <= 16
+            assert targets.tolist() == [1000 + i for i in indices.tolist()]
+            for image, i in zip(batch, indices.tolist()):
+                assert np.array_equal(image.permute(1, 2, 0).numpy(), direct(slides[0], locs[i]))
+            seen += indices.tolist()
+        assert sorted(seen) == list(range(150))
+        if workers == 0:
+            assert seen == list(range(150)) and len(dataset) == 10  # one shard: the given order
+
+
+def test_batch_dataset_shuffle_epochs_and_drop_last(slides):
+    locs = locations(100, 3)
+
+    def order(epoch, workers=2, **kw):
+        ds = BatchDataset(slides[0], locs, SIZE, batch_size=8, shuffle=True, seed=7, return_indices=True, **kw)
+        ds.set_epoch(epoch)
+        loader = DataLoader(ds, batch_size=None, num_workers=workers, multiprocessing_context="fork")
+        return [i for _, indices in loader for i in indices.tolist()]
+
+    first = order(0)
+    assert sorted(first) == list(range(100)) and first != list(range(100))
+    assert order(0) == first  # reproducible from the seed
+    assert order(1) != first and sorted(order(1)) == list(range(100))  # another epoch, another permutation
+    dropped = order(0, drop_last=True)
+    assert len(dropped) == 96 and set(dropped) <= set(first)  # each of 2 shards of 50 keeps 6 batches of 8
+
+
+def test_batches_are_tensors_over_the_loaders_memory(slides):
+    """No copy: the tensor is a view of the batch array tilewise returned."""
+    batch = next(iter(tilewise.open(slides[0]).read_regions(locations(4, 4), SIZE, batch_size=4)))
+    from tilewise.torch import _as_tensor
+
+    tensor = _as_tensor(batch, channels_first=True)
+    assert tensor.data_ptr() == batch.__array_interface__["data"][0]
+    assert tensor.shape == (4, 3, SIZE[1], SIZE[0]) and np.array_equal(tensor.permute(0, 2, 3, 1).numpy(), batch)
+    channels_last = _as_tensor(batch, channels_first=False)
+    assert channels_last.data_ptr() == tensor.data_ptr() and channels_last.is_contiguous()
+
+
+def test_batch_dataset_reports_bad_requests(slides):
+    with pytest.raises(ValueError, match="targets"):
+        BatchDataset(slides[0], locations(3, 5), SIZE, targets=[1])
+    with pytest.raises(ValueError, match="batch_size"):
+        BatchDataset(slides[0], locations(3, 5), SIZE, batch_size=0)
+    with pytest.raises(tilewise.TilewiseError):
+        next(iter(BatchDataset(slides[0] + ".missing", locations(3, 5), SIZE)))
