@@ -171,6 +171,7 @@ class CuImage:
         self._slide: Optional[Slide] = None
         self._path = "" if path is None else os.fspath(path)
         self._dims = "YXC"
+        self._region_spacing = (1.0, 1.0, "")
         if path is None:
             return
         apply_default()
