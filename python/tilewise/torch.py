@@ -84,6 +84,29 @@ class PatchDataset(Dataset):
     def __getitem__(self, index: int):
         x, y = (int(v) for v in self._xy[index])
         pixels = self._slides.get(self._paths[index]).read_region((x, y), self.size, level=self.level, fill=self.fill)
+        return self._item(index, pixels)
+
+    def __getitems__(self, indices: Sequence[int]) -> list:
+        """A whole DataLoader batch at once (torch >= 2.1 calls this when it exists): each slide's patches are
+        read as one batch by the batch loader, with the CPUs shared among the DataLoader's workers."""
+        indices = [int(i) for i in indices]
+        info = get_worker_info()
+        threads = max(1, (os.cpu_count() or 1) // info.num_workers) if info else 0
+        by_path = {}
+        for position, index in enumerate(indices):
+            by_path.setdefault(self._paths[index], []).append(position)
+        items = [None] * len(indices)
+        for path, positions in by_path.items():
+            chosen = [indices[p] for p in positions]
+            batches = self._slides.get(path).read_regions(self._xy[chosen], self.size, level=self.level,
+                                                          batch_size=len(chosen), num_workers=threads, fill=self.fill)
+            with batches:
+                pixels = next(batches)
+            for k, p in enumerate(positions):
+                items[p] = self._item(chosen[k], pixels[k])
+        return items
+
+    def _item(self, index: int, pixels: np.ndarray):
         image = _as_tensor(pixels, self.channels_first)
         if self.transform is not None:
             image = self.transform(image)

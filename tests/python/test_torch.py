@@ -55,6 +55,19 @@ def test_patch_dataset_in_a_dataloader(slides, workers, context):
         assert seen == list(range(len(samples)))
 
 
+def test_patch_dataset_reads_a_batch_at_once_in_order(slides):
+    """__getitems__ (what the DataLoader calls for a batch) reads each slide's patches as one loader batch and
+    returns them in the asked order, equal to __getitem__ one by one."""
+    samples = [(slides[i % 3 % 2], int(x), int(y), i) for i, (x, y) in enumerate(locations(11, 6, 500, 480))]
+    dataset = PatchDataset(samples, SIZE, level=1)
+    order = [7, 0, 3, 10, 3, 5]
+    batch = dataset.__getitems__(order)
+    assert [target for _, target in batch] == order
+    for (image, _), index in zip(batch, order):
+        single, _ = dataset[index]
+        assert np.array_equal(image.numpy(), single.numpy())
+
+
 def test_patch_dataset_options_and_pickling(slides):
     dataset = PatchDataset([(slides[0], 10, 20)], SIZE, level=1, channels_first=False,
                            transform=lambda t: t.float() / 255)
