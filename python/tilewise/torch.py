@@ -25,6 +25,11 @@ from .slide import Slide
 __all__ = ["PatchDataset", "BatchDataset"]
 
 
+def _reader_threads(workers: int) -> int:
+    """Reading threads for one of ``workers`` DataLoader worker processes: the CPUs shared among them."""
+    return max(1, (os.cpu_count() or 1) // max(1, workers))
+
+
 def _as_tensor(pixels, channels_first: bool) -> torch.Tensor:
     """A tensor over the pixels' memory (numpy: from_numpy; device arrays: DLPack), channels first as a view."""
     tensor = torch.from_dlpack(pixels) if isinstance(pixels, _gpu.DeviceArray) else torch.from_numpy(pixels)
@@ -49,7 +54,7 @@ class _SlidesPerProcess:
         return slide
 
     def __getstate__(self):
-        return {}
+        return {"opened": "in each process"}  # truthy: pickle calls __setstate__ only for a true state
 
     def __setstate__(self, _state):
         self.__init__()
@@ -91,7 +96,7 @@ class PatchDataset(Dataset):
         read as one batch by the batch loader, with the CPUs shared among the DataLoader's workers."""
         indices = [int(i) for i in indices]
         info = get_worker_info()
-        threads = max(1, (os.cpu_count() or 1) // info.num_workers) if info else 0
+        threads = _reader_threads(info.num_workers) if info else 0
         by_path = {}
         for position, index in enumerate(indices):
             by_path.setdefault(self._paths[index], []).append(position)
@@ -166,7 +171,7 @@ class BatchDataset(IterableDataset):
         shard = self._shards(workers)[worker]
         if len(shard) == 0:
             return
-        threads = self.threads or max(1, (os.cpu_count() or 1) // workers)
+        threads = self.threads or _reader_threads(workers)
         slide = self._slides.get(self.path)
         batches = slide.read_regions(self.locations[shard], self.size, level=self.level, batch_size=self.batch_size,
                                      num_workers=threads, prefetch=self.prefetch, drop_last=self.drop_last,
