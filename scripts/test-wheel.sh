@@ -44,6 +44,8 @@ cp /etc/resolv.conf "$root/etc/resolv.conf"
 # chroot); the chroot's own libraries stay Debian's.
 cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/ca-certificates.crt"
 cp "$wheel" "$root/dist/"
+# Packages installed in the chroot must not start their services (nginx would listen on the host's network).
+printf '#!/bin/sh\nexit 101\n' > "$root/usr/sbin/policy-rc.d" && chmod +x "$root/usr/sbin/policy-rc.d"
 # The tests, their generators and fixtures; not the package's sources (the chroot has no compiler either).
 cp -r tests pyproject.toml requirements-dev.txt requirements-oracles.txt "$root/src/"
 rm -rf "$root/src/tests/cpp" "$root/src/tests/fuzz" "$root/src/tests/package"
@@ -51,7 +53,7 @@ rm -rf "$root/src/tests/cpp" "$root/src/tests/fuzz" "$root/src/tests/package"
 echo "test-wheel: $(basename "$wheel") into Debian $(cat "$root/etc/debian_version") ($(chroot "$root" python3 -V))"
 chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/bin:/bin LANG=C.UTF-8 /bin/bash -euo pipefail -c '
   cd /src
-  for lib in libjpeg libopenjp2 libdeflate libpugixml libpng16; do  # (Python itself brings libcrypto and zstd)
+  for lib in libjpeg libopenjp2 libdeflate libpugixml libpng16 libcurl; do  # (Python itself brings libcrypto, zstd)
     if ls /usr/lib/x86_64-linux-gnu/$lib.so* >/dev/null 2>&1; then echo "unexpected: $lib is installed"; exit 1; fi
   done
   python3 -m venv /venv
@@ -60,17 +62,18 @@ chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/bin:/bin LANG=C.UTF-8 /bin/b
   /venv/bin/python -c "import tilewise, sys; print(\"installed:\", tilewise.__file__)"
   # Every native library of the extension and the CLI resolves inside the wheel, or to glibc / libstdc++ / zlib.
   for elf in /venv/lib/python3*/site-packages/tilewise/_core*.so /venv/lib/python3*/site-packages/tilewise.scripts/tilewise; do
-    outside=$(ldd "$elf" | grep "=>" | grep -v -E "tilewise.libs|lib(c|m|stdc\+\+|gcc_s|z|pthread|dl|rt)\.so" || true)
+    outside=$(ldd "$elf" | grep "=>" | grep -v -E "tilewise.libs|lib(c|m|stdc\+\+|gcc_s|z|pthread|dl|rt|resolv)\.so" || true)
     [ -z "$outside" ] || { echo "$elf links outside the wheel: $outside"; exit 1; }
   done
   /venv/bin/tilewise --help >/dev/null
   # The GPU extra resolves from PyPI for this platform (not installed: no GPU here; tests/gpu runs on the H200).
   /venv/bin/pip install -q --dry-run --report /tmp/cuda13.json "$(ls /dist/*.whl)[cuda13]"
   /venv/bin/python -c "import json; print(\"cuda13 extra:\", sorted(i[\"metadata\"][\"name\"] for i in json.load(open(\"/tmp/cuda13.json\"))[\"install\"]))"
-  echo "test-wheel: installed and linked on the clean system; adding the test suite'"'"'s tools (libvips-tools)"
-  # The slide generators of the tests call `vips`; installed only now, after the checks above, so that the
-  # libraries it brings (libjpeg, libpng, ...) cannot have satisfied the wheel.
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libvips-tools >/dev/null
+  echo "test-wheel: installed and linked on the clean system; adding the test suite'"'"'s tools (libvips-tools, nginx-light)"
+  # The slide generators of the tests call `vips`, the remote tests serve slides with nginx; installed only now,
+  # after the checks above, so that the libraries they bring (libjpeg, libpng, ...) cannot have satisfied the wheel.
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libvips-tools \
+    nginx-light >/dev/null
   grep -v -E "^(scikit-build-core|nanobind)" requirements-dev.txt > /tmp/test-requirements.txt
   /venv/bin/pip install -q -r /tmp/test-requirements.txt
   /venv/bin/pip install -q --no-deps -r requirements-oracles.txt

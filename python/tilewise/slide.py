@@ -45,6 +45,16 @@ def _locations(locations) -> np.ndarray:
     return np.ascontiguousarray(arr)
 
 
+def _shown_path(path: str) -> str:
+    """A path as reprs show it: a URL without its user information or query string (they carry credentials)."""
+    if "://" not in path:
+        return path
+    scheme, rest = path.split("://", 1)
+    rest = rest.split("?", 1)[0].split("#", 1)[0]
+    host, sep, tail = rest.partition("/")
+    return f"{scheme}://{host.rsplit('@', 1)[-1]}{sep}{tail}"
+
+
 class RegionBatches:
     """Iterator over the batches of :meth:`Slide.read_regions`; ``len()`` is the number of batches.
 
@@ -293,7 +303,7 @@ class Slide:
         return (Slide, (self._path,))
 
     def __repr__(self) -> str:
-        return f"tilewise.Slide({self._path!r})"
+        return f"tilewise.Slide({_shown_path(self._path)!r})"
 
 
 def open(path: "str | os.PathLike[str]") -> Slide:  # noqa: A001 - mirrors openslide.open_slide

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "io/http_source.h"
 #include "io/source.h"
 #include "util/checked_math.h"
 
@@ -51,6 +52,7 @@ class FileSource final : public Source {
 }  // namespace
 
 Result<std::shared_ptr<const Source>> open_file(const std::string& path) {
+  if (is_http_url(path)) return open_http(path);  // every format reads through Source: remote slides too
   int fd;
   do {
     fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -1,0 +1,31 @@
+// Slides over HTTP(S): a Source whose reads are HTTP range requests (libcurl).
+//
+// Opening asks for the first byte (GET with a one-byte range: servers that answer HEAD differently from GET,
+// such as pre-signed object-store URLs, still work) and keeps the size and the ETag (or Last-Modified). Reads
+// go through a block cache (aligned blocks, least recently used, a byte budget): the planner's many small
+// reads of directories and neighbouring tiles become a few requests, and the missing blocks of one read are
+// fetched as one range. Each request names the version it expects (If-Match / If-Unmodified-Since), so a
+// file replaced while open fails with a clear error rather than mixing pixels of two versions. Transient
+// failures (connection errors, timeouts, 5xx, 429, a short body) are retried with backoff; 404 is NotFound,
+// 401/403 say access was denied. Credentials in the URL (user:password@, the query string) never appear in
+// names or errors.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "io/source.h"
+
+namespace tilewise::io {
+
+// Whether `path` is an http:// or https:// URL (case-insensitive scheme).
+bool is_http_url(const std::string& path);
+
+// Opens the URL for range reads. NotFound (404), IoError (access denied, no range support, network), or
+// Unsupported when tilewise was built without libcurl.
+Result<std::shared_ptr<const Source>> open_http(const std::string& url);
+
+// The URL as errors show it: without user information and without the query string.
+std::string redact_url(const std::string& url);
+
+}  // namespace tilewise::io
