@@ -139,7 +139,9 @@ class HttpSource final : public Source {
   Status open() {
     Response r;
     TW_RETURN_IF_ERROR(request(0, 1, /*check_version=*/false, r));
-    etag_ = r.etag;
+    // If-Match compares strongly: a weak ETag (W/"...") would fail every read, so such objects are checked by
+    // Last-Modified instead.
+    etag_ = r.etag.rfind("W/", 0) == 0 ? std::string() : r.etag;
     last_modified_ = r.last_modified;
     // "bytes 0-0/12345" (or "bytes */0" for an empty object, answered 416)
     const size_t slash = r.content_range.rfind('/');
