@@ -7,6 +7,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
 
 import numpy as np
@@ -90,8 +91,8 @@ def test_errors_are_typed_and_keep_credentials_out(server):
     assert "missing.tif" in str(e.value) and secret not in str(e.value) and "user" not in str(e.value)
     with pytest.raises(tilewise.IoError, match="Could not connect|Couldn't connect|connect"):
         tilewise.open("http://127.0.0.1:9/slide.tif")  # the discard port: nothing listens
+    (server["root"] / "notes.txt").write_text("not a slide\n" * 20)
     with pytest.raises(tilewise.UnsupportedError, match="not a TIFF"):
-        (server["root"] / "notes.txt").write_text("not a slide\n" * 20)
         tilewise.open(f"{server['url']}/notes.txt")
 
 
@@ -109,7 +110,7 @@ def test_a_file_replaced_while_open_is_refused(server):
 
 
 def test_cli_reads_a_url(server):
-    exe = shutil.which("tilewise", path=os.path.dirname(os.sys.executable))
+    exe = shutil.which("tilewise", path=os.path.dirname(sys.executable))
     if exe is None:
         pytest.skip("the tilewise CLI is not installed beside this Python")
     out = subprocess.run([exe, "info", f"{server['url']}/aperio.svs"], capture_output=True, text=True, check=True).stdout
