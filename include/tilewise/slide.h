@@ -36,8 +36,9 @@ std::optional<std::string> detect_format(const std::string& path);
 
 class Slide {
  public:
-  // Opens a slide file. Errors: NotFound (no such file), Unsupported (not a format tilewise reads),
-  // Corrupt (a recognised format that violates its rules), IoError.
+  // Opens a slide file, or a folder of DICOM files (through its first DICOM WSI file by name). Errors:
+  // NotFound (no such file), Unsupported (not a format tilewise reads), Corrupt (a recognised format that
+  // violates its rules), IoError.
   static Result<Slide> open(const std::string& path);
   // Opens a slide held in memory (tests, fuzzing, network buffers). `name` is used in error messages.
   static Result<Slide> open_memory(std::vector<uint8_t> bytes, const std::string& name = "<memory>");
@@ -55,7 +56,12 @@ class Slide {
   std::optional<std::pair<double, double>> mpp() const;
   const std::vector<AssociatedImageInfo>& associated_images() const;
   Result<RgbImage> read_associated_image(const std::string& name) const;
+  // The associated image's own ICC profile, where the format keeps one per image (DICOM); else empty.
+  const std::vector<uint8_t>& associated_icc_profile(const std::string& name) const;
   int best_level_for_downsample(double downsample) const;
+  // The tiles of `level` the file does not store (sparse TIFF, Philips, DICOM TILED_SPARSE), as row-major
+  // indices into its grid of tile_width x tile_height tiles; they read as the fill colour.
+  std::vector<int64_t> absent_tiles(int level) const;
   // Problems that did not stop the slide from opening (malformed vendor metadata, unreadable associated
   // images): the slide reads, but some metadata is missing.
   const std::vector<std::string>& warnings() const;

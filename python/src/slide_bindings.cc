@@ -181,6 +181,11 @@ void bind_slide(nb::module_& m) {
                      const auto& icc = s.icc_profile();
                      return nb::bytes(reinterpret_cast<const char*>(icc.data()), icc.size());
                    })
+      .def("associated_icc_profile",
+           [](const Slide& s, const std::string& name) {
+             const auto& icc = s.associated_icc_profile(name);
+             return nb::bytes(reinterpret_cast<const char*>(icc.data()), icc.size());
+           })
       .def_prop_ro("background", &Slide::background)
       .def_prop_ro("mpp", &Slide::mpp)
       .def_prop_ro("associated_images", &Slide::associated_images)
@@ -197,6 +202,8 @@ void bind_slide(nb::module_& m) {
              return array;
            })
       .def("best_level_for_downsample", &Slide::best_level_for_downsample)
+      .def("absent_tiles", &Slide::absent_tiles, nb::arg("level"),
+           "Row-major indices of the level's tiles the file does not store (they read as the fill colour).")
       .def_prop_ro("warnings", [](const Slide& s) {
         nb::list out;
         for (const std::string& w : s.warnings()) {

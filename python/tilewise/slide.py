@@ -183,6 +183,12 @@ class Slide:
         icc = self._slide.icc_profile
         return icc or None
 
+    def associated_icc_profile(self, name: str) -> Optional[bytes]:
+        """The associated image's own ICC profile (DICOM keeps one per image), or None."""
+        if name not in self.associated_image_dimensions:
+            raise KeyError(name)
+        return self._slide.associated_icc_profile(name) or None
+
     @property
     def warnings(self) -> Tuple[str, ...]:
         """Problems that did not stop the slide from opening (malformed vendor metadata, unreadable
@@ -204,6 +210,16 @@ class Slide:
         """Samples per pixel as `level` stores them (1 grey, 2 grey + alpha, 3 colour, 4 colour + alpha);
         regions are RGB whatever the count."""
         return int(self._slide.levels[level].samples_per_pixel)
+
+    def absent_tiles(self, level: int = 0) -> "np.ndarray":
+        """A (tiles down, tiles across) bool array, True where the file stores no tile (sparse files:
+        Philips, DICOM TILED_SPARSE, TIFF tiles of length 0); those pixels read as the fill colour."""
+        info = self._slide.levels[level]
+        across = -(-info.width // info.tile_width)
+        down = -(-info.height // info.tile_height)
+        mask = np.zeros(across * down, bool)
+        mask[np.asarray(self._slide.absent_tiles(level), np.int64)] = True
+        return mask.reshape(down, across)
 
     # --- pixels ---------------------------------------------------------------------------------
     def read_region(

@@ -13,7 +13,9 @@ namespace tilewise {
 const char* version() { return "0.1.0"; }
 
 std::optional<std::string> detect_format(const std::string& path) {
-  auto source = io::open_file(path);
+  auto entry = formats::is_folder(path) ? formats::slide_file_in_folder(path) : Result<std::string>(path);
+  if (!entry.ok()) return std::nullopt;
+  auto source = io::open_file(*entry);
   if (!source.ok()) return std::nullopt;
   std::string vendor = formats::detect_vendor(*source);
   if (vendor.empty()) return std::nullopt;
@@ -63,6 +65,10 @@ Result<Slide> open_source(Result<std::shared_ptr<const io::Source>> source, cons
 }  // namespace
 
 Result<Slide> Slide::open(const std::string& path) {
+  if (formats::is_folder(path)) {
+    TW_ASSIGN_OR_RETURN(std::string entry, formats::slide_file_in_folder(path));
+    return open(entry);
+  }
   return open_source(io::open_file(path), path,
                      [](std::shared_ptr<const internal::SlideImpl> impl) { return Slide(std::move(impl)); });
 }
@@ -78,7 +84,26 @@ int Slide::level_count() const { return static_cast<int>(impl_->levels.size()); 
 const LevelInfo& Slide::level(int index) const { return impl_->levels.at(static_cast<size_t>(index)); }
 const std::vector<LevelInfo>& Slide::levels() const { return impl_->levels; }
 const Properties& Slide::properties() const { return impl_->model.properties; }
+
+std::vector<int64_t> Slide::absent_tiles(int level) const {
+  std::vector<int64_t> out;
+  if (level < 0 || level >= level_count()) return out;
+  const formats::LevelModel& l = impl_->model.levels[static_cast<size_t>(level)];
+  const int64_t count = l.tiles_across * l.tiles_down;
+  for (int64_t i = 0; i < count; ++i) {
+    if (l.unit_length(i) == 0) out.push_back(i);
+  }
+  return out;
+}
 const std::vector<uint8_t>& Slide::icc_profile() const { return impl_->model.icc_profile; }
+
+const std::vector<uint8_t>& Slide::associated_icc_profile(const std::string& name) const {
+  static const std::vector<uint8_t> kNone;
+  for (const auto& a : impl_->model.associated) {
+    if (a.name == name) return a.icc_profile;
+  }
+  return kNone;
+}
 std::array<uint8_t, 3> Slide::background() const { return impl_->model.background; }
 std::optional<std::pair<double, double>> Slide::mpp() const { return impl_->model.mpp; }
 const std::vector<AssociatedImageInfo>& Slide::associated_images() const { return impl_->associated; }

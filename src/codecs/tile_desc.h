@@ -8,7 +8,7 @@
 
 namespace tilewise::codecs {
 
-enum class Compression { kNone, kJpeg, kDeflate, kLzw, kZstd, kJpeg2000 };
+enum class Compression { kNone, kJpeg, kDeflate, kLzw, kZstd, kJpeg2000, kJpegLs };
 
 // How the stored samples map to colour.
 enum class ColorSpace {

@@ -1,5 +1,7 @@
 #include "formats/format_registry.h"
 
+#include "dicom/data_set.h"
+
 namespace tilewise::formats {
 
 namespace {
@@ -7,6 +9,7 @@ namespace {
 const FormatDriver kTable[] = {
     kAperioDriver,
     kPhilipsDriver,
+    kDicomDriver,
     kHamamatsuVmsDriver,
     kHamamatsuNdpiDriver,
     kOmeTiffDriver,
@@ -29,12 +32,24 @@ const FormatDriver* source_driver(const io::Source& source, std::string& reasons
   return nullptr;
 }
 
+// A DICOM file whose preamble is also a TIFF header (a dual-personality DICOM-TIFF) is read as DICOM
+// unless its name ends in .tif or .tiff, as OpenSlide decides.
+bool reads_as_tiff(const io::Source& source) {
+  if (!tiff::TiffFile::has_tiff_header(source)) return false;
+  if (!dicom::has_part10_header(source)) return true;
+  const std::string& name = source.name();
+  auto ends = [&](const std::string& suffix) {
+    return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return ends(".tif") || ends(".tiff");
+}
+
 }  // namespace
 
 Result<SlideModel> open_model(std::shared_ptr<const io::Source> source) {
   const std::string& name = source->name();
   if (source->size() == 0) return unsupported(name + ": file is empty");
-  if (!tiff::TiffFile::has_tiff_header(*source)) {
+  if (!reads_as_tiff(*source)) {
     std::string reasons;
     if (const FormatDriver* driver = source_driver(*source, reasons)) {
       auto model = driver->open_source(source);
@@ -61,7 +76,7 @@ Result<SlideModel> open_model(std::shared_ptr<const io::Source> source) {
 }
 
 std::string detect_vendor(std::shared_ptr<const io::Source> source) {
-  if (!tiff::TiffFile::has_tiff_header(*source)) {
+  if (!reads_as_tiff(*source)) {
     std::string reasons;
     const FormatDriver* driver = source_driver(*source, reasons);
     return driver ? driver->name : "";

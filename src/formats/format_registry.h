@@ -31,11 +31,18 @@ Result<SlideModel> open_model(std::shared_ptr<const io::Source> source);
 // The vendor name of the driver that recognises the file, without opening it; empty when none.
 std::string detect_vendor(std::shared_ptr<const io::Source> source);
 
+// True for a path naming a local folder; a folder is opened through slide_file_in_folder().
+bool is_folder(const std::string& path);
+// The file a folder opens as: its first DICOM WSI file by name (the DICOM driver then finds the rest of
+// the series beside it). NotFound when it holds none.
+Result<std::string> slide_file_in_folder(const std::string& folder);
+
 // Drivers (one file each under src/formats/).
 extern const FormatDriver kAperioDriver;
 extern const FormatDriver kPhilipsDriver;
 extern const FormatDriver kHamamatsuNdpiDriver;
 extern const FormatDriver kHamamatsuVmsDriver;
+extern const FormatDriver kDicomDriver;
 extern const FormatDriver kOmeTiffDriver;
 extern const FormatDriver kGenericTiffDriver;
 

@@ -83,4 +83,10 @@ Result<std::optional<std::string>> quickhash1(const tiff::TiffFile& tiff, const 
   return std::optional<std::string>(sha.hex());
 }
 
+std::string quickhash1_of_string(const std::string& s) {
+  Sha256 sha;
+  sha.update(s.c_str(), s.size() + 1);
+  return sha.hex();
+}
+
 }  // namespace tilewise::formats

@@ -22,4 +22,8 @@ Result<std::optional<std::string>> quickhash1(const tiff::TiffFile& tiff, const 
 // SHA-256 of the files' bytes, in order.
 Result<std::string> quickhash1_of_files(std::span<const io::Source* const> files);
 
+// quickhash-1 of formats OpenSlide hashes one string of (DICOM: the Series Instance UID): the SHA-256 of
+// the string and its terminating NUL.
+std::string quickhash1_of_string(const std::string& s);
+
 }  // namespace tilewise::formats

@@ -25,6 +25,7 @@ namespace tilewise::formats {
 enum class UnitStream {
   kStored,           // the unit's bytes as stored (JPEG with shared tables: desc.jpeg_tables, spliced in on demand)
   kRestartInterval,  // its part's header + the unit's bytes, whose last two (the next restart marker) end as EOI
+  kItems,            // DICOM fragments: the unit is a run of items (tag, length, value) whose values, joined, are the stream
 };
 
 // One file a level's units are read from, with the JPEG header its restart-interval units share
@@ -73,6 +74,7 @@ struct AssociatedModel {
   // macro as base64 JPEG inside its XML), image.info holds the size and embedded_jpeg the stream.
   LevelModel image;
   std::vector<uint8_t> embedded_jpeg;
+  std::vector<uint8_t> icc_profile;  // where the format keeps one per associated image (DICOM)
 };
 
 struct SlideModel {

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "codecs/decoder_pool.h"
+#include "dicom/data_set.h"
 #include "util/checked_math.h"
 
 namespace tilewise::region {
@@ -46,6 +47,14 @@ Result<std::vector<uint8_t>> TileFetcher::read_bytes(const TileRef& tile, bool s
     }
     bytes.back() = 0xD9;
     return bytes;
+  }
+  if (level.stream == formats::UnitStream::kItems) {
+    std::vector<uint8_t> items(length);
+    Status s = source.pread(items, offset);
+    if (!s.ok()) return s.with_context(context(tile, offset));
+    auto joined = dicom::join_items(items);
+    if (!joined.ok()) return joined.status().with_context(context(tile, offset));
+    return std::move(joined).value();
   }
   const auto tables = level.desc.jpeg_tables;
   // Splice: the tables without their EOI, then the tile without its SOI.

@@ -7,10 +7,7 @@ from __future__ import annotations
 import pytest
 
 # node id (relative to the suite's tests/ folder) -> why it cannot pass yet
-KNOWN_GAPS = {
-    "test_openslide.py::TestDicomSlide::test_color_profile":
-        "DICOM WSI is not read yet (issue 14, Formats III)",
-}
+KNOWN_GAPS: dict = {}
 
 
 def pytest_collection_modifyitems(config, items):

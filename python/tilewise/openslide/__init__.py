@@ -130,8 +130,11 @@ class _AssociatedImageMap(Mapping):
         if name not in lowlevel.get_associated_image_names(self._osr):
             raise KeyError(name)
         image = lowlevel.read_associated_image(self._osr, name)
-        if self._profile:
-            image.info["icc_profile"] = self._profile
+        profile = lowlevel.read_associated_image_icc_profile(self._osr, name)
+        if profile == self._profile:
+            profile = self._profile  # the slide's copy, as openslide-python shares it
+        if profile:
+            image.info["icc_profile"] = profile
         return image
 
     def __iter__(self) -> Iterator[str]:
@@ -152,6 +155,7 @@ class OpenSlide(AbstractSlide):
         AbstractSlide.__init__(self)
         self._filename = filename
         self._osr = lowlevel.open(filename)
+        self._profile = lowlevel.read_icc_profile(self._osr)  # one copy, shared by regions and associated images
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}({self._filename!r})"
@@ -185,7 +189,7 @@ class OpenSlide(AbstractSlide):
 
     @property
     def associated_images(self) -> Mapping:
-        return _AssociatedImageMap(self._osr, lowlevel.read_icc_profile(self._osr))
+        return _AssociatedImageMap(self._osr, self._profile)
 
     @property
     def color_profile(self) -> Optional[ImageCms.ImageCmsProfile]:
@@ -201,9 +205,8 @@ class OpenSlide(AbstractSlide):
         x, y = (int(v) for v in location)
         w, h = (int(v) for v in size)
         image = lowlevel.read_region(self._osr, x, y, level, w, h)
-        icc = lowlevel.read_icc_profile(self._osr)
-        if icc:
-            image.info["icc_profile"] = icc
+        if self._profile:
+            image.info["icc_profile"] = self._profile
         return image
 
     def set_cache(self, cache: OpenSlideCache) -> None:

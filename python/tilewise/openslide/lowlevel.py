@@ -140,7 +140,7 @@ def read_region(slide: _OpenSlide, x: int, y: int, level: int, w: int, h: int) -
         fx, fy = x / ds, y / ds
         try:
             if x >= 0 and y >= 0 and (fx != int(fx) or fy != int(fy)):
-                rgba = _read_subpixel(s, fx, fy, level, w, h)
+                rgba = _read_subpixel(slide, s, fx, fy, level, w, h)
             else:
                 rgba[..., :3] = s.read_region((x, y), (w, h), level=level, fill=(0, 0, 0))
                 lw, lh = s.levels[level].dimensions
@@ -148,12 +148,35 @@ def read_region(slide: _OpenSlide, x: int, y: int, level: int, w: int, h: int) -
                 x0, x1 = max(0, -lx), max(0, min(w, lw - lx))
                 y0, y1 = max(0, -ly), max(0, min(h, lh - ly))
                 rgba[y0:y1, x0:x1, 3] = 255
+                _clear_absent(slide, s, level, rgba, lx, ly)
         except _TilewiseError as e:
             raise slide.fail(e) from None
     return _PILImage.fromarray(rgba, "RGBA")
 
 
-def _read_subpixel(s: "_tilewise.Slide", fx: float, fy: float, level: int, w: int, h: int) -> _np.ndarray:
+def _clear_absent(slide: _OpenSlide, s: "_tilewise.Slide", level: int, rgba: _np.ndarray, lx: int, ly: int) -> None:
+    """Makes the pixels of tiles the file does not store transparent, as OpenSlide draws nothing there.
+    `rgba` holds the level's pixels from (lx, ly)."""
+    masks = slide.__dict__.setdefault("_absent", {})
+    if level not in masks:
+        mask = s.absent_tiles(level)
+        masks[level] = mask if mask.any() else None
+    mask = masks[level]
+    if mask is None:
+        return
+    info = s.levels[level]
+    tw, th = info.tile_size
+    h, w = rgba.shape[:2]
+    cols = _np.arange(lx, lx + w) // tw
+    rows = _np.arange(ly, ly + h) // th
+    okc = (cols >= 0) & (cols < mask.shape[1])
+    okr = (rows >= 0) & (rows < mask.shape[0])
+    sub = _np.zeros((h, w), bool)
+    sub[_np.ix_(okr, okc)] = mask[_np.ix_(rows[okr], cols[okc])]
+    rgba[sub] = 0
+
+
+def _read_subpixel(slide: _OpenSlide, s: "_tilewise.Slide", fx: float, fy: float, level: int, w: int, h: int) -> _np.ndarray:
     """OpenSlide's pixels for a level location that is not a whole pixel: OpenSlide paints the level's tiles
     translated by the fraction through cairo, whose filter then interpolates bilinearly (pixman: 7-bit weights,
     premultiplied alpha, transparent outside the level), and openslide-python un-premultiplies. Reproduced here
@@ -170,6 +193,7 @@ def _read_subpixel(s: "_tilewise.Slide", fx: float, fy: float, level: int, w: in
     src = _np.zeros((h + 1, w + 1, 4), _np.int64)  # premultiplied; transparent outside the level
     src[..., :3] = s.read_level_region((ix, iy), (w + 1, h + 1), level=level, fill=(0, 0, 0))
     src[max(0, -iy):max(0, min(h + 1, lh - iy)), max(0, -ix):max(0, min(w + 1, lw - ix)), 3] = 255
+    _clear_absent(slide, s, level, src, ix, iy)
     wx, wy = qx * 2, qy * 2  # 8-bit weights, as pixman widens its 7-bit ones
     out = (src[:-1, :-1] * ((256 - wx) * (256 - wy)) + src[:-1, 1:] * (wx * (256 - wy))
            + src[1:, :-1] * ((256 - wx) * wy) + src[1:, 1:] * (wx * wy) + 0x8000) >> 16
@@ -235,13 +259,13 @@ def read_icc_profile(slide: _OpenSlide) -> _Optional[bytes]:
 @_exported
 def get_associated_image_icc_profile_size(slide: _OpenSlide, name: str) -> int:
     get_associated_image_dimensions(slide, name)  # the image must exist
-    return len(_checked(slide).icc_profile or b"")
+    return len(_checked(slide).associated_icc_profile(name) or b"")
 
 
 @_exported
 def read_associated_image_icc_profile(slide: _OpenSlide, name: str) -> _Optional[bytes]:
     get_associated_image_dimensions(slide, name)
-    return _checked(slide).icc_profile
+    return _checked(slide).associated_icc_profile(name)
 
 
 @_exported

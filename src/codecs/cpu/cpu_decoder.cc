@@ -17,6 +17,7 @@ const char* compression_name(Compression c) {
     case Compression::kLzw: return "lzw";
     case Compression::kZstd: return "zstd";
     case Compression::kJpeg2000: return "jpeg2000";
+    case Compression::kJpegLs: return "jpeg-ls";
   }
   return "unknown";
 }
@@ -138,6 +139,11 @@ Status CpuDecoder::decode_lossless(std::span<const uint8_t> data, const TileDesc
       }
       case Compression::kLzw: {
         TW_ASSIGN_OR_RETURN(produced, lzw_decode(data, {scratch_.data(), whole}));
+        break;
+      }
+      case Compression::kJpegLs: {
+        TW_ASSIGN_OR_RETURN(produced, jpegls_decode(data, {scratch_.data(), whole}, desc.width, desc.height,
+                                                    desc.samples_per_pixel));
         break;
       }
       default: return internal_error("unexpected compression");

@@ -50,4 +50,9 @@ class ZstdDecoder {
 // longer than out is cut at its end (libtiff's behaviour). Returns the bytes written.
 Result<size_t> lzw_decode(std::span<const uint8_t> in, std::span<uint8_t> out);
 
+// JPEG-LS through CharLS (DICOM transfer syntaxes .80/.81): the stream must be width x (at most) height
+// pixels of `samples` 8-bit components; the output is sample-interleaved. Returns the bytes written.
+Result<size_t> jpegls_decode(std::span<const uint8_t> in, std::span<uint8_t> out, int32_t width, int32_t height,
+                             int32_t samples);
+
 }  // namespace tilewise::codecs

@@ -1,0 +1,581 @@
+#include "dicom/data_set.h"
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+
+#include "util/checked_math.h"
+
+namespace tilewise::dicom {
+
+namespace {
+
+struct DictionaryEntry {
+  uint32_t tag;
+  const char* vr;
+  const char* keyword;
+};
+
+constexpr DictionaryEntry kDictionary[] = {
+#include "dicom/dictionary.inc"
+};
+
+const DictionaryEntry* lookup(uint32_t t) {
+  const auto* end = std::end(kDictionary);
+  const auto* it = std::lower_bound(std::begin(kDictionary), end, t,
+                                    [](const DictionaryEntry& e, uint32_t v) { return e.tag < v; });
+  return it != end && it->tag == t ? it : nullptr;
+}
+
+constexpr uint32_t kItem = tag(0xFFFE, 0xE000);
+constexpr uint32_t kItemDelimitation = tag(0xFFFE, 0xE00D);
+constexpr uint32_t kSequenceDelimitation = tag(0xFFFE, 0xE0DD);
+constexpr uint32_t kPixelData = tag(0x7FE0, 0x0010);
+constexpr uint32_t kTransferSyntax = tag(0x0002, 0x0010);
+constexpr uint32_t kPerFrameGroups = tag(0x5200, 0x9230);
+constexpr uint32_t kPlanePositionSlide = tag(0x0048, 0x021A);
+constexpr uint32_t kColumnPosition = tag(0x0048, 0x021E);
+constexpr uint32_t kRowPosition = tag(0x0048, 0x021F);
+constexpr uint32_t kExtendedOffsetTable = tag(0x7FE0, 0x0001);
+constexpr uint32_t kExtendedOffsetTableLengths = tag(0x7FE0, 0x0002);
+constexpr uint64_t kUndefined = 0xFFFFFFFFull;
+constexpr uint64_t kNoEnd = ~0ull;
+
+uint16_t le16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | p[1] << 8); }
+uint32_t le32(const uint8_t* p) { return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24; }
+uint64_t le64(const uint8_t* p) { return uint64_t{le32(p)} | uint64_t{le32(p + 4)} << 32; }
+
+std::string hex_tag(uint32_t t) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "(%04X,%04X)", t >> 16, t & 0xFFFF);
+  return buf;
+}
+
+bool long_form(std::string_view vr) {
+  static constexpr std::string_view kLong[] = {"OB", "OD", "OF", "OL", "OV", "OW", "SQ", "SV", "UC", "UN", "UR", "UT", "UV"};
+  return std::find(std::begin(kLong), std::end(kLong), vr) != std::end(kLong);
+}
+
+// Sequential reads through a 64 KiB window of the source (the dataset is read front to back once).
+class Reader {
+ public:
+  explicit Reader(const io::Source& source) : source_(source), size_(source.size()) {}
+  uint64_t pos() const { return pos_; }
+  uint64_t size() const { return size_; }
+  void seek(uint64_t p) { pos_ = p; }
+
+  Status read(uint8_t* out, uint64_t n) {
+    if (!internal::range_inside(pos_, n, size_)) {
+      return corrupt("at offset " + std::to_string(pos_) + ": " + std::to_string(n) + " bytes run past the end of the file");
+    }
+    if (n > kWindow) {
+      TW_RETURN_IF_ERROR(source_.pread({out, static_cast<size_t>(n)}, pos_));
+      pos_ += n;
+      return Status();
+    }
+    if (pos_ < window_start_ || pos_ + n > window_start_ + window_.size()) {
+      window_.resize(static_cast<size_t>(std::min<uint64_t>(kWindow, size_ - pos_)));
+      TW_RETURN_IF_ERROR(source_.pread(window_, pos_));
+      window_start_ = pos_;
+    }
+    std::memcpy(out, window_.data() + (pos_ - window_start_), static_cast<size_t>(n));
+    pos_ += n;
+    return Status();
+  }
+
+  Status skip(uint64_t n, uint64_t end) {
+    if (!internal::range_inside(pos_, n, std::min(size_, end))) {
+      return corrupt("at offset " + std::to_string(pos_) + ": a value of " + std::to_string(n) +
+                     " bytes runs past the end of its item or of the file");
+    }
+    pos_ += n;
+    return Status();
+  }
+
+ private:
+  static constexpr uint64_t kWindow = 64 << 10;
+  const io::Source& source_;
+  uint64_t size_;
+  uint64_t pos_ = 0;
+  uint64_t window_start_ = 0;
+  std::vector<uint8_t> window_;
+};
+
+struct Header {
+  uint32_t tag = 0;
+  std::array<char, 2> vr{'U', 'N'};
+  uint64_t length = 0;  // kUndefined for undefined length
+  uint64_t at = 0;      // offset of the tag
+};
+
+Result<Header> read_header(Reader& r, bool explicit_vr) {
+  Header h;
+  h.at = r.pos();
+  uint8_t b[8];
+  TW_RETURN_IF_ERROR(r.read(b, 4));
+  h.tag = uint32_t{le16(b)} << 16 | le16(b + 2);
+  if ((h.tag >> 16) == 0xFFFE) {
+    TW_RETURN_IF_ERROR(r.read(b, 4));
+    h.length = le32(b);
+    return h;
+  }
+  if (!explicit_vr) {
+    TW_RETURN_IF_ERROR(r.read(b, 4));
+    h.length = le32(b);
+    const std::string_view vr = dictionary_vr(h.tag);
+    h.vr = {vr[0], vr[1]};
+    return h;
+  }
+  TW_RETURN_IF_ERROR(r.read(b, 2));
+  if (b[0] < 'A' || b[0] > 'Z' || b[1] < 'A' || b[1] > 'Z') {
+    return corrupt("element " + hex_tag(h.tag) + " at offset " + std::to_string(h.at) + " has no valid VR");
+  }
+  h.vr = {static_cast<char>(b[0]), static_cast<char>(b[1])};
+  if (long_form({h.vr.data(), 2})) {
+    TW_RETURN_IF_ERROR(r.read(b, 6));
+    h.length = le32(b + 2);
+  } else {
+    TW_RETURN_IF_ERROR(r.read(b, 2));
+    h.length = le16(b);
+  }
+  return h;
+}
+
+// What the top-level dataset does with the elements only it has.
+struct TopLevel {
+  std::optional<PixelData>* pixel_data;
+  std::vector<FramePosition>* positions;
+};
+
+class Parser {
+ public:
+  Parser(Reader& r, bool explicit_vr, const ParseLimits& limits) : r_(r), explicit_(explicit_vr), limits_(limits) {}
+
+  // Elements until `end` (kNoEnd: until an item delimiter), or Pixel Data at the top level.
+  Status dataset(uint64_t end, uint32_t depth, DataSet& out, const TopLevel* top) {
+    while (end == kNoEnd || r_.pos() < end) {
+      TW_ASSIGN_OR_RETURN(Header h, read_header(r_, explicit_));
+      if (h.tag == kItemDelimitation) {
+        if (end == kNoEnd) return Status();
+        return corrupt("item delimiter at offset " + std::to_string(h.at) + " inside an item of defined length");
+      }
+      if ((h.tag >> 16) == 0xFFFE) return corrupt("unexpected item tag " + hex_tag(h.tag) + " at offset " + std::to_string(h.at));
+      if (top && h.tag == kPixelData) {
+        *top->pixel_data = PixelData{r_.pos(), h.length == kUndefined ? 0 : h.length, h.length == kUndefined};
+        if (h.length != kUndefined) TW_RETURN_IF_ERROR(r_.skip(h.length, kNoEnd).with_context("Pixel Data"));
+        return Status();
+      }
+      if (top && (h.tag == tag(0x7FE0, 0x0008) || h.tag == tag(0x7FE0, 0x0009))) {
+        return unsupported("float pixel data " + hex_tag(h.tag) + " is not a slide image");
+      }
+      Element e;
+      e.tag = h.tag;
+      e.vr = h.vr;
+      const bool sequence = e.is_sequence() || (h.length == kUndefined && (e.vr_view() == "UN" || !explicit_));
+      if (sequence) {
+        e.vr = {'S', 'Q'};
+        if (depth + 1 > limits_.max_depth) {
+          return corrupt("sequences nested deeper than " + std::to_string(limits_.max_depth) + " at offset " + std::to_string(h.at));
+        }
+        if (top && h.tag == kPerFrameGroups) {
+          TW_RETURN_IF_ERROR(sequence_items(h, end, depth, [&](DataSet&& item) { return frame_position(item, *top->positions); }));
+          continue;
+        }
+        TW_RETURN_IF_ERROR(sequence_items(h, end, depth, [&](DataSet&& item) {
+          e.items.push_back(std::move(item));
+          return Status();
+        }));
+      } else {
+        if (h.length == kUndefined) return corrupt("element " + hex_tag(h.tag) + " has an undefined length");
+        const bool group_length = (h.tag & 0xFFFF) == 0;
+        if (h.length > limits_.max_value_bytes || group_length) {
+          TW_RETURN_IF_ERROR(r_.skip(h.length, end));
+          if (!group_length) continue;
+        } else {
+          if (end != kNoEnd && !internal::range_inside(r_.pos(), h.length, end)) {
+            return corrupt("element " + hex_tag(h.tag) + " at offset " + std::to_string(h.at) + " runs past the end of its item");
+          }
+          e.value.resize(static_cast<size_t>(h.length));
+          TW_RETURN_IF_ERROR(r_.read(e.value.data(), h.length));
+        }
+      }
+      out.elements.push_back(std::move(e));
+    }
+    if (r_.pos() != end) return corrupt("an item's elements run past its end at offset " + std::to_string(end));
+    return Status();
+  }
+
+ private:
+  template <typename Sink>
+  Status sequence_items(const Header& seq, uint64_t outer_end, uint32_t depth, Sink&& sink) {
+    uint64_t end = kNoEnd;
+    if (seq.length != kUndefined) {
+      end = r_.pos() + seq.length;
+      if (!internal::range_inside(r_.pos(), seq.length, std::min(r_.size(), outer_end))) {
+        return corrupt("sequence " + hex_tag(seq.tag) + " at offset " + std::to_string(seq.at) + " runs past its end");
+      }
+    }
+    uint64_t count = 0;
+    while (end == kNoEnd || r_.pos() < end) {
+      TW_ASSIGN_OR_RETURN(Header item, read_header(r_, explicit_));
+      if (item.tag == kSequenceDelimitation) {
+        if (end == kNoEnd) return Status();
+        return corrupt("sequence delimiter inside sequence " + hex_tag(seq.tag) + " of defined length");
+      }
+      if (item.tag != kItem) {
+        return corrupt("sequence " + hex_tag(seq.tag) + " holds " + hex_tag(item.tag) + " at offset " +
+                       std::to_string(item.at) + " where an item belongs");
+      }
+      if (++count > limits_.max_frames) return corrupt("sequence " + hex_tag(seq.tag) + " has too many items");
+      uint64_t item_end = kNoEnd;
+      if (item.length != kUndefined) {
+        item_end = r_.pos() + item.length;
+        if (!internal::range_inside(r_.pos(), item.length, std::min(r_.size(), end))) {
+          return corrupt("item at offset " + std::to_string(item.at) + " runs past the end of its sequence");
+        }
+      }
+      DataSet ds;
+      TW_RETURN_IF_ERROR(dataset(item_end, depth + 1, ds, nullptr));
+      TW_RETURN_IF_ERROR(sink(std::move(ds)));
+    }
+    if (r_.pos() != end) return corrupt("sequence " + hex_tag(seq.tag) + " runs past its end");
+    return Status();
+  }
+
+  static Status frame_position(const DataSet& item, std::vector<FramePosition>& out) {
+    FramePosition p;
+    if (const DataSet* pos = item.item(kPlanePositionSlide)) {
+      auto c = pos->integer(kColumnPosition), r = pos->integer(kRowPosition);
+      if (c && r) p = {*c, *r, true};
+    }
+    out.push_back(p);
+    return Status();
+  }
+
+  Reader& r_;
+  bool explicit_;
+  const ParseLimits& limits_;
+};
+
+std::string trim_right(std::string s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\0')) s.pop_back();
+  return s;
+}
+
+// The string VRs whose backslashes separate values. The standard allows several values in AS, DA, IS and
+// LO elements too, but libdicom keeps those whole (measured against OpenSlide 4.0.1: SoftwareVersions,
+// ContentDate, PatientAge and ReferencedFrameNumber come back with their backslashes), and the `dicom.*`
+// properties must be OpenSlide's; no element a slide reader needs is multi-valued in those VRs.
+bool is_multi_string(std::string_view vr) {
+  static constexpr std::string_view kMulti[] = {"AE", "CS", "DS", "DT", "PN", "SH", "TM", "UI", "UC"};
+  return std::find(std::begin(kMulti), std::end(kMulti), vr) != std::end(kMulti);
+}
+
+}  // namespace
+
+std::string_view keyword(uint32_t t) {
+  const DictionaryEntry* e = lookup(t);
+  return e ? e->keyword : "";
+}
+
+std::string_view dictionary_vr(uint32_t t) {
+  const DictionaryEntry* e = lookup(t);
+  return e ? e->vr : "UN";
+}
+
+const Element* DataSet::find(uint32_t t) const {
+  auto it = std::lower_bound(elements.begin(), elements.end(), t, [](const Element& e, uint32_t v) { return e.tag < v; });
+  if (it != elements.end() && it->tag == t) return &*it;
+  for (const Element& e : elements) {  // file meta elements are not guaranteed sorted
+    if (e.tag == t) return &e;
+  }
+  return nullptr;
+}
+
+std::optional<std::string> DataSet::string(uint32_t t, size_t index) const {
+  const Element* e = find(t);
+  if (!e) return std::nullopt;
+  std::vector<std::string> v = string_values(*e);
+  if (index >= v.size()) return std::nullopt;
+  return v[index];
+}
+
+std::optional<int64_t> DataSet::integer(uint32_t t) const {
+  const Element* e = find(t);
+  if (!e) return std::nullopt;
+  if (e->vr_view() == "IS") {
+    auto s = string(t);
+    if (!s) return std::nullopt;
+    const std::string v = s->substr(s->find_first_not_of(' ') == std::string::npos ? 0 : s->find_first_not_of(' '));
+    char* endp = nullptr;
+    const long long n = std::strtoll(v.c_str(), &endp, 10);
+    if (v.empty() || *endp != '\0') return std::nullopt;
+    return n;
+  }
+  std::vector<int64_t> v = integer_values(*e);
+  if (v.empty()) return std::nullopt;
+  return v[0];
+}
+
+const DataSet* DataSet::item(uint32_t sequence, size_t index) const {
+  const Element* e = find(sequence);
+  return e && index < e->items.size() ? &e->items[index] : nullptr;
+}
+
+std::vector<std::string> string_values(const Element& e) {
+  const std::string all(e.value.begin(), e.value.end());
+  // An empty string is one empty value (as libdicom, and so OpenSlide, counts it).
+  if (!is_multi_string(e.vr_view())) return {trim_right(all)};
+  std::vector<std::string> out;
+  for (size_t at = 0;;) {
+    const size_t sep = all.find('\\', at);
+    out.push_back(trim_right(all.substr(at, sep == std::string::npos ? std::string::npos : sep - at)));
+    if (sep == std::string::npos) break;
+    at = sep + 1;
+  }
+  return out;
+}
+
+std::vector<double> float_values(const Element& e) {
+  std::vector<double> out;
+  const std::string_view vr = e.vr_view();
+  const size_t width = vr == "FL" ? 4 : vr == "FD" ? 8 : 0;
+  if (!width) return out;
+  for (size_t at = 0; at + width <= e.value.size(); at += width) {
+    if (width == 4) {
+      float f;
+      const uint32_t bits = le32(e.value.data() + at);
+      std::memcpy(&f, &bits, 4);
+      out.push_back(f);
+    } else {
+      double d;
+      const uint64_t bits = le64(e.value.data() + at);
+      std::memcpy(&d, &bits, 8);
+      out.push_back(d);
+    }
+  }
+  return out;
+}
+
+std::vector<int64_t> integer_values(const Element& e) {
+  std::vector<int64_t> out;
+  const std::string_view vr = e.vr_view();
+  const uint8_t* p = e.value.data();
+  const size_t n = e.value.size();
+  if (vr == "US") {
+    for (size_t at = 0; at + 2 <= n; at += 2) out.push_back(le16(p + at));
+  } else if (vr == "SS") {
+    for (size_t at = 0; at + 2 <= n; at += 2) out.push_back(static_cast<int16_t>(le16(p + at)));
+  } else if (vr == "UL") {
+    for (size_t at = 0; at + 4 <= n; at += 4) out.push_back(le32(p + at));
+  } else if (vr == "SL") {
+    for (size_t at = 0; at + 4 <= n; at += 4) out.push_back(static_cast<int32_t>(le32(p + at)));
+  } else if (vr == "UV" || vr == "SV") {
+    for (size_t at = 0; at + 8 <= n; at += 8) out.push_back(static_cast<int64_t>(le64(p + at)));
+  }
+  return out;
+}
+
+bool has_part10_header(const io::Source& source) {
+  uint8_t magic[4];
+  if (source.size() < 132 || !source.pread(magic, 128).ok()) return false;
+  return std::memcmp(magic, "DICM", 4) == 0;
+}
+
+Result<File> parse(const io::Source& source, bool meta_only, const ParseLimits& limits) {
+  if (!has_part10_header(source)) return unsupported("not a DICOM Part 10 file (no \"DICM\" after the preamble)");
+  Reader r(source);
+  r.seek(132);
+  File file;
+  // File meta: explicit VR little endian elements of group 0002.
+  while (r.pos() + 8 <= r.size()) {
+    const uint64_t at = r.pos();
+    uint8_t b[2];
+    TW_RETURN_IF_ERROR(r.read(b, 2));
+    r.seek(at);
+    if (le16(b) != 0x0002) break;
+    TW_ASSIGN_OR_RETURN(Header h, read_header(r, true));
+    if (h.length == kUndefined || h.length > (1u << 20)) return corrupt("file meta element " + hex_tag(h.tag) + " is too long");
+    Element e;
+    e.tag = h.tag;
+    e.vr = h.vr;
+    e.value.resize(static_cast<size_t>(h.length));
+    TW_RETURN_IF_ERROR(r.read(e.value.data(), h.length));
+    if ((h.tag & 0xFFFF) != 0) file.meta.elements.push_back(std::move(e));
+  }
+  auto syntax = file.meta.string(kTransferSyntax);
+  if (!syntax) return corrupt("the file meta has no Transfer Syntax UID");
+  file.transfer_syntax = *syntax;
+  if (meta_only) return file;
+  bool explicit_vr = true;
+  if (file.transfer_syntax == "1.2.840.10008.1.2") {
+    explicit_vr = false;
+  } else if (file.transfer_syntax == "1.2.840.10008.1.2.2") {
+    return unsupported("big-endian transfer syntax 1.2.840.10008.1.2.2 (retired)");
+  } else if (file.transfer_syntax == "1.2.840.10008.1.2.1.99") {
+    return unsupported("deflated transfer syntax 1.2.840.10008.1.2.1.99");
+  }
+  Parser parser(r, explicit_vr, limits);
+  const TopLevel top{&file.pixel_data, &file.frame_positions};
+  Status s = parser.dataset(r.size(), 0, file.dataset, &top);
+  if (!s.ok()) return s;
+  return file;
+}
+
+namespace {
+
+Result<Header> item_header_at(const io::Source& source, uint64_t at) {
+  uint8_t b[8];
+  if (!internal::range_inside(at, 8, source.size())) {
+    return corrupt("an item header at offset " + std::to_string(at) + " lies past the end of the file");
+  }
+  TW_RETURN_IF_ERROR(source.pread(b, at));
+  Header h;
+  h.at = at;
+  h.tag = uint32_t{le16(b)} << 16 | le16(b + 2);
+  h.length = le32(b + 4);
+  return h;
+}
+
+struct Fragment {
+  uint64_t at;      // item tag
+  uint64_t length;  // value length
+  uint8_t head[4];  // the value's first bytes (zero-padded)
+};
+
+// Every fragment from `first` to the sequence delimiter.
+Result<std::vector<Fragment>> walk_fragments(const io::Source& source, uint64_t first) {
+  std::vector<Fragment> out;
+  for (uint64_t at = first;;) {
+    TW_ASSIGN_OR_RETURN(Header h, item_header_at(source, at));
+    if (h.tag == kSequenceDelimitation) return out;
+    if (h.tag != kItem) return corrupt("pixel data holds " + hex_tag(h.tag) + " at offset " + std::to_string(at) + " where a fragment belongs");
+    if (h.length == kUndefined || !internal::range_inside(at + 8, h.length, source.size())) {
+      return corrupt("fragment at offset " + std::to_string(at) + " runs past the end of the file");
+    }
+    if (out.size() >= 16'000'000) return corrupt("pixel data has too many fragments");
+    Fragment f{at, h.length, {0, 0, 0, 0}};
+    const uint64_t peek = std::min<uint64_t>(4, h.length);
+    if (peek) TW_RETURN_IF_ERROR(source.pread({f.head, static_cast<size_t>(peek)}, at + 8));
+    out.push_back(f);
+    at += 8 + h.length;
+  }
+}
+
+bool starts_codestream(const Fragment& f) {
+  return f.length >= 2 && f.head[0] == 0xFF && (f.head[1] == 0xD8 || f.head[1] == 0x4F);
+}
+
+}  // namespace
+
+Result<std::vector<FrameRange>> locate_frames(const io::Source& source, const File& file, uint64_t frames) {
+  if (!file.pixel_data || !file.pixel_data->encapsulated) return invalid_argument("pixel data is not encapsulated");
+  const uint64_t start = file.pixel_data->offset;
+  TW_ASSIGN_OR_RETURN(Header bot, item_header_at(source, start));
+  if (bot.tag != kItem || bot.length == kUndefined || bot.length % 4 != 0 ||
+      !internal::range_inside(start + 8, bot.length, source.size())) {
+    return corrupt("pixel data at offset " + std::to_string(start) + " does not start with a Basic Offset Table item");
+  }
+  const uint64_t first = start + 8 + bot.length;
+  std::vector<FrameRange> out;
+  out.reserve(static_cast<size_t>(std::min<uint64_t>(frames, 1 << 20)));
+
+  const Element* eot = file.dataset.find(kExtendedOffsetTable);
+  const Element* eot_lengths = file.dataset.find(kExtendedOffsetTableLengths);
+  if (eot && eot_lengths && eot->value.size() == frames * 8 && eot_lengths->value.size() == frames * 8) {
+    for (uint64_t i = 0; i < frames; ++i) {
+      const uint64_t value = first + le64(eot->value.data() + i * 8) + 8;
+      const uint64_t length = le64(eot_lengths->value.data() + i * 8);
+      if (value < first || !internal::range_inside(value, length, source.size())) {
+        return corrupt("the Extended Offset Table's frame " + std::to_string(i + 1) + " lies outside the file");
+      }
+      out.push_back({value, length, false});
+    }
+    return out;
+  }
+
+  if (bot.length / 4 == frames && frames > 0) {
+    std::vector<uint64_t> offsets(static_cast<size_t>(frames));
+    std::vector<uint8_t> table(static_cast<size_t>(bot.length));
+    TW_RETURN_IF_ERROR(source.pread(table, start + 8));
+    bool increasing = true;
+    for (uint64_t i = 0; i < frames; ++i) {
+      offsets[i] = first + le32(table.data() + i * 4);
+      if (i > 0 && offsets[i] <= offsets[i - 1]) increasing = false;
+    }
+    if (increasing && offsets[0] == first) {
+      bool ok = true;
+      for (uint64_t i = 0; i < frames && ok; ++i) {
+        auto h = item_header_at(source, offsets[i]);
+        if (!h.ok() || h->tag != kItem || h->length == kUndefined) {
+          ok = false;
+          break;
+        }
+        const uint64_t next = offsets[i] + 8 + h->length;
+        if (i + 1 < frames && next == offsets[i + 1]) {
+          out.push_back({offsets[i] + 8, h->length, false});
+        } else if (i + 1 < frames && next < offsets[i + 1]) {
+          out.push_back({offsets[i], offsets[i + 1] - offsets[i], true});
+        } else if (i + 1 == frames) {
+          auto tail = walk_fragments(source, offsets[i]);
+          if (!tail.ok() || tail->empty()) return tail.ok() ? corrupt("the last frame has no fragments") : tail.status();
+          const Fragment& last = tail->back();
+          if (tail->size() == 1) {
+            out.push_back({offsets[i] + 8, last.length, false});
+          } else {
+            out.push_back({offsets[i], last.at + 8 + last.length - offsets[i], true});
+          }
+        } else {
+          ok = false;
+        }
+        if (ok && !internal::range_inside(out.back().offset, out.back().length, source.size())) ok = false;
+      }
+      if (ok) return out;
+      out.clear();
+    }
+    // A Basic Offset Table that does not match the fragments: find the frames by walking them instead.
+  }
+
+  TW_ASSIGN_OR_RETURN(std::vector<Fragment> fragments, walk_fragments(source, first));
+  if (fragments.size() == frames) {
+    for (const Fragment& f : fragments) out.push_back({f.at + 8, f.length, false});
+    return out;
+  }
+  if (frames == 1 && !fragments.empty()) {
+    const Fragment& last = fragments.back();
+    out.push_back({first, last.at + 8 + last.length - first, true});
+    return out;
+  }
+  // Several fragments per frame and no offset table: a frame starts at each fragment that starts a JPEG
+  // (SOI) or JPEG 2000 (SOC) codestream.
+  for (size_t i = 0; i < fragments.size(); ++i) {
+    if (starts_codestream(fragments[i]) || i == 0) {
+      out.push_back({fragments[i].at, 0, true});
+    }
+    FrameRange& f = out.back();
+    f.length = fragments[i].at + 8 + fragments[i].length - f.offset;
+  }
+  if (out.size() != frames) {
+    return corrupt("pixel data has " + std::to_string(fragments.size()) + " fragments in " + std::to_string(out.size()) +
+                   " codestreams for " + std::to_string(frames) + " frames, and no offset table says which are which");
+  }
+  return out;
+}
+
+Result<std::vector<uint8_t>> join_items(std::span<const uint8_t> bytes) {
+  std::vector<uint8_t> out;
+  out.reserve(bytes.size());
+  for (size_t at = 0; at < bytes.size();) {
+    if (bytes.size() - at < 8) return corrupt("a fragment header is cut short");
+    const uint32_t t = uint32_t{le16(&bytes[at])} << 16 | le16(&bytes[at + 2]);
+    const uint64_t length = le32(&bytes[at + 4]);
+    if (t == kSequenceDelimitation) break;
+    if (t != kItem) return corrupt("a frame's fragments hold " + hex_tag(t) + " where a fragment belongs");
+    if (length > bytes.size() - at - 8) return corrupt("a fragment runs past the end of its frame");
+    out.insert(out.end(), bytes.begin() + static_cast<long>(at + 8), bytes.begin() + static_cast<long>(at + 8 + length));
+    at += 8 + length;
+  }
+  return out;
+}
+
+}  // namespace tilewise::dicom

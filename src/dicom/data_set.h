@@ -1,0 +1,114 @@
+// A narrow, bounds-checked reader of DICOM Part 10 files: the subset a whole-slide image needs.
+//
+// Why not DCMTK (in Debian) or libdicom (OpenSlide's, not in Debian 12): a WSI reader needs the file meta,
+// the dataset up to Pixel Data (with sequences), the per-frame positions of sparse files and where each
+// frame's bytes lie - nothing of DICOM networking, character-set conversion or pixel codecs. DCMTK's
+// DcmFileFormat builds an object per element and per-frame item (a 100,000-frame sparse file makes millions
+// of them), loads through its own stream layer rather than our sources (HTTP, memory), and would add ~20 MB
+// of libraries to the wheel. This reader keeps the elements it is asked to keep as raw values, discards the
+// per-frame groups after extracting positions, never reads Pixel Data at open, and checks every length
+// against the file and its enclosing item (docs/hardening.md; fuzzed by tests/fuzz/fuzz_dicom.cc).
+//
+// Encodings: explicit VR little endian (every WSI transfer syntax) and implicit VR little endian (VRs from
+// the data dictionary); big-endian and deflated datasets are refused as Unsupported.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "io/source.h"
+#include "tilewise/status.h"
+
+namespace tilewise::dicom {
+
+constexpr uint32_t tag(uint16_t group, uint16_t element) { return uint32_t{group} << 16 | element; }
+
+struct DataSet;
+
+struct Element {
+  uint32_t tag = 0;
+  std::array<char, 2> vr{'U', 'N'};
+  std::vector<uint8_t> value;   // as stored (little endian); empty for a sequence or a value not kept
+  std::vector<DataSet> items;   // the items of a sequence (VR SQ)
+  bool is_sequence() const { return vr[0] == 'S' && vr[1] == 'Q'; }
+  std::string_view vr_view() const { return {vr.data(), 2}; }
+};
+
+struct DataSet {
+  std::vector<Element> elements;  // in file order (ascending tags)
+  const Element* find(uint32_t t) const;
+  // The first value of a string element, trailing spaces and NULs removed; nullopt when absent.
+  std::optional<std::string> string(uint32_t t, size_t index = 0) const;
+  // The first value of an integer element (US, UL, SS, SL, UV, SV) or of an IS string.
+  std::optional<int64_t> integer(uint32_t t) const;
+  // The first item of a sequence, or nullptr.
+  const DataSet* item(uint32_t sequence, size_t index = 0) const;
+};
+
+// Values of a string element: the backslash-separated values of AE, CS, DS, DT, PN, SH, TM, UI and UC
+// elements, the whole value of the others (as libdicom reads them); each with trailing padding (spaces,
+// NULs) removed. An empty element has one empty value.
+std::vector<std::string> string_values(const Element& e);
+// Values of a binary numeric element as doubles (FL, FD) or integers (US, SS, UL, SL, UV, SV).
+std::vector<double> float_values(const Element& e);
+std::vector<int64_t> integer_values(const Element& e);
+
+// The dictionary keyword of a standard tag (empty for private and unknown tags), and its VR ("UN" if unknown).
+std::string_view keyword(uint32_t tag);
+std::string_view dictionary_vr(uint32_t tag);
+
+// Where Pixel Data lies: its value's offset and length (encapsulated: undefined length, the items follow).
+struct PixelData {
+  uint64_t offset = 0;
+  uint64_t length = 0;
+  bool encapsulated = false;
+};
+
+// One frame's position in the total pixel matrix (1-based pixels, as stored), from the per-frame groups.
+struct FramePosition {
+  int64_t column = 0;
+  int64_t row = 0;
+  bool has_position = false;
+};
+
+struct File {
+  DataSet meta;     // group 0002
+  DataSet dataset;  // everything before Pixel Data except the per-frame functional groups
+  std::string transfer_syntax;
+  std::optional<PixelData> pixel_data;
+  std::vector<FramePosition> frame_positions;  // per frame, when the file has per-frame functional groups
+};
+
+struct ParseLimits {
+  uint32_t max_depth = 12;                 // nested sequences
+  uint64_t max_value_bytes = 64ull << 20;  // a kept value larger than this is refused
+  uint64_t max_frames = 4'000'000;         // per-frame items
+};
+
+// True when the source starts with a 128-byte preamble and "DICM".
+bool has_part10_header(const io::Source& source);
+
+// Reads the file meta and the dataset up to Pixel Data. With `meta_only`, stops after the file meta.
+Result<File> parse(const io::Source& source, bool meta_only = false, const ParseLimits& limits = {});
+
+// A frame's bytes: one fragment's value (`items` false), or a run of items whose values, concatenated,
+// are the frame (`items` true: the range starts at an item tag).
+struct FrameRange {
+  uint64_t offset = 0;
+  uint64_t length = 0;
+  bool items = false;
+};
+
+// Locates `frames` frames of encapsulated pixel data: through the Extended Offset Table (`eot` offsets and
+// lengths, from the dataset), the Basic Offset Table, or a walk over the fragments.
+Result<std::vector<FrameRange>> locate_frames(const io::Source& source, const File& file, uint64_t frames);
+
+// Concatenates the values of the items in `bytes` (a FrameRange with items set): the frame's codestream.
+Result<std::vector<uint8_t>> join_items(std::span<const uint8_t> bytes);
+
+}  // namespace tilewise::dicom

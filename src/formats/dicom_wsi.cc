@@ -1,0 +1,414 @@
+// DICOM VL Whole Slide Microscopy Image series (OpenSlide's "dicom" vendor), from any one of its files.
+//
+// Detection, as OpenSlide 4.0.1: a Part 10 file whose Media Storage SOP Class is VL Whole Slide Microscopy
+// Image Storage (1.2.840.10008.5.1.4.1.1.77.1.6); TIFF files are left to the TIFF drivers. The folder of
+// the opened file is scanned (not recursively) for the other instances of its Series Instance UID; the
+// Image Type's third value (the flavour) gives each one's role: VOLUME instances are pyramid levels,
+// grouped by Total Pixel Matrix size (several files of one size form one level when they share a
+// Concatenation UID), LABEL, OVERVIEW and THUMBNAIL instances are the associated images label, macro and
+// thumbnail; others are ignored, as are copies of an instance already seen (same SOP Instance UID). Over
+// HTTP(S) there is no folder to scan: the opened instance alone is the slide.
+//
+// A level is a grid of frames: TILED_FULL frames in row-major order (frames past the first focal plane or
+// optical path are reported in a warning and not read; OpenSlide refuses such files), TILED_SPARSE frames
+// where their Plane Position (Slide) puts them, tiles no frame covers absent (read as background; the
+// openslide module makes them transparent, as OpenSlide does). Encapsulated frames are found through the
+// Extended or Basic Offset Table or by walking the fragments (dicom/data_set.h); a frame of several
+// fragments is read as a run of items (UnitStream::kItems).
+//
+// Transfer syntaxes: explicit and implicit VR little endian (RGB), JPEG baseline (YBR_FULL_422, YBR_FULL
+// or RGB components), JPEG 2000 and JPEG 2000 lossless (RGB, YBR_ICT, YBR_RCT: the codestream's own colour
+// transform), and JPEG-LS lossless and near-lossless (CharLS; OpenSlide refuses these).
+//
+// Properties: `dicom.*` from the level-0 instance (formats/dicom_properties.h); openslide.mpp-x/-y from its
+// Pixel Spacing (column and row spacing, millimetres), objective power from the first optical path;
+// quickhash-1 over the Series Instance UID; the ICC profile of the first optical path, per associated
+// image too.
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "dicom/data_set.h"
+#include "formats/dicom_properties.h"
+#include "formats/format_registry.h"
+#include "formats/level_builder.h"
+#include "formats/property_parsing.h"
+#include "formats/quickhash.h"
+#include "formats/tiff_properties.h"
+#include "util/checked_math.h"
+
+namespace tilewise::formats {
+
+namespace {
+
+using dicom::tag;
+
+constexpr const char* kWsiStorage = "1.2.840.10008.5.1.4.1.1.77.1.6";
+constexpr uint32_t kMediaStorageSopClass = tag(0x0002, 0x0002);
+constexpr uint32_t kImageType = tag(0x0008, 0x0008);
+constexpr uint32_t kSopInstanceUid = tag(0x0008, 0x0018);
+constexpr uint32_t kSeriesInstanceUid = tag(0x0020, 0x000E);
+constexpr uint32_t kConcatenationUid = tag(0x0020, 0x9161);
+constexpr uint32_t kInConcatenationNumber = tag(0x0020, 0x9162);
+constexpr uint32_t kConcatenationFrameOffset = tag(0x0020, 0x9228);
+constexpr uint32_t kSamplesPerPixel = tag(0x0028, 0x0002);
+constexpr uint32_t kPhotometric = tag(0x0028, 0x0004);
+constexpr uint32_t kPlanarConfiguration = tag(0x0028, 0x0006);
+constexpr uint32_t kNumberOfFrames = tag(0x0028, 0x0008);
+constexpr uint32_t kRows = tag(0x0028, 0x0010);
+constexpr uint32_t kColumns = tag(0x0028, 0x0011);
+constexpr uint32_t kBitsAllocated = tag(0x0028, 0x0100);
+constexpr uint32_t kBitsStored = tag(0x0028, 0x0101);
+constexpr uint32_t kPixelRepresentation = tag(0x0028, 0x0103);
+constexpr uint32_t kIccProfile = tag(0x0028, 0x2000);
+constexpr uint32_t kTotalColumns = tag(0x0048, 0x0006);
+constexpr uint32_t kTotalRows = tag(0x0048, 0x0007);
+constexpr uint32_t kOpticalPathSequence = tag(0x0048, 0x0105);
+constexpr uint32_t kNumberOfOpticalPaths = tag(0x0048, 0x0302);
+constexpr uint32_t kTotalFocalPlanes = tag(0x0048, 0x0303);
+constexpr uint32_t kDimensionOrganization = tag(0x0020, 0x9311);
+
+// One instance (file) of the series.
+struct Instance {
+  std::shared_ptr<const io::Source> source;
+  dicom::File file;
+  std::string series, sop_instance, flavour, concatenation;
+  int64_t width = 0, height = 0, frames = 1, concat_number = 1, frame_offset = 0;
+  int32_t tile_width = 0, tile_height = 0;
+};
+
+std::string name_of(const Instance& i) { return i.source->name(); }
+
+Status check_sop_class(const dicom::File& file) {
+  auto sop = file.meta.string(kMediaStorageSopClass);
+  if (!sop || *sop != kWsiStorage) return unsupported("Not a WSI DICOM: class UID " + sop.value_or("(none)"));
+  return Status();
+}
+
+Status detect(const io::Source& source) {
+  if (!dicom::has_part10_header(source)) return unsupported("not a DICOM file");
+  TW_ASSIGN_OR_RETURN(dicom::File meta, dicom::parse(source, /*meta_only=*/true));
+  return check_sop_class(meta);
+}
+
+Result<Instance> load(std::shared_ptr<const io::Source> source) {
+  Instance in;
+  TW_ASSIGN_OR_RETURN(in.file, dicom::parse(*source));
+  in.source = std::move(source);
+  TW_RETURN_IF_ERROR(check_sop_class(in.file));
+  const dicom::DataSet& d = in.file.dataset;
+  auto series = d.string(kSeriesInstanceUid);
+  if (!series) return corrupt("SeriesInstanceUID not found");
+  in.series = *series;
+  in.sop_instance = d.string(kSopInstanceUid).value_or("");
+  in.flavour = d.string(kImageType, 2).value_or("");
+  in.concatenation = d.string(kConcatenationUid).value_or("");
+  in.concat_number = d.integer(kInConcatenationNumber).value_or(1);
+  in.frame_offset = d.integer(kConcatenationFrameOffset).value_or(0);
+  in.frames = d.integer(kNumberOfFrames).value_or(1);
+  auto w = d.integer(kTotalColumns), h = d.integer(kTotalRows), tw = d.integer(kColumns), th = d.integer(kRows);
+  if (!tw || !th) return corrupt("Couldn't read the frame size (Rows, Columns)");
+  in.tile_width = static_cast<int32_t>(std::clamp<int64_t>(*tw, 0, 1 << 30));
+  in.tile_height = static_cast<int32_t>(std::clamp<int64_t>(*th, 0, 1 << 30));
+  in.width = w.value_or(*tw);
+  in.height = h.value_or(*th);
+  if (in.width <= 0 || in.height <= 0 || in.tile_width <= 0 || in.tile_height <= 0 || in.width > (1ll << 31) ||
+      in.height > (1ll << 31)) {
+    return corrupt("invalid image size " + std::to_string(in.width) + "x" + std::to_string(in.height) + " in frames of " +
+                   std::to_string(*tw) + "x" + std::to_string(*th));
+  }
+  if (in.frames <= 0 || in.frames > 50'000'000) return corrupt("invalid NumberOfFrames " + std::to_string(in.frames));
+  if (in.frame_offset < 0) return corrupt("invalid ConcatenationFrameOffsetNumber");
+  return in;
+}
+
+Status expect(const dicom::DataSet& d, uint32_t t, int64_t value, const char* name, bool required) {
+  auto v = d.integer(t);
+  if (!v) return required ? corrupt(std::string("Couldn't read ") + name) : Status();
+  if (*v != value) {
+    return unsupported(std::string("Attribute ") + name + " value " + std::to_string(*v) + " != " + std::to_string(value));
+  }
+  return Status();
+}
+
+// The codec description of an instance's frames, refusing what tilewise cannot decode.
+Result<codecs::TileDesc> describe(const Instance& in) {
+  const dicom::DataSet& d = in.file.dataset;
+  TW_RETURN_IF_ERROR(expect(d, kSamplesPerPixel, 3, "SamplesPerPixel", true));
+  TW_RETURN_IF_ERROR(expect(d, kBitsAllocated, 8, "BitsAllocated", true));
+  TW_RETURN_IF_ERROR(expect(d, kBitsStored, 8, "BitsStored", true));
+  TW_RETURN_IF_ERROR(expect(d, kPixelRepresentation, 0, "PixelRepresentation", true));
+  TW_RETURN_IF_ERROR(expect(d, kPlanarConfiguration, 0, "PlanarConfiguration", false));
+  const std::string photometric = d.string(kPhotometric).value_or("");
+  const std::string& ts = in.file.transfer_syntax;
+  codecs::TileDesc desc;
+  desc.width = in.tile_width;
+  desc.height = in.tile_height;
+  desc.samples_per_pixel = 3;
+  desc.bits_per_sample = 8;
+  desc.color = codecs::ColorSpace::kRgb;
+  auto refuse = [&] { return unsupported("Unsupported photometric interpretation " + photometric + " for " + ts); };
+  if (ts == "1.2.840.10008.1.2.1" || ts == "1.2.840.10008.1.2") {
+    desc.compression = codecs::Compression::kNone;
+    if (photometric != "RGB") return refuse();
+  } else if (ts == "1.2.840.10008.1.2.4.50") {
+    desc.compression = codecs::Compression::kJpeg;
+    if (photometric == "YBR_FULL_422" || photometric == "YBR_FULL") {
+      desc.color = codecs::ColorSpace::kYCbCr;
+    } else if (photometric != "RGB") {
+      return refuse();
+    }
+  } else if (ts == "1.2.840.10008.1.2.4.90" || ts == "1.2.840.10008.1.2.4.91") {
+    desc.compression = codecs::Compression::kJpeg2000;  // the codestream's component transform gives RGB
+    if (photometric != "RGB" && photometric != "YBR_ICT" && photometric != "YBR_RCT") return refuse();
+  } else if (ts == "1.2.840.10008.1.2.4.80" || ts == "1.2.840.10008.1.2.4.81") {
+    desc.compression = codecs::Compression::kJpegLs;
+    if (photometric != "RGB") return refuse();
+  } else {
+    return unsupported("Unsupported transfer syntax " + ts);
+  }
+  if (!in.file.pixel_data) return corrupt("no Pixel Data");
+  if (in.file.pixel_data->encapsulated != (desc.compression != codecs::Compression::kNone)) {
+    return corrupt(std::string("Pixel Data is ") + (in.file.pixel_data->encapsulated ? "" : "not ") +
+                   "encapsulated, but the transfer syntax is " + ts);
+  }
+  const uint64_t rgb = uint64_t(desc.width) * uint64_t(desc.height) * 3;
+  if (rgb > ModelLimits{}.max_chunk_bytes) return unsupported("frames of " + std::to_string(rgb) + " bytes are too large to decode");
+  return desc;
+}
+
+// Every frame's byte range in an instance.
+Result<std::vector<dicom::FrameRange>> frame_ranges(const Instance& in, const codecs::TileDesc& desc) {
+  const dicom::PixelData& pd = *in.file.pixel_data;
+  if (pd.encapsulated) return dicom::locate_frames(*in.source, in.file, static_cast<uint64_t>(in.frames));
+  const uint64_t frame_bytes = uint64_t(desc.width) * uint64_t(desc.height) * 3;
+  auto total = internal::checked_mul(frame_bytes, static_cast<uint64_t>(in.frames));
+  if (!total || pd.length < *total || !internal::range_inside(pd.offset, *total, in.source->size())) {
+    return corrupt("Pixel Data holds " + std::to_string(pd.length) + " bytes, " + std::to_string(in.frames) +
+                   " frames of " + std::to_string(frame_bytes) + " need more (or the file is cut short)");
+  }
+  std::vector<dicom::FrameRange> out;
+  for (int64_t i = 0; i < in.frames; ++i) out.push_back({pd.offset + static_cast<uint64_t>(i) * frame_bytes, frame_bytes, false});
+  return out;
+}
+
+// One level (or associated image) from the instances of one size: a concatenation, or a single instance.
+Result<LevelModel> build_grid(const std::vector<const Instance*>& files, std::vector<std::string>& warnings,
+                              const std::string& what) {
+  const Instance& first = *files[0];
+  TW_ASSIGN_OR_RETURN(codecs::TileDesc desc, describe(first));
+  LevelModel level;
+  level.desc = desc;
+  level.info.width = first.width;
+  level.info.height = first.height;
+  level.info.tiled = true;
+  level.info.tile_width = desc.width;
+  level.info.tile_height = desc.height;
+  level.info.compression = codecs::compression_name(desc.compression);
+  level.info.samples_per_pixel = 3;
+  level.tiles_across = internal::ceil_div(first.width, desc.width);
+  level.tiles_down = internal::ceil_div(first.height, desc.height);
+  const auto count = internal::checked_mul(static_cast<uint64_t>(level.tiles_across), static_cast<uint64_t>(level.tiles_down));
+  if (!count || *count > 200'000'000) return corrupt(what + ": too many tiles");
+  UnitTable units;
+  units.offsets.assign(*count, 0);
+  units.lengths.assign(*count, 0);
+  if (files.size() > 1) units.part.assign(*count, 0);
+  std::vector<bool> items_form(*count, false);
+  auto parts = std::make_shared<std::vector<UnitPart>>();
+  int64_t extra = 0;
+  for (size_t f = 0; f < files.size(); ++f) {
+    const Instance& in = *files[f];
+    TW_ASSIGN_OR_RETURN(codecs::TileDesc d, describe(in));
+    if (d.width != desc.width || d.height != desc.height || d.compression != desc.compression || d.color != desc.color) {
+      return corrupt(name_of(in) + ": frames differ from the level's (" + std::to_string(d.width) + "x" + std::to_string(d.height) +
+                     " " + codecs::compression_name(d.compression) + ")");
+    }
+    auto ranges = frame_ranges(in, desc);
+    if (!ranges.ok()) return ranges.status().with_context(name_of(in));
+    const std::string organisation = in.file.dataset.string(kDimensionOrganization).value_or("");
+    const bool positioned = organisation != "TILED_FULL" && in.file.frame_positions.size() == static_cast<size_t>(in.frames);
+    parts->push_back({in.source, {}});
+    for (int64_t i = 0; i < in.frames; ++i) {
+      int64_t index;
+      if (positioned) {
+        const dicom::FramePosition& p = in.file.frame_positions[static_cast<size_t>(i)];
+        if (!p.has_position) return corrupt(name_of(in) + ": frame " + std::to_string(i + 1) + " has no Plane Position (Slide)");
+        const int64_t x = p.column - 1, y = p.row - 1;
+        if (x < 0 || y < 0 || x % desc.width || y % desc.height || x >= first.width || y >= first.height) {
+          return unsupported(name_of(in) + ": frame " + std::to_string(i + 1) + " at (" + std::to_string(p.column) + "," +
+                             std::to_string(p.row) + ") is not on the " + std::to_string(desc.width) + "x" +
+                             std::to_string(desc.height) + " tile grid");
+        }
+        index = (y / desc.height) * level.tiles_across + x / desc.width;
+      } else {
+        index = in.frame_offset + i;
+      }
+      if (index >= static_cast<int64_t>(*count) || units.lengths[static_cast<size_t>(index)] != 0) {
+        ++extra;  // another focal plane or optical path: the first one is read
+        continue;
+      }
+      const dicom::FrameRange& r = (*ranges)[static_cast<size_t>(i)];
+      if (r.length == 0) continue;
+      units.offsets[static_cast<size_t>(index)] = r.offset;
+      units.lengths[static_cast<size_t>(index)] = r.length;
+      items_form[static_cast<size_t>(index)] = r.items;
+      if (!units.part.empty()) units.part[static_cast<size_t>(index)] = static_cast<uint32_t>(f);
+    }
+  }
+  if (extra > 0) {
+    const dicom::DataSet& d = first.file.dataset;
+    warnings.push_back(what + ": " + std::to_string(extra) + " frames of other focal planes or optical paths (" +
+                       std::to_string(d.integer(kTotalFocalPlanes).value_or(1)) + " focal planes, " +
+                       std::to_string(d.integer(kNumberOfOpticalPaths).value_or(1)) + " optical paths) are not read: the first is");
+  }
+  // A level with any frame of several fragments reads every frame as a run of items.
+  if (std::find(items_form.begin(), items_form.end(), true) != items_form.end()) {
+    level.stream = UnitStream::kItems;
+    for (size_t i = 0; i < *count; ++i) {
+      if (units.lengths[i] != 0 && !items_form[i]) {
+        units.offsets[i] -= 8;
+        units.lengths[i] += 8;
+      }
+    }
+  }
+  level.units = std::make_shared<const UnitTable>(std::move(units));
+  level.parts = std::move(parts);
+  return level;
+}
+
+std::vector<uint8_t> icc_of(const Instance& in) {
+  const dicom::DataSet* path = in.file.dataset.item(kOpticalPathSequence);
+  const dicom::Element* icc = path ? path->find(kIccProfile) : nullptr;
+  return icc ? icc->value : std::vector<uint8_t>{};
+}
+
+bool is_url(const std::string& name) { return name.rfind("http://", 0) == 0 || name.rfind("https://", 0) == 0; }
+
+// The other DICOM files of the opened file's folder, sorted by name (the order decides which of two
+// conflicting instances wins, so it must not depend on the file system).
+std::vector<std::string> folder_files(const std::string& opened) {
+  std::vector<std::string> out;
+  if (is_url(opened)) return out;
+  std::filesystem::path path(opened);
+  std::error_code ec;
+  const std::filesystem::path folder = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    if (!it->is_regular_file(ec) || it->path().filename() == path.filename()) continue;
+    out.push_back(it->path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Result<SlideModel> open(std::shared_ptr<const io::Source> source) {
+  TW_ASSIGN_OR_RETURN(Instance start, load(source));
+  std::vector<Instance> instances;
+  std::vector<std::string> warnings;
+  instances.push_back(std::move(start));
+  for (const std::string& path : folder_files(source->name())) {
+    auto s = io::open_file(path);
+    if (!s.ok() || detect(**s).code() != StatusCode::kOk) continue;
+    auto in = load(*s);
+    if (!in.ok()) {
+      warnings.push_back(path + ": ignored: " + in.status().message());
+      continue;
+    }
+    if (in->series != instances[0].series) continue;
+    instances.push_back(std::move(in).value());
+  }
+
+  SlideModel model;
+  model.vendor = "dicom";
+  // Levels by size, each the instances of one concatenation in their order; associated images by flavour.
+  std::map<std::pair<int64_t, int64_t>, std::vector<const Instance*>, std::greater<>> by_size;
+  std::map<std::string, const Instance*> associated;
+  std::set<std::string> seen;
+  static const std::map<std::string, std::string> kAssociated = {{"LABEL", "label"}, {"OVERVIEW", "macro"}, {"THUMBNAIL", "thumbnail"}};
+  for (const Instance& in : instances) {
+    if (!in.sop_instance.empty() && !seen.insert(in.sop_instance).second) continue;  // a copy of one already seen
+    if (in.flavour == "VOLUME") {
+      auto& files = by_size[{in.width, in.height}];
+      if (!files.empty() && (in.concatenation.empty() || in.concatenation != files[0]->concatenation)) {
+        warnings.push_back(name_of(in) + ": ignored: another instance of the series has its size (" + std::to_string(in.width) +
+                           "x" + std::to_string(in.height) + ") and is not of its concatenation");
+        continue;
+      }
+      files.push_back(&in);
+    } else if (auto a = kAssociated.find(in.flavour); a != kAssociated.end()) {
+      if (!associated.emplace(a->second, &in).second) {
+        warnings.push_back(name_of(in) + ": ignored: a second " + a->second + " image");
+      }
+    }
+  }
+  if (by_size.empty()) return corrupt("No pyramid levels found");
+  for (auto& [size, files] : by_size) {
+    std::sort(files.begin(), files.end(), [](const Instance* a, const Instance* b) { return a->concat_number < b->concat_number; });
+    const std::string what = "level " + std::to_string(model.levels.size());
+    auto level = build_grid(files, warnings, what);
+    if (!level.ok()) return level.status().with_context(name_of(*files[0]));
+    model.levels.push_back(std::move(level).value());
+  }
+  compute_downsamples(model.levels);
+  const Instance& level0 = *by_size.begin()->second[0];
+
+  PropertyMap props;
+  for (const auto& [name, in] : associated) {
+    auto image = build_grid({in}, warnings, "associated image " + name);
+    if (!image.ok()) {
+      warnings.push_back("associated image " + name + " not readable: " + image.status().message());
+      continue;
+    }
+    AssociatedModel a{name, std::move(image).value(), {}, icc_of(*in)};
+    a.image.info.downsample = 1.0;
+    if (!a.icc_profile.empty()) props["openslide.associated." + name + ".icc-size"] = std::to_string(a.icc_profile.size());
+    model.associated.push_back(std::move(a));
+  }
+  std::sort(model.associated.begin(), model.associated.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+
+  add_dicom_properties(level0.file.meta, "dicom", props);
+  add_dicom_properties(level0.file.dataset, "dicom", props);
+  auto scaled = [&](const std::string& from, const char* to) {
+    auto it = props.find(from);
+    if (it == props.end()) return;
+    if (auto v = parse_double(it->second)) props[to] = format_double(*v * 1000.0);
+  };
+  const std::string spacing = "dicom.SharedFunctionalGroupsSequence[0].PixelMeasuresSequence[0].PixelSpacing";
+  scaled(spacing + "[0]", "openslide.mpp-y");  // row spacing, then column spacing
+  scaled(spacing + "[1]", "openslide.mpp-x");
+  if (auto it = props.find("dicom.OpticalPathSequence[0].ObjectiveLensPower"); it != props.end()) {
+    if (auto v = parse_double(it->second)) props["openslide.objective-power"] = format_double(*v);
+  }
+  props["openslide.quickhash-1"] = quickhash1_of_string(level0.series);
+  model.icc_profile = icc_of(level0);
+  model.warnings = std::move(warnings);
+  add_standard_properties(model, props);
+  return model;
+}
+
+}  // namespace
+
+bool is_folder(const std::string& path) {
+  std::error_code ec;
+  return !is_url(path) && std::filesystem::is_directory(path, ec);
+}
+
+Result<std::string> slide_file_in_folder(const std::string& folder) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->is_regular_file(ec)) files.push_back(it->path().string());
+  }
+  if (ec) return io_error(folder + ": cannot list the folder: " + ec.message());
+  std::sort(files.begin(), files.end());
+  for (const std::string& f : files) {
+    auto s = io::open_file(f);
+    if (s.ok() && detect(**s).ok()) return f;
+  }
+  return not_found(folder + ": a folder, and no DICOM whole-slide image file in it");
+}
+
+const FormatDriver kDicomDriver = {"dicom", nullptr, nullptr, &detect, &open};
+
+}  // namespace tilewise::formats

@@ -1,0 +1,223 @@
+"""Writers for DICOM VL Whole Slide Microscopy series, for testing against OpenSlide 4.0.1 and pydicom.
+
+One file per pyramid level (and per associated image), all of one series, as scanners and converters write
+them. Frames are encoded here (Pillow's libjpeg-turbo for JPEG baseline, imagecodecs for JPEG 2000 and
+JPEG-LS) and stored with pydicom: encapsulated with a Basic Offset Table, an Extended Offset Table, or
+neither (readers must then walk the fragments); native (explicit VR little endian) frames as they are.
+TILED_SPARSE files list each frame's position in the per-frame functional groups and may leave tiles out.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import imagecodecs
+import numpy as np
+from PIL import Image
+from pydicom.dataset import Dataset, FileMetaDataset
+from pydicom.encaps import encapsulate, encapsulate_extended
+from pydicom.sequence import Sequence as DicomSequence
+from pydicom.uid import (ExplicitVRLittleEndian, JPEG2000, JPEG2000Lossless, JPEGBaseline8Bit, JPEGLSLossless,
+                         generate_uid)
+
+WSI_SOP_CLASS = "1.2.840.10008.5.1.4.1.1.77.1.6"
+SYNTAXES = {"jpeg": JPEGBaseline8Bit, "jpeg2000": JPEG2000, "jpeg2000-lossless": JPEG2000Lossless,
+            "raw": ExplicitVRLittleEndian, "jpegls": JPEGLSLossless}
+
+
+def encode_frame(tile: np.ndarray, codec: str, *, quality: int = 85, subsampling: str = "4:2:2") -> Tuple[bytes, str]:
+    """One frame's bytes and its Photometric Interpretation."""
+    if codec == "jpeg":
+        b = io.BytesIO()
+        Image.fromarray(tile).save(b, "JPEG", quality=quality, subsampling=subsampling)
+        return b.getvalue(), "YBR_FULL_422"  # Pillow writes YCbCr (JFIF) whatever the subsampling
+    if codec == "jpeg-rgb":  # JPEG without colour transform (Adobe marker, components R, G, B)
+        return imagecodecs.jpeg8_encode(tile, level=quality, colorspace="RGB", outcolorspace="RGB"), "RGB"
+    if codec == "jpeg2000":
+        return imagecodecs.jpeg2k_encode(tile, level=40, codecformat="j2k", mct=True), "YBR_ICT"
+    if codec == "jpeg2000-lossless":
+        return imagecodecs.jpeg2k_encode(tile, level=0, codecformat="j2k", reversible=True, mct=False), "RGB"
+    if codec == "jpegls":
+        return imagecodecs.jpegls_encode(tile, level=0), "RGB"
+    if codec == "raw":
+        return np.ascontiguousarray(tile).tobytes(), "RGB"
+    raise ValueError(codec)
+
+
+def _tiles(image: np.ndarray, th: int, tw: int) -> List[Tuple[int, int, np.ndarray]]:
+    """(row, column, tile) row-major, edge tiles padded with white to the full tile size."""
+    h, w = image.shape[:2]
+    out = []
+    for r in range(0, h, th):
+        for c in range(0, w, tw):
+            t = np.full((th, tw, 3), 255, np.uint8)
+            piece = image[r:r + th, c:c + tw]
+            t[:piece.shape[0], :piece.shape[1]] = piece
+            out.append((r, c, t))
+    return out
+
+
+def _common(ds: Dataset, series: Dict[str, str], image_type: Sequence[str]) -> None:
+    ds.SOPClassUID = WSI_SOP_CLASS
+    ds.SOPInstanceUID = generate_uid()
+    ds.StudyInstanceUID = series["study"]
+    ds.SeriesInstanceUID = series["series"]
+    ds.FrameOfReferenceUID = series["frame"]
+    ds.Modality = "SM"
+    ds.ImageType = list(image_type)
+    ds.Manufacturer = "tilewise"
+    ds.ManufacturerModelName = "generator"
+    ds.PatientName = "Test^Slide"
+    ds.PatientID = "TW-1"
+    ds.StudyDate = "20261201"
+    ds.SeriesNumber = 1
+    ds.ContainerIdentifier = "TW-SLIDE-1"
+    ds.SamplesPerPixel = 3
+    ds.PlanarConfiguration = 0
+    ds.BitsAllocated = 8
+    ds.BitsStored = 8
+    ds.HighBit = 7
+    ds.PixelRepresentation = 0
+    ds.BurnedInAnnotation = "NO"
+    ds.SpecimenLabelInImage = "NO"
+    ds.VolumetricProperties = "VOLUME"
+
+
+def _optical_path(ds: Dataset, objective: Optional[float], icc: Optional[bytes]) -> None:
+    path = Dataset()
+    path.OpticalPathIdentifier = "1"
+    code = Dataset()
+    code.CodeValue, code.CodingSchemeDesignator, code.CodeMeaning = "414298005", "SCT", "Full Spectrum"
+    path.IlluminationColorCodeSequence = DicomSequence([code])
+    kind = Dataset()
+    kind.CodeValue, kind.CodingSchemeDesignator, kind.CodeMeaning = "111744", "DCM", "Brightfield illumination"
+    path.IlluminationTypeCodeSequence = DicomSequence([kind])
+    if objective is not None:
+        path.ObjectiveLensPower = objective
+    if icc is not None:
+        path.ICCProfile = icc
+    ds.OpticalPathSequence = DicomSequence([path])
+    ds.NumberOfOpticalPaths = 1
+
+
+def write_instance(path, image: np.ndarray, *, series: Dict[str, str], tile: int = 256, codec: str = "jpeg",
+                   image_type: Sequence[str] = ("ORIGINAL", "PRIMARY", "VOLUME", "NONE"), spacing_mm: float = 0.00025,
+                   objective: Optional[float] = 20.0, icc: Optional[bytes] = None, offsets: str = "basic",
+                   sparse_missing: Optional[Sequence[int]] = None, fragments_per_frame: int = 1,
+                   subsampling: str = "4:2:2", instance_number: int = 1) -> Path:
+    """Writes one WSI instance of `image` as `tile`-sized frames (tile 0: one frame of the whole image). offsets: "basic" (a Basic Offset Table),
+    "extended" (an Extended Offset Table and an empty basic one) or "none"; sparse_missing: frame indices
+    (row-major over the full grid) left out of a TILED_SPARSE file; fragments_per_frame > 1 splits each
+    encapsulated frame (only with offsets "basic")."""
+    path = Path(path)
+    h, w = image.shape[:2]
+    th, tw = (tile, tile) if tile else (h, w)
+    tiles = _tiles(image, th, tw)
+    keep = [i for i in range(len(tiles)) if not sparse_missing or i not in set(sparse_missing)]
+    frames, photometric = [], "RGB"
+    for i in keep:
+        data, photometric = encode_frame(tiles[i][2], codec, subsampling=subsampling)
+        frames.append(data)
+
+    meta = FileMetaDataset()
+    meta.MediaStorageSOPClassUID = WSI_SOP_CLASS
+    syntax = SYNTAXES["jpeg" if codec.startswith("jpeg-") else codec]
+    meta.TransferSyntaxUID = syntax
+    ds = Dataset()
+    ds.file_meta = meta
+    _common(ds, series, image_type)
+    meta.MediaStorageSOPInstanceUID = ds.SOPInstanceUID
+    ds.InstanceNumber = instance_number
+    ds.Rows = th
+    ds.Columns = tw
+    ds.PhotometricInterpretation = photometric
+    ds.TotalPixelMatrixColumns = w
+    ds.TotalPixelMatrixRows = h
+    ds.TotalPixelMatrixFocalPlanes = 1
+    ds.NumberOfFrames = len(frames)
+    ds.ImagedVolumeWidth = w * spacing_mm
+    ds.ImagedVolumeHeight = h * spacing_mm
+    ds.ImagedVolumeDepth = 0.001
+    origin = Dataset()
+    origin.XOffsetInSlideCoordinateSystem = 20.0
+    origin.YOffsetInSlideCoordinateSystem = 40.0
+    ds.TotalPixelMatrixOriginSequence = DicomSequence([origin])
+    shared = Dataset()
+    measures = Dataset()
+    measures.PixelSpacing = [spacing_mm, spacing_mm]
+    measures.SliceThickness = 0.001
+    shared.PixelMeasuresSequence = DicomSequence([measures])
+    ds.SharedFunctionalGroupsSequence = DicomSequence([shared])
+    _optical_path(ds, objective, icc)
+    if codec.startswith("jpeg") and codec not in ("jpegls",) or codec.startswith("jpeg2000"):
+        ds.LossyImageCompression = "01" if codec in ("jpeg", "jpeg-rgb", "jpeg2000") else "00"
+    if sparse_missing is not None:
+        ds.DimensionOrganizationType = "TILED_SPARSE"
+        per_frame = []
+        for i in keep:
+            r, c, _ = tiles[i]
+            item = Dataset()
+            pos = Dataset()
+            pos.ColumnPositionInTotalImagePixelMatrix = c + 1
+            pos.RowPositionInTotalImagePixelMatrix = r + 1
+            pos.XOffsetInSlideCoordinateSystem = 20.0 + c * spacing_mm
+            pos.YOffsetInSlideCoordinateSystem = 40.0 + r * spacing_mm
+            pos.ZOffsetInSlideCoordinateSystem = 0.0
+            item.PlanePositionSlideSequence = DicomSequence([pos])
+            per_frame.append(item)
+        ds.PerFrameFunctionalGroupsSequence = DicomSequence(per_frame)
+    else:
+        ds.DimensionOrganizationType = "TILED_FULL"
+
+    if codec == "raw":
+        ds.PixelData = b"".join(frames)
+    elif offsets == "extended":
+        data, table, lengths = encapsulate_extended(frames)
+        ds.PixelData = data
+        ds.ExtendedOffsetTable = table
+        ds.ExtendedOffsetTableLengths = lengths
+    else:
+        ds.PixelData = encapsulate(frames, fragments_per_frame=fragments_per_frame, has_bot=offsets == "basic")
+    if codec != "raw":
+        ds["PixelData"].VR = "OB"
+        ds["PixelData"].is_undefined_length = True
+    ds.save_as(path, enforce_file_format=True)
+    return path
+
+
+def new_series() -> Dict[str, str]:
+    return {"study": generate_uid(), "series": generate_uid(), "frame": generate_uid()}
+
+
+def write_series(folder, image: np.ndarray, *, levels: int = 3, tile: int = 256, codec: str = "jpeg",
+                 associated: bool = True, name: str = "slide", **kwargs) -> Path:
+    """A pyramid of `levels` files (each level half the previous one) plus label, overview and thumbnail
+    files; returns the level-0 file's path."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    series = new_series()
+    spacing = kwargs.pop("spacing_mm", 0.00025)
+    current = image
+    first = None
+    for level in range(levels):
+        image_type = ("ORIGINAL", "PRIMARY", "VOLUME", "NONE") if level == 0 else ("DERIVED", "PRIMARY", "VOLUME", "RESAMPLED")
+        p = write_instance(folder / f"{name}-level{level}.dcm", current, series=series, tile=tile, codec=codec,
+                           image_type=image_type, spacing_mm=spacing * (2 ** level), instance_number=level + 1, **kwargs)
+        first = first or p
+        h, w = current.shape[:2]
+        current = np.asarray(Image.fromarray(current).resize((max(1, w // 2), max(1, h // 2)), Image.BILINEAR))
+    if associated:
+        label = np.full((200, 300, 3), 240, np.uint8)
+        label[50:150, 50:250] = (20, 20, 120)
+        macro = np.full((240, 640, 3), 200, np.uint8)
+        macro[40:200, 200:600] = (180, 120, 160)
+        h, w = image.shape[:2]
+        thumb = np.asarray(Image.fromarray(image).resize((max(1, w // 16), max(1, h // 16)), Image.BILINEAR))
+        for kind, img in (("LABEL", label), ("OVERVIEW", macro), ("THUMBNAIL", thumb)):
+            flavour = ("ORIGINAL", "PRIMARY", kind, "NONE" if kind != "THUMBNAIL" else "RESAMPLED")
+            write_instance(folder / f"{name}-{kind.lower()}.dcm", img, series=series, tile=0,
+                           codec="jpeg" if codec in ("raw", "jpegls") else codec, image_type=flavour,
+                           spacing_mm=spacing * 16, objective=None)
+    return first
