@@ -15,13 +15,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
-import time
 
 import numpy as np
 
-from common import DATA, REPO, Table, jpeg_ceiling, publish, read_all, slidegen, time_runs
+from common import DATA, REPO, Table, child_row, jpeg_ceiling, publish, random_patch_rates, slidegen, time_runs
 
 sys.path.insert(0, str(REPO / "tests" / "data"))
 import ndpi  # noqa: E402
@@ -103,46 +101,6 @@ def tiling(path, table: Table, ncores: int) -> None:
     tilewise.set_worker_threads(0)
 
 
-def child(tool: str, path: str, threads: int, patches: int, reps: int) -> None:
-    """One tool's measurement in this process: patches/s of each repetition and the peak RSS."""
-    rng = np.random.default_rng(0)
-    if tool == "tilewise":
-        import tilewise
-
-        slide = tilewise.open(path)
-        w0, h0 = slide.dimensions
-        tilewise.set_cache_capacity(0)
-        tilewise.set_worker_threads(1)
-
-        def read(loc):
-            slide.read_region(loc, (256, 256))
-    else:
-        import openslide
-
-        osr = openslide.OpenSlide(path)
-        osr.set_cache(openslide.OpenSlideCache(0))
-        w0, h0 = osr.dimensions
-
-        def read(loc):
-            np.asarray(osr.read_region(loc, 0, (256, 256)))
-    locs = [(int(rng.integers(0, w0 - 256)), int(rng.integers(0, h0 - 256))) for _ in range(patches)]
-    rates = []
-    for rep in range(reps + 1):
-        t = time.perf_counter()
-        read_all(read, locs, threads)
-        if rep:  # the first is a warm-up
-            rates.append(patches / (time.perf_counter() - t))
-    print(json.dumps({"rates": rates, "peak_mib": peak_rss_mib()}))
-
-
-def peak_rss_mib() -> float:
-    """This process's peak resident set (VmHWM: unlike ru_maxrss, not inherited across exec)."""
-    for line in open("/proc/self/status"):
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--patches", type=int, default=300)
@@ -152,7 +110,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.child:
         tool, path, threads, patches, reps = args.child
-        child(tool, path, int(threads), int(patches), int(reps))
+        print(json.dumps(random_patch_rates(tool, path, int(threads), int(patches), int(reps))))
         return
     width, height = (16384, 2048) if args.quick else (61440, 4096)
     if args.quick:
@@ -164,17 +122,8 @@ def main() -> None:
         path = ndpi_slide(width, height, ri)
         name = f"units {ri * 16}x8, {threads} thread{'s' if threads > 1 else ''}"
         for tool in ("tilewise", "OpenSlide"):
-            p = subprocess.run([sys.executable, __file__, "--child", tool.lower(), str(path), str(threads),
-                                str(args.patches), str(args.reps)], capture_output=True, text=True)
-            lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
-            if p.returncode != 0 or not lines:
-                table.add(name, f"{tool} FAILED (exit {p.returncode})", float("nan"), float("nan"), float("nan"),
-                          "patches/s", p.stderr.strip()[-200:])
-                continue
-            r = json.loads(lines[-1])
-            rates = sorted(r["rates"])
-            table.add(name, tool, float(np.median(rates)), rates[0], rates[-1], "patches/s",
-                      f"peak RSS {r['peak_mib']:.0f} MiB")
+            child_row(table, name, tool, [sys.executable, __file__, "--child", tool.lower(), str(path), str(threads),
+                                          str(args.patches), str(args.reps)])
     tiling(ndpi_slide(width, height, 64), table, ncores)
     publish(table, "ndpi.md")
 

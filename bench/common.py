@@ -101,6 +101,61 @@ def read_all(read: Callable[[object], object], locations, threads: int) -> None:
             list(pool.map(read, locations))
 
 
+def peak_rss_mib() -> float:
+    """This process's peak resident set (VmHWM: unlike ru_maxrss, not inherited across exec)."""
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def random_patch_rates(tool: str, path: str, threads: int, patches: int, reps: int) -> dict:
+    """One tool's random 256x256 level-0 patches/s in this process (run it in a child of its own), caches
+    off: the rate of each repetition after a warm-up, and the peak RSS."""
+    rng = np.random.default_rng(0)
+    if tool == "tilewise":
+        import tilewise
+
+        slide = tilewise.open(path)
+        w0, h0 = slide.dimensions
+        tilewise.set_cache_capacity(0)
+        tilewise.set_worker_threads(1)
+
+        def read(loc):
+            slide.read_region(loc, (256, 256))
+    else:
+        import openslide
+
+        osr = openslide.OpenSlide(path)
+        osr.set_cache(openslide.OpenSlideCache(0))
+        w0, h0 = osr.dimensions
+
+        def read(loc):
+            np.asarray(osr.read_region(loc, 0, (256, 256)))
+    locs = [(int(rng.integers(0, w0 - 256)), int(rng.integers(0, h0 - 256))) for _ in range(patches)]
+    rates = []
+    for rep in range(reps + 1):
+        t = time.perf_counter()
+        read_all(read, locs, threads)
+        if rep:  # the first is a warm-up
+            rates.append(patches / (time.perf_counter() - t))
+    return {"rates": rates, "peak_mib": peak_rss_mib()}
+
+
+def child_row(table: "Table", name: str, tool: str, command: List[str], unit: str = "patches/s") -> None:
+    """Runs a child that prints {"rates": [...], "peak_mib": ...} as its last JSON line and adds its row:
+    median with min-max; a child that fails is a FAILED row with its error, never a number."""
+    p = subprocess.run(command, capture_output=True, text=True)
+    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
+    if p.returncode != 0 or not lines:
+        table.add(name, f"{tool} FAILED (exit {p.returncode})", float("nan"), float("nan"), float("nan"), unit,
+                  p.stderr.strip()[-200:])
+        return
+    r = json.loads(lines[-1])
+    rates = sorted(r["rates"])
+    table.add(name, tool, float(np.median(rates)), rates[0], rates[-1], unit, f"peak RSS {r['peak_mib']:.0f} MiB")
+
+
 def commit() -> str:
     """The short hash of the checkout's HEAD (written beside every table)."""
     return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,

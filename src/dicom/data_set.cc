@@ -33,13 +33,13 @@ constexpr uint32_t kSequenceDelimitation = tag(0xFFFE, 0xE0DD);
 constexpr uint32_t kPixelData = tag(0x7FE0, 0x0010);
 constexpr uint32_t kTransferSyntax = tag(0x0002, 0x0010);
 constexpr uint32_t kPerFrameGroups = tag(0x5200, 0x9230);
-constexpr uint32_t kPlanePositionSlide = tag(0x0048, 0x021A);
 constexpr uint32_t kColumnPosition = tag(0x0048, 0x021E);
 constexpr uint32_t kRowPosition = tag(0x0048, 0x021F);
 constexpr uint32_t kExtendedOffsetTable = tag(0x7FE0, 0x0001);
 constexpr uint32_t kExtendedOffsetTableLengths = tag(0x7FE0, 0x0002);
 constexpr uint64_t kUndefined = 0xFFFFFFFFull;
 constexpr uint64_t kNoEnd = ~0ull;
+constexpr uint64_t kSampledFrames = 4;  // fragment headers checked against a Basic Offset Table at open
 
 uint16_t le16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | p[1] << 8); }
 uint32_t le32(const uint8_t* p) { return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24; }
@@ -51,12 +51,19 @@ std::string hex_tag(uint32_t t) {
   return buf;
 }
 
-bool long_form(std::string_view vr) {
-  static constexpr std::string_view kLong[] = {"OB", "OD", "OF", "OL", "OV", "OW", "SQ", "SV", "UC", "UN", "UR", "UT", "UV"};
-  return std::find(std::begin(kLong), std::end(kLong), vr) != std::end(kLong);
+// VRs whose explicit-VR header has 2 reserved bytes and a 32-bit length.
+bool long_form(char a, char b) {
+  switch (a << 8 | b) {
+    case 'O' << 8 | 'B': case 'O' << 8 | 'D': case 'O' << 8 | 'F': case 'O' << 8 | 'L': case 'O' << 8 | 'V':
+    case 'O' << 8 | 'W': case 'S' << 8 | 'Q': case 'S' << 8 | 'V': case 'U' << 8 | 'C': case 'U' << 8 | 'N':
+    case 'U' << 8 | 'R': case 'U' << 8 | 'T': case 'U' << 8 | 'V':
+      return true;
+    default:
+      return false;
+  }
 }
 
-// Sequential reads through a 64 KiB window of the source (the dataset is read front to back once).
+// Sequential reads through a window of the source (the dataset is read front to back once).
 class Reader {
  public:
   explicit Reader(const io::Source& source) : source_(source), size_(source.size()) {}
@@ -65,6 +72,7 @@ class Reader {
   void seek(uint64_t p) { pos_ = p; }
 
   Status read(uint8_t* out, uint64_t n) {
+    if (n == 0) return Status();
     if (!internal::range_inside(pos_, n, size_)) {
       return corrupt("at offset " + std::to_string(pos_) + ": " + std::to_string(n) + " bytes run past the end of the file");
     }
@@ -73,15 +81,27 @@ class Reader {
       pos_ += n;
       return Status();
     }
-    if (pos_ < window_start_ || pos_ + n > window_start_ + window_.size()) {
-      window_.resize(static_cast<size_t>(std::min<uint64_t>(kWindow, size_ - pos_)));
-      TW_RETURN_IF_ERROR(source_.pread(window_, pos_));
-      window_start_ = pos_;
-    }
-    std::memcpy(out, window_.data() + (pos_ - window_start_), static_cast<size_t>(n));
+    // Windows start small (most datasets end within a few KiB, and a folder scan reads many files) and
+    // double while the reading goes on.
+    TW_ASSIGN_OR_RETURN(std::span<const uint8_t> bytes, peek(n));
+    std::memcpy(out, bytes.data(), static_cast<size_t>(n));
     pos_ += n;
     return Status();
   }
+
+  // Up to `n` bytes from the position without consuming them (fewer only at the end of the file); the
+  // pointer is valid until the next read.
+  Result<std::span<const uint8_t>> peek(uint64_t n) {
+    n = std::min(n, size_ - std::min(pos_, size_));
+    if (pos_ < window_start_ || pos_ + n > window_start_ + window_.size()) {
+      window_.resize(static_cast<size_t>(std::min<uint64_t>(std::max<uint64_t>(next_window_, n), size_ - pos_)));
+      TW_RETURN_IF_ERROR(source_.pread(window_, pos_));
+      window_start_ = pos_;
+      next_window_ = std::min<uint64_t>(next_window_ * 2, kWindow);
+    }
+    return std::span<const uint8_t>(window_.data() + (pos_ - window_start_), static_cast<size_t>(n));
+  }
+  void advance(uint64_t n) { pos_ += n; }
 
   Status skip(uint64_t n, uint64_t end) {
     if (!internal::range_inside(pos_, n, std::min(size_, end))) {
@@ -98,6 +118,7 @@ class Reader {
   uint64_t size_;
   uint64_t pos_ = 0;
   uint64_t window_start_ = 0;
+  uint64_t next_window_ = 4 << 10;
   std::vector<uint8_t> window_;
 };
 
@@ -111,32 +132,30 @@ struct Header {
 Result<Header> read_header(Reader& r, bool explicit_vr) {
   Header h;
   h.at = r.pos();
-  uint8_t b[8];
-  TW_RETURN_IF_ERROR(r.read(b, 4));
-  h.tag = uint32_t{le16(b)} << 16 | le16(b + 2);
-  if ((h.tag >> 16) == 0xFFFE) {
-    TW_RETURN_IF_ERROR(r.read(b, 4));
-    h.length = le32(b);
+  TW_ASSIGN_OR_RETURN(std::span<const uint8_t> b, r.peek(12));  // the longest header, in one look
+  auto cut = [&] { return corrupt("at offset " + std::to_string(h.at) + ": an element header runs past the end of the file"); };
+  if (b.size() < 8) return cut();
+  h.tag = uint32_t{le16(b.data())} << 16 | le16(b.data() + 2);
+  if ((h.tag >> 16) == 0xFFFE || !explicit_vr) {
+    h.length = le32(b.data() + 4);
+    if (!explicit_vr && (h.tag >> 16) != 0xFFFE) {
+      const std::string_view vr = dictionary_vr(h.tag);
+      h.vr = {vr[0], vr[1]};
+    }
+    r.advance(8);
     return h;
   }
-  if (!explicit_vr) {
-    TW_RETURN_IF_ERROR(r.read(b, 4));
-    h.length = le32(b);
-    const std::string_view vr = dictionary_vr(h.tag);
-    h.vr = {vr[0], vr[1]};
-    return h;
-  }
-  TW_RETURN_IF_ERROR(r.read(b, 2));
-  if (b[0] < 'A' || b[0] > 'Z' || b[1] < 'A' || b[1] > 'Z') {
+  if (b[4] < 'A' || b[4] > 'Z' || b[5] < 'A' || b[5] > 'Z') {
     return corrupt("element " + hex_tag(h.tag) + " at offset " + std::to_string(h.at) + " has no valid VR");
   }
-  h.vr = {static_cast<char>(b[0]), static_cast<char>(b[1])};
-  if (long_form({h.vr.data(), 2})) {
-    TW_RETURN_IF_ERROR(r.read(b, 6));
-    h.length = le32(b + 2);
+  h.vr = {static_cast<char>(b[4]), static_cast<char>(b[5])};
+  if (long_form(h.vr[0], h.vr[1])) {
+    if (b.size() < 12) return cut();
+    h.length = le32(b.data() + 8);
+    r.advance(12);
   } else {
-    TW_RETURN_IF_ERROR(r.read(b, 2));
-    h.length = le16(b);
+    h.length = le16(b.data() + 6);
+    r.advance(8);
   }
   return h;
 }
@@ -151,8 +170,10 @@ class Parser {
  public:
   Parser(Reader& r, bool explicit_vr, const ParseLimits& limits) : r_(r), explicit_(explicit_vr), limits_(limits) {}
 
-  // Elements until `end` (kNoEnd: until an item delimiter), or Pixel Data at the top level.
-  Status dataset(uint64_t end, uint32_t depth, DataSet& out, const TopLevel* top) {
+  // Elements until `end` (kNoEnd: until an item delimiter), or Pixel Data at the top level. `skim` (inside
+  // the per-frame functional groups, one item per frame, possibly millions): nothing is stored; the plane
+  // position's column and row are noted in pending_.
+  Status dataset(uint64_t end, uint32_t depth, DataSet& out, const TopLevel* top, bool skim = false) {
     while (end == kNoEnd || r_.pos() < end) {
       TW_ASSIGN_OR_RETURN(Header h, read_header(r_, explicit_));
       if (h.tag == kItemDelimitation) {
@@ -178,19 +199,32 @@ class Parser {
           return corrupt("sequences nested deeper than " + std::to_string(limits_.max_depth) + " at offset " + std::to_string(h.at));
         }
         if (top && h.tag == kPerFrameGroups) {
-          TW_RETURN_IF_ERROR(sequence_items(h, end, depth, [&](DataSet&& item) { return frame_position(item, *top->positions); }));
+          pending_ = {};
+          TW_RETURN_IF_ERROR(sequence_items(h, end, depth, true, [&](DataSet&&) {
+            top->positions->push_back(pending_);
+            pending_ = {};
+            return Status();
+          }));
           continue;
         }
-        TW_RETURN_IF_ERROR(sequence_items(h, end, depth, [&](DataSet&& item) {
-          e.items.push_back(std::move(item));
+        TW_RETURN_IF_ERROR(sequence_items(h, end, depth, skim, [&](DataSet&& item) {
+          if (!skim) e.items.push_back(std::move(item));
           return Status();
         }));
+        if (skim) continue;
       } else {
         if (h.length == kUndefined) return corrupt("element " + hex_tag(h.tag) + " has an undefined length");
         const bool group_length = (h.tag & 0xFFFF) == 0;
-        if (h.length > limits_.max_value_bytes || group_length) {
+        if (skim && (h.tag == kColumnPosition || h.tag == kRowPosition) && h.length == 4) {
+          uint8_t v[4];
+          TW_RETURN_IF_ERROR(r_.read(v, 4));
+          (h.tag == kColumnPosition ? pending_.column : pending_.row) = static_cast<int32_t>(le32(v));
+          pending_.has_position = true;
+          continue;
+        }
+        if (h.length > limits_.max_value_bytes || group_length || skim) {
           TW_RETURN_IF_ERROR(r_.skip(h.length, end));
-          if (!group_length) continue;
+          continue;
         } else {
           if (end != kNoEnd && !internal::range_inside(r_.pos(), h.length, end)) {
             return corrupt("element " + hex_tag(h.tag) + " at offset " + std::to_string(h.at) + " runs past the end of its item");
@@ -207,7 +241,7 @@ class Parser {
 
  private:
   template <typename Sink>
-  Status sequence_items(const Header& seq, uint64_t outer_end, uint32_t depth, Sink&& sink) {
+  Status sequence_items(const Header& seq, uint64_t outer_end, uint32_t depth, bool skim, Sink&& sink) {
     uint64_t end = kNoEnd;
     if (seq.length != kUndefined) {
       end = r_.pos() + seq.length;
@@ -235,24 +269,15 @@ class Parser {
         }
       }
       DataSet ds;
-      TW_RETURN_IF_ERROR(dataset(item_end, depth + 1, ds, nullptr));
+      TW_RETURN_IF_ERROR(dataset(item_end, depth + 1, ds, nullptr, skim));
       TW_RETURN_IF_ERROR(sink(std::move(ds)));
     }
     if (r_.pos() != end) return corrupt("sequence " + hex_tag(seq.tag) + " runs past its end");
     return Status();
   }
 
-  static Status frame_position(const DataSet& item, std::vector<FramePosition>& out) {
-    FramePosition p;
-    if (const DataSet* pos = item.item(kPlanePositionSlide)) {
-      auto c = pos->integer(kColumnPosition), r = pos->integer(kRowPosition);
-      if (c && r) p = {*c, *r, true};
-    }
-    out.push_back(p);
-    return Status();
-  }
-
   Reader& r_;
+  FramePosition pending_;  // the position of the per-frame item being skimmed
   bool explicit_;
   const ParseLimits& limits_;
 };
@@ -383,8 +408,11 @@ bool has_part10_header(const io::Source& source) {
 }
 
 Result<File> parse(const io::Source& source, bool meta_only, const ParseLimits& limits) {
-  if (!has_part10_header(source)) return unsupported("not a DICOM Part 10 file (no \"DICM\" after the preamble)");
   Reader r(source);
+  TW_ASSIGN_OR_RETURN(std::span<const uint8_t> head, r.peek(132));
+  if (head.size() < 132 || std::memcmp(head.data() + 128, "DICM", 4) != 0) {
+    return unsupported("not a DICOM Part 10 file (no \"DICM\" after the preamble)");
+  }
   r.seek(132);
   File file;
   // File meta: explicit VR little endian elements of group 0002.
@@ -495,45 +523,38 @@ Result<std::vector<FrameRange>> locate_frames(const io::Source& source, const Fi
   }
 
   if (bot.length / 4 == frames && frames > 0) {
+    // Each frame is the run of items from its offset to the next frame's; the items are joined when the
+    // frame is read (UnitStream::kItems), so no fragment header is read here but those of a sample of
+    // frames: a table that fails the sample (a wrong origin, offsets into fragments) is walked instead.
     std::vector<uint64_t> offsets(static_cast<size_t>(frames));
     std::vector<uint8_t> table(static_cast<size_t>(bot.length));
     TW_RETURN_IF_ERROR(source.pread(table, start + 8));
-    bool increasing = true;
+    bool ok = true;
     for (uint64_t i = 0; i < frames; ++i) {
       offsets[i] = first + le32(table.data() + i * 4);
-      if (i > 0 && offsets[i] <= offsets[i - 1]) increasing = false;
-    }
-    if (increasing && offsets[0] == first) {
-      bool ok = true;
-      for (uint64_t i = 0; i < frames && ok; ++i) {
-        auto h = item_header_at(source, offsets[i]);
-        if (!h.ok() || h->tag != kItem || h->length == kUndefined) {
-          ok = false;
-          break;
-        }
-        const uint64_t next = offsets[i] + 8 + h->length;
-        if (i + 1 < frames && next == offsets[i + 1]) {
-          out.push_back({offsets[i] + 8, h->length, false});
-        } else if (i + 1 < frames && next < offsets[i + 1]) {
-          out.push_back({offsets[i], offsets[i + 1] - offsets[i], true});
-        } else if (i + 1 == frames) {
-          auto tail = walk_fragments(source, offsets[i]);
-          if (!tail.ok() || tail->empty()) return tail.ok() ? corrupt("the last frame has no fragments") : tail.status();
-          const Fragment& last = tail->back();
-          if (tail->size() == 1) {
-            out.push_back({offsets[i] + 8, last.length, false});
-          } else {
-            out.push_back({offsets[i], last.at + 8 + last.length - offsets[i], true});
-          }
-        } else {
-          ok = false;
-        }
-        if (ok && !internal::range_inside(out.back().offset, out.back().length, source.size())) ok = false;
+      if ((i == 0 && offsets[0] != first) || (i > 0 && offsets[i] <= offsets[i - 1]) ||
+          !internal::range_inside(offsets[i], 8, source.size())) {
+        ok = false;
       }
-      if (ok) return out;
+    }
+    auto fragment_fits = [&](uint64_t i) {
+      auto h = item_header_at(source, offsets[i]);
+      const uint64_t end = i + 1 < frames ? offsets[i + 1] : source.size();
+      return h.ok() && h->tag == kItem && h->length != kUndefined && offsets[i] + 8 + h->length <= end;
+    };
+    const uint64_t step = std::max<uint64_t>(1, frames / kSampledFrames);
+    for (uint64_t k = 0; ok && k < kSampledFrames; ++k) ok = fragment_fits(std::min(frames - 1, k * step));
+    ok = ok && fragment_fits(frames - 1);
+    if (ok) {
+      for (uint64_t i = 0; i + 1 < frames; ++i) out.push_back({offsets[i], offsets[i + 1] - offsets[i], true});
+      auto tail = walk_fragments(source, offsets[frames - 1]);
+      if (tail.ok() && !tail->empty()) {
+        const Fragment& last = tail->back();
+        out.push_back({offsets[frames - 1], last.at + 8 + last.length - offsets[frames - 1], true});
+        return out;
+      }
       out.clear();
     }
-    // A Basic Offset Table that does not match the fragments: find the frames by walking them instead.
   }
 
   TW_ASSIGN_OR_RETURN(std::vector<Fragment> fragments, walk_fragments(source, first));
@@ -562,9 +583,8 @@ Result<std::vector<FrameRange>> locate_frames(const io::Source& source, const Fi
   return out;
 }
 
-Result<std::vector<uint8_t>> join_items(std::span<const uint8_t> bytes) {
-  std::vector<uint8_t> out;
-  out.reserve(bytes.size());
+Status join_items(std::vector<uint8_t>& bytes) {
+  size_t out = 0;  // values are moved down over the item headers, in place
   for (size_t at = 0; at < bytes.size();) {
     if (bytes.size() - at < 8) return corrupt("a fragment header is cut short");
     const uint32_t t = uint32_t{le16(&bytes[at])} << 16 | le16(&bytes[at + 2]);
@@ -572,10 +592,12 @@ Result<std::vector<uint8_t>> join_items(std::span<const uint8_t> bytes) {
     if (t == kSequenceDelimitation) break;
     if (t != kItem) return corrupt("a frame's fragments hold " + hex_tag(t) + " where a fragment belongs");
     if (length > bytes.size() - at - 8) return corrupt("a fragment runs past the end of its frame");
-    out.insert(out.end(), bytes.begin() + static_cast<long>(at + 8), bytes.begin() + static_cast<long>(at + 8 + length));
-    at += 8 + length;
+    std::memmove(bytes.data() + out, bytes.data() + at + 8, static_cast<size_t>(length));
+    out += static_cast<size_t>(length);
+    at += 8 + static_cast<size_t>(length);
   }
-  return out;
+  bytes.resize(out);
+  return Status();
 }
 
 }  // namespace tilewise::dicom

@@ -104,11 +104,13 @@ struct FrameRange {
   bool items = false;
 };
 
-// Locates `frames` frames of encapsulated pixel data: through the Extended Offset Table (`eot` offsets and
-// lengths, from the dataset), the Basic Offset Table, or a walk over the fragments.
+// Locates `frames` frames of encapsulated pixel data: through the Extended Offset Table (exact ranges of
+// one fragment each), the Basic Offset Table (each frame the run of items up to the next; a sample of
+// fragment headers is checked), or else a walk over every fragment.
 Result<std::vector<FrameRange>> locate_frames(const io::Source& source, const File& file, uint64_t frames);
 
-// Concatenates the values of the items in `bytes` (a FrameRange with items set): the frame's codestream.
-Result<std::vector<uint8_t>> join_items(std::span<const uint8_t> bytes);
+// Replaces the items in `bytes` (a FrameRange with items set) by their values, concatenated: the frame's
+// codestream. Stops at a sequence delimiter.
+Status join_items(std::vector<uint8_t>& bytes);
 
 }  // namespace tilewise::dicom

@@ -7,7 +7,7 @@
 // grouped by Total Pixel Matrix size (several files of one size form one level when they share a
 // Concatenation UID), LABEL, OVERVIEW and THUMBNAIL instances are the associated images label, macro and
 // thumbnail; others are ignored, as are copies of an instance already seen (same SOP Instance UID). Over
-// HTTP(S) there is no folder to scan: the opened instance alone is the slide.
+// HTTP(S) or from memory there is no folder to scan: the opened instance alone is the slide.
 //
 // A level is a grid of frames: TILED_FULL frames in row-major order (frames past the first focal plane or
 // optical path are reported in a warning and not read; OpenSlide refuses such files), TILED_SPARSE frames
@@ -288,10 +288,10 @@ bool is_url(const std::string& name) { return name.rfind("http://", 0) == 0 || n
 
 // The other DICOM files of the opened file's folder, sorted by name (the order decides which of two
 // conflicting instances wins, so it must not depend on the file system).
-std::vector<std::string> folder_files(const std::string& opened) {
+std::vector<std::string> folder_files(const io::Source& source) {
   std::vector<std::string> out;
-  if (is_url(opened)) return out;
-  std::filesystem::path path(opened);
+  if (!source.is_local_file()) return out;
+  std::filesystem::path path(source.name());
   std::error_code ec;
   const std::filesystem::path folder = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
@@ -307,10 +307,12 @@ Result<SlideModel> open(std::shared_ptr<const io::Source> source) {
   std::vector<Instance> instances;
   std::vector<std::string> warnings;
   instances.push_back(std::move(start));
-  for (const std::string& path : folder_files(source->name())) {
+  for (const std::string& path : folder_files(*source)) {
     auto s = io::open_file(path);
-    if (!s.ok() || detect(**s).code() != StatusCode::kOk) continue;
+    if (!s.ok()) continue;
     auto in = load(*s);
+    const std::string& why = in.status().message();
+    if (!in.ok() && (why.rfind("Not a WSI DICOM", 0) == 0 || why.rfind("not a DICOM Part 10 file", 0) == 0)) continue;
     if (!in.ok()) {
       warnings.push_back(path + ": ignored: " + in.status().message());
       continue;
@@ -406,7 +408,7 @@ Result<std::string> slide_file_in_folder(const std::string& folder) {
     auto s = io::open_file(f);
     if (s.ok() && detect(**s).ok()) return f;
   }
-  return not_found(folder + ": a folder, and no DICOM whole-slide image file in it");
+  return not_found(folder + ": a directory holding no DICOM whole-slide image file");
 }
 
 const FormatDriver kDicomDriver = {"dicom", nullptr, nullptr, &detect, &open};

@@ -42,6 +42,7 @@ class FileSource final : public Source {
 
   uint64_t size() const override { return size_; }
   const std::string& name() const override { return path_; }
+  bool is_local_file() const override { return true; }
 
  private:
   int fd_;

@@ -22,6 +22,8 @@ class Source {
   virtual uint64_t size() const = 0;
   // The path or a label; used as the first element of error context chains.
   virtual const std::string& name() const = 0;
+  // True for a file of the local file system (whose folder may hold a slide's other files).
+  virtual bool is_local_file() const { return false; }
 };
 
 // Opens a regular file for positional reads. NotFound when absent, InvalidArgument for a directory or

@@ -49,12 +49,11 @@ Result<std::vector<uint8_t>> TileFetcher::read_bytes(const TileRef& tile, bool s
     return bytes;
   }
   if (level.stream == formats::UnitStream::kItems) {
-    std::vector<uint8_t> items(length);
-    Status s = source.pread(items, offset);
+    std::vector<uint8_t> bytes(length);
+    Status s = source.pread(bytes, offset);
+    if (s.ok()) s = dicom::join_items(bytes);
     if (!s.ok()) return s.with_context(context(tile, offset));
-    auto joined = dicom::join_items(items);
-    if (!joined.ok()) return joined.status().with_context(context(tile, offset));
-    return std::move(joined).value();
+    return bytes;
   }
   const auto tables = level.desc.jpeg_tables;
   // Splice: the tables without their EOI, then the tile without its SOI.

@@ -24,6 +24,7 @@ import numpy as np
 import tifffile
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import dicom_wsi  # noqa: E402
 import ndpi  # noqa: E402
 import slidegen  # noqa: E402
 import vendor_tiff  # noqa: E402
@@ -381,6 +382,82 @@ def build(out: Path) -> list:
                 names="slide.ngr")
     vmu_variant("vmu-bits-per-pixel", "open-fails", r"BitsPerPixel must be 36",
                 edit=rewrite(lambda t: t.replace("BitsPerPixel=36", "BitsPerPixel=24")))
+
+    # DICOM series: each in its own folder (the driver reads the folder of the opened file); the entry's file
+    # is the level-0 instance, edited with pydicom (attributes) or as bytes (damage).
+    import pydicom
+
+    def dicom_variant(name, expect, pattern="", attrs=None, raw=None, **kw):
+        folder = out / name
+        if folder.exists():
+            for f in folder.iterdir():
+                f.unlink()
+        first = dicom_wsi.write_series(folder, img, levels=2, tile=64, **kw)
+        if attrs:
+            ds = pydicom.dcmread(first)
+            attrs(ds)
+            ds.save_as(first)
+        if raw:
+            first.write_bytes(bytes(raw(bytearray(first.read_bytes()))))
+        entries.append({"name": name, "file": f"{name}/{first.name}", "expect": expect, "pattern": pattern})
+
+    def setattr_(key, value):
+        return lambda ds: setattr(ds, key, value)
+
+    def frame_bytes(data, which=3):
+        """Offset of the `which`-th encapsulated fragment's value (after the offset table)."""
+        at = data.rfind(b"\xe0\x7f\x10\x00OB") + 12
+        for _ in range(which + 1):
+            at += 8 + int.from_bytes(data[at + 4:at + 8], "little")
+        return at + 8
+
+    def patch(fn):
+        def edit(data):
+            fn(data)
+            return data
+        return edit
+
+    dicom_variant("good-dicom", "reads")
+    dicom_variant("good-dicom-sparse", "reads", sparse_missing=[2, 7])
+    dicom_variant("good-dicom-j2k", "reads", codec="jpeg2000-lossless", associated=False)
+    dicom_variant("good-dicom-jpegls", "reads", codec="jpegls", associated=False)
+    dicom_variant("good-dicom-raw", "reads", codec="raw", associated=False)
+    dicom_variant("dicom-unsupported-syntax", "open-fails", r"Unsupported transfer syntax 1\.2\.840\.10008\.1\.2\.4\.100",
+                  attrs=lambda ds: setattr(ds.file_meta, "TransferSyntaxUID", "1.2.840.10008.1.2.4.100"))
+    dicom_variant("dicom-no-series-uid", "open-fails", r"SeriesInstanceUID not found", attrs=lambda ds: delattr(ds, "SeriesInstanceUID"))
+    dicom_variant("dicom-bits-12", "open-fails", r"BitsStored value 12 != 8", attrs=setattr_("BitsStored", 12))
+    dicom_variant("dicom-more-frames-than-fragments", "open-fails", r"fragments .* for 99 frames",
+                  attrs=setattr_("NumberOfFrames", 99), offsets="none")
+    def bot_entry(data, i):  # where the Basic Offset Table's entry i lies
+        return data.rfind(b"\xe0\x7f\x10\x00OB") + 20 + 4 * i
+
+    def shift_bot(i, by):
+        def edit(d):
+            at = bot_entry(d, i)
+            d[at:at + 4] = (int.from_bytes(d[at:at + 4], "little") + by).to_bytes(4, "little")
+        return patch(edit)
+
+    # A table whose first offset is wrong fails the check at open: the fragments are walked instead.
+    dicom_variant("dicom-lying-offset-table", "reads", raw=shift_bot(0, 7))
+    # One wrong offset among many passes the sampled check: the frames it cuts fail when read, clearly.
+    dicom_variant("dicom-lying-offset-one-frame", "clean", raw=shift_bot(1, 2))
+    dicom_variant("dicom-damaged-frame", "read-fails", r"level 0 tile \(3,0\)",
+                  raw=patch(lambda d: d.__setitem__(slice(frame_bytes(d), frame_bytes(d) + 40), bytes(40))))
+    dicom_variant("dicom-sparse-off-grid", "open-fails", r"is not on the 64x64 tile grid", sparse_missing=[1],
+                  attrs=lambda ds: setattr(ds.PerFrameFunctionalGroupsSequence[1].PlanePositionSlideSequence[0],
+                                           "ColumnPositionInTotalImagePixelMatrix", 70))
+
+    def deep(ds):
+        item = ds
+        for _ in range(20):
+            inner = pydicom.Dataset()
+            item.ContentSequence = pydicom.Sequence([inner])
+            item = inner
+    dicom_variant("dicom-nested-deep", "open-fails", r"nested deeper than 12", attrs=deep)
+    good = (out / "good-dicom" / "slide-level0.dcm").read_bytes()
+    for frac in (0.02, 0.1, 0.3, 0.6, 0.9, 0.999):
+        cut = int(len(good) * frac)
+        dicom_variant(f"trunc-dicom-{cut}", "clean", raw=lambda d, cut=cut: d[:cut], associated=False)
 
     # Not slides at all.
     add("empty.tif", b"", "open-fails", r"empty")

@@ -106,7 +106,7 @@ def write_instance(path, image: np.ndarray, *, series: Dict[str, str], tile: int
                    image_type: Sequence[str] = ("ORIGINAL", "PRIMARY", "VOLUME", "NONE"), spacing_mm: float = 0.00025,
                    objective: Optional[float] = 20.0, icc: Optional[bytes] = None, offsets: str = "basic",
                    sparse_missing: Optional[Sequence[int]] = None, fragments_per_frame: int = 1,
-                   subsampling: str = "4:2:2", instance_number: int = 1) -> Path:
+                   subsampling: str = "4:2:2", instance_number: int = 1, quality: int = 85) -> Path:
     """Writes one WSI instance of `image` as `tile`-sized frames (tile 0: one frame of the whole image). offsets: "basic" (a Basic Offset Table),
     "extended" (an Extended Offset Table and an empty basic one) or "none"; sparse_missing: frame indices
     (row-major over the full grid) left out of a TILED_SPARSE file; fragments_per_frame > 1 splits each
@@ -118,7 +118,7 @@ def write_instance(path, image: np.ndarray, *, series: Dict[str, str], tile: int
     keep = [i for i in range(len(tiles)) if not sparse_missing or i not in set(sparse_missing)]
     frames, photometric = [], "RGB"
     for i in keep:
-        data, photometric = encode_frame(tiles[i][2], codec, subsampling=subsampling)
+        data, photometric = encode_frame(tiles[i][2], codec, subsampling=subsampling, quality=quality)
         frames.append(data)
 
     meta = FileMetaDataset()

@@ -1,4 +1,4 @@
-"""Seed corpora for the fuzzers, from the catalogue's good files: whole files (tiff, open_read) and, for TIFF
+"""Seed corpora for the fuzzers, from the catalogue's good files: whole files (tiff, dicom, open_read) and, for TIFF
 files, their tiles prefixed with the codec selector bytes fuzz_codecs expects. (An index file of a file set,
 such as Hamamatsu VMS, seeds open_read alone: its parser runs, its members cannot be found from memory.)"""
 
@@ -15,7 +15,7 @@ SELECTOR = {7: 0, 33003: 1, 33005: 1, 8: 2, 32946: 2, 5: 3, 50000: 4, 1: 5}
 
 def main(catalogue: Path, out: Path) -> None:
     entries = json.loads((catalogue / "catalogue.json").read_text())
-    for d in ("tiff", "codecs", "open_read"):
+    for d in ("tiff", "dicom", "codecs", "open_read"):
         (out / d).mkdir(parents=True, exist_ok=True)
     n = 0
     for e in entries:
@@ -27,6 +27,8 @@ def main(catalogue: Path, out: Path) -> None:
         if len(data) <= 512 * 1024:
             if is_tiff:
                 (out / "tiff" / e["name"]).write_bytes(data)
+            if data[128:132] == b"DICM":
+                (out / "dicom" / e["name"]).write_bytes(data)
             (out / "open_read" / e["name"]).write_bytes(data)
         if not is_tiff:
             continue
