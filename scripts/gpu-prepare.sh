@@ -57,7 +57,7 @@ echo "== slides"
 .venv/bin/python - <<'PY'
 import sys
 sys.path.insert(0, "tests/data")
-import slidegen, vendor_tiff
+import dicom_wsi, slidegen, vendor_tiff
 d = ".gpu/data/"
 im = slidegen.tissue_image(2048, 1536, seed=31)
 slidegen.write_tifffile_pyramid(d + "tifffile_jpeg.tif", im, compression="jpeg", tile=(256, 256), levels=3)
@@ -69,5 +69,7 @@ slidegen.write_tifffile_pyramid(d + "deflate.tif", im[:768, :1024], compression=
 slidegen.write_vips_pyramid(d + "bench_ihc_6144.tif", slidegen.ihc_tissue(6144, 6144, seed=1), quality=80)
 ihc = slidegen.ihc_tissue(3840, 3840, seed=2)
 vendor_tiff.write_aperio(d + "bench_j2k_3840.svs", ihc, codec="j2k-ycbcr", tile=240, downsamples=(4,))
+for codec, folder in (("jpeg", "dicom_jpeg"), ("jpeg2000", "dicom_j2k"), ("jpegls", "dicom_jpegls")):
+    dicom_wsi.write_series(d + folder, im[:1024, :1536], levels=2, codec=codec, associated=codec == "jpeg")
 PY
 du -sh .gpu/* .gpu

@@ -33,6 +33,7 @@ CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) python3 -m pip install -q --no-build-isolati
   --config-settings=build-dir=/tmp/tw-build \
   --config-settings=cmake.define.TILEWISE_NVIMGCODEC_INCLUDE_DIR="$site/nvidia/nvimgcodec/include" \
   --config-settings=cmake.define.TILEWISE_BUILD_CLI=OFF \
+  --config-settings=cmake.define.TILEWISE_REQUIRE_CURL=OFF \
   --config-settings=cmake.define.TILEWISE_BUILD_BENCH=ON \
   --config-settings=cmake.define.CMAKE_CUDA_ARCHITECTURES="90-real;90-virtual" . 2>&1 | tail -20
 cd /tmp
@@ -47,7 +48,7 @@ fi
 if [ "$what" != bench ]; then
   echo "== C++ GPU tests (the decoder conformance suite on nvImageCodec; the GPU layer's tests)"
   cmake -S "$root" -B /tmp/tw-ctest -G Ninja -DCMAKE_BUILD_TYPE=Release -DTILEWISE_BUILD_TESTS=ON \
-    -DTILEWISE_BUILD_PYTHON=OFF -DTILEWISE_BUILD_CLI=OFF -DTILEWISE_BUILD_CATALOGUE_TEST=OFF \
+    -DTILEWISE_BUILD_PYTHON=OFF -DTILEWISE_BUILD_CLI=OFF -DTILEWISE_BUILD_CATALOGUE_TEST=OFF -DTILEWISE_REQUIRE_CURL=OFF \
     -DTILEWISE_NVIMGCODEC_INCLUDE_DIR="$site/nvidia/nvimgcodec/include" -DCMAKE_PREFIX_PATH="$deps/usr" \
     -DCMAKE_CUDA_ARCHITECTURES="90-real;90-virtual" > "$out/ctest-configure.log" 2>&1 &&
     cmake --build /tmp/tw-ctest --target nvimgcodec_conformance_test gpu_test > "$out/ctest-build.log" 2>&1 &&

@@ -65,9 +65,10 @@ Result<Slide> open_source(Result<std::shared_ptr<const io::Source>> source, cons
 }  // namespace
 
 Result<Slide> Slide::open(const std::string& path) {
-  if (formats::is_folder(path)) {
+  if (formats::is_folder(path)) {  // the slide keeps the folder as its path (pickled slides reopen it)
     TW_ASSIGN_OR_RETURN(std::string entry, formats::slide_file_in_folder(path));
-    return open(entry);
+    return open_source(io::open_file(entry), path,
+                       [](std::shared_ptr<const internal::SlideImpl> impl) { return Slide(std::move(impl)); });
   }
   return open_source(io::open_file(path), path,
                      [](std::shared_ptr<const internal::SlideImpl> impl) { return Slide(std::move(impl)); });

@@ -408,7 +408,7 @@ Result<std::string> slide_file_in_folder(const std::string& folder) {
     auto s = io::open_file(f);
     if (s.ok() && detect(**s).ok()) return f;
   }
-  return not_found(folder + ": a directory holding no DICOM whole-slide image file");
+  return invalid_argument(folder + ": a directory holding no DICOM whole-slide image file");
 }
 
 const FormatDriver kDicomDriver = {"dicom", nullptr, nullptr, &detect, &open};

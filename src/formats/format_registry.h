@@ -34,7 +34,8 @@ std::string detect_vendor(std::shared_ptr<const io::Source> source);
 // True for a path naming a local folder; a folder is opened through slide_file_in_folder().
 bool is_folder(const std::string& path);
 // The file a folder opens as: its first DICOM WSI file by name (the DICOM driver then finds the rest of
-// the series beside it). NotFound when it holds none.
+// its series beside it; a folder of several series opens as that first file's). InvalidArgument when it
+// holds none (a directory is not a slide).
 Result<std::string> slide_file_in_folder(const std::string& folder);
 
 // Drivers (one file each under src/formats/).

@@ -54,7 +54,11 @@ def regions(s, level, rng, n=20):
 @pytest.mark.parametrize("name,tolerance,on_gpu", [
     ("tifffile_jpeg.tif", JPEG_TOLERANCE, True), ("vips_jpeg.tif", JPEG_TOLERANCE, True),
     ("aperio_rgb.svs", 0, False), ("aperio_j2k_ycbcr.svs", J2K_TOLERANCE, True),
-    ("aperio_j2k_rgb.svs", J2K_TOLERANCE, True), ("deflate.tif", 0, False)])
+    ("aperio_j2k_rgb.svs", J2K_TOLERANCE, True), ("deflate.tif", 0, False),
+    # DICOM: JPEG frames behind a Basic Offset Table (item runs joined when read), JPEG 2000, and JPEG-LS,
+    # which no GPU decoder takes (every tile on the CPU, then uploaded).
+    ("dicom_jpeg/slide-level0.dcm", JPEG_TOLERANCE, True), ("dicom_j2k/slide-level0.dcm", J2K_TOLERANCE, True),
+    ("dicom_jpegls/slide-level0.dcm", 0, False)])
 def test_device_reads_match_the_cpu_path(name, tolerance, on_gpu):
     s = slide(name)
     rng = np.random.default_rng(0)

@@ -13,6 +13,7 @@ import time
 import numpy as np
 import pytest
 
+import dicom_wsi
 import slidegen
 import tilewise
 import vendor_tiff
@@ -52,6 +53,8 @@ http {{ access_log off; {temps}
     slidegen.write_vips_pyramid(files["vips.tif"], img, tile=128)
     files["aperio.svs"] = root / "aperio.svs"
     vendor_tiff.write_aperio(files["aperio.svs"], img, codec="jpeg-ycbcr", tile=128, downsamples=(4,))
+    # A DICOM instance alone (over HTTP there is no folder to scan, so it is compared with itself alone).
+    files["slide.dcm"] = dicom_wsi.write_instance(root / "slide.dcm", img, series=dicom_wsi.new_series(), tile=128)
     yield {"url": f"http://127.0.0.1:{port}", "root": root, "files": files}
     proc.terminate()
     proc.wait(timeout=10)

@@ -1,0 +1,32 @@
+// URL helpers of the I/O layer, built with or without libcurl.
+#include <cctype>
+#include <string_view>
+
+#include "io/http_source.h"
+
+namespace tilewise::io {
+
+bool is_http_url(const std::string& path) {
+  auto starts = [&](std::string_view prefix) {
+    if (path.size() < prefix.size()) return false;
+    for (size_t i = 0; i < prefix.size(); ++i) {
+      if (std::tolower(static_cast<unsigned char>(path[i])) != prefix[i]) return false;
+    }
+    return true;
+  };
+  return starts("http://") || starts("https://");
+}
+
+std::string redact_url(const std::string& url) {
+  std::string out = url.substr(0, url.find_first_of("?#"));
+  const size_t scheme = out.find("://");
+  if (scheme != std::string::npos) {
+    const size_t host = scheme + 3;
+    const size_t at = out.find('@', host);
+    const size_t slash = out.find('/', host);
+    if (at != std::string::npos && (slash == std::string::npos || at < slash)) out.erase(host, at + 1 - host);
+  }
+  return out;
+}
+
+}  // namespace tilewise::io
