@@ -22,8 +22,8 @@ constexpr DictionaryEntry kDictionary[] = {
 
 const DictionaryEntry* lookup(uint32_t t) {
   const auto* end = std::end(kDictionary);
-  const auto* it = std::lower_bound(std::begin(kDictionary), end, t,
-                                    [](const DictionaryEntry& e, uint32_t v) { return e.tag < v; });
+  const auto* it =
+      std::lower_bound(std::begin(kDictionary), end, t, [](const DictionaryEntry& e, uint32_t v) { return e.tag < v; });
   return it != end && it->tag == t ? it : nullptr;
 }
 
@@ -42,7 +42,9 @@ constexpr uint64_t kNoEnd = ~0ull;
 constexpr uint64_t kSampledFrames = 4;  // fragment headers checked against a Basic Offset Table at open
 
 uint16_t le16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | p[1] << 8); }
-uint32_t le32(const uint8_t* p) { return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24; }
+uint32_t le32(const uint8_t* p) {
+  return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
+}
 uint64_t le64(const uint8_t* p) { return uint64_t{le32(p)} | uint64_t{le32(p + 4)} << 32; }
 
 std::string hex_tag(uint32_t t) {
@@ -54,9 +56,19 @@ std::string hex_tag(uint32_t t) {
 // VRs whose explicit-VR header has 2 reserved bytes and a 32-bit length.
 bool long_form(char a, char b) {
   switch (a << 8 | b) {
-    case 'O' << 8 | 'B': case 'O' << 8 | 'D': case 'O' << 8 | 'F': case 'O' << 8 | 'L': case 'O' << 8 | 'V':
-    case 'O' << 8 | 'W': case 'S' << 8 | 'Q': case 'S' << 8 | 'V': case 'U' << 8 | 'C': case 'U' << 8 | 'N':
-    case 'U' << 8 | 'R': case 'U' << 8 | 'T': case 'U' << 8 | 'V':
+    case 'O' << 8 | 'B':
+    case 'O' << 8 | 'D':
+    case 'O' << 8 | 'F':
+    case 'O' << 8 | 'L':
+    case 'O' << 8 | 'V':
+    case 'O' << 8 | 'W':
+    case 'S' << 8 | 'Q':
+    case 'S' << 8 | 'V':
+    case 'U' << 8 | 'C':
+    case 'U' << 8 | 'N':
+    case 'U' << 8 | 'R':
+    case 'U' << 8 | 'T':
+    case 'U' << 8 | 'V':
       return true;
     default:
       return false;
@@ -74,7 +86,8 @@ class Reader {
   Status read(uint8_t* out, uint64_t n) {
     if (n == 0) return Status();
     if (!internal::range_inside(pos_, n, size_)) {
-      return corrupt("at offset " + std::to_string(pos_) + ": " + std::to_string(n) + " bytes run past the end of the file");
+      return corrupt("at offset " + std::to_string(pos_) + ": " + std::to_string(n) +
+                     " bytes run past the end of the file");
     }
     if (n > kWindow) {
       TW_RETURN_IF_ERROR(source_.pread({out, static_cast<size_t>(n)}, pos_));
@@ -133,7 +146,9 @@ Result<Header> read_header(Reader& r, bool explicit_vr) {
   Header h;
   h.at = r.pos();
   TW_ASSIGN_OR_RETURN(std::span<const uint8_t> b, r.peek(12));  // the longest header, in one look
-  auto cut = [&] { return corrupt("at offset " + std::to_string(h.at) + ": an element header runs past the end of the file"); };
+  auto cut = [&] {
+    return corrupt("at offset " + std::to_string(h.at) + ": an element header runs past the end of the file");
+  };
   if (b.size() < 8) return cut();
   h.tag = uint32_t{le16(b.data())} << 16 | le16(b.data() + 2);
   if ((h.tag >> 16) == 0xFFFE || !explicit_vr) {
@@ -180,7 +195,8 @@ class Parser {
         if (end == kNoEnd) return Status();
         return corrupt("item delimiter at offset " + std::to_string(h.at) + " inside an item of defined length");
       }
-      if ((h.tag >> 16) == 0xFFFE) return corrupt("unexpected item tag " + hex_tag(h.tag) + " at offset " + std::to_string(h.at));
+      if ((h.tag >> 16) == 0xFFFE)
+        return corrupt("unexpected item tag " + hex_tag(h.tag) + " at offset " + std::to_string(h.at));
       if (top && h.tag == kPixelData) {
         *top->pixel_data = PixelData{r_.pos(), h.length == kUndefined ? 0 : h.length, h.length == kUndefined};
         if (h.length != kUndefined) TW_RETURN_IF_ERROR(r_.skip(h.length, kNoEnd).with_context("Pixel Data"));
@@ -196,7 +212,8 @@ class Parser {
       if (sequence) {
         e.vr = {'S', 'Q'};
         if (depth + 1 > limits_.max_depth) {
-          return corrupt("sequences nested deeper than " + std::to_string(limits_.max_depth) + " at offset " + std::to_string(h.at));
+          return corrupt("sequences nested deeper than " + std::to_string(limits_.max_depth) + " at offset " +
+                         std::to_string(h.at));
         }
         if (top && h.tag == kPerFrameGroups) {
           pending_ = {};
@@ -227,7 +244,8 @@ class Parser {
           continue;
         } else {
           if (end != kNoEnd && !internal::range_inside(r_.pos(), h.length, end)) {
-            return corrupt("element " + hex_tag(h.tag) + " at offset " + std::to_string(h.at) + " runs past the end of its item");
+            return corrupt("element " + hex_tag(h.tag) + " at offset " + std::to_string(h.at) +
+                           " runs past the end of its item");
           }
           e.value.resize(static_cast<size_t>(h.length));
           TW_RETURN_IF_ERROR(r_.read(e.value.data(), h.length));
@@ -309,7 +327,8 @@ std::string_view dictionary_vr(uint32_t t) {
 }
 
 const Element* DataSet::find(uint32_t t) const {
-  auto it = std::lower_bound(elements.begin(), elements.end(), t, [](const Element& e, uint32_t v) { return e.tag < v; });
+  auto it =
+      std::lower_bound(elements.begin(), elements.end(), t, [](const Element& e, uint32_t v) { return e.tag < v; });
   if (it != elements.end() && it->tag == t) return &*it;
   for (const Element& e : elements) {  // file meta elements are not guaranteed sorted
     if (e.tag == t) return &e;
@@ -423,7 +442,8 @@ Result<File> parse(const io::Source& source, bool meta_only, const ParseLimits& 
     r.seek(at);
     if (le16(b) != 0x0002) break;
     TW_ASSIGN_OR_RETURN(Header h, read_header(r, true));
-    if (h.length == kUndefined || h.length > (1u << 20)) return corrupt("file meta element " + hex_tag(h.tag) + " is too long");
+    if (h.length == kUndefined || h.length > (1u << 20))
+      return corrupt("file meta element " + hex_tag(h.tag) + " is too long");
     Element e;
     e.tag = h.tag;
     e.vr = h.vr;
@@ -477,7 +497,9 @@ Result<std::vector<Fragment>> walk_fragments(const io::Source& source, uint64_t 
   for (uint64_t at = first;;) {
     TW_ASSIGN_OR_RETURN(Header h, item_header_at(source, at));
     if (h.tag == kSequenceDelimitation) return out;
-    if (h.tag != kItem) return corrupt("pixel data holds " + hex_tag(h.tag) + " at offset " + std::to_string(at) + " where a fragment belongs");
+    if (h.tag != kItem)
+      return corrupt("pixel data holds " + hex_tag(h.tag) + " at offset " + std::to_string(at) +
+                     " where a fragment belongs");
     if (h.length == kUndefined || !internal::range_inside(at + 8, h.length, source.size())) {
       return corrupt("fragment at offset " + std::to_string(at) + " runs past the end of the file");
     }
@@ -577,8 +599,9 @@ Result<std::vector<FrameRange>> locate_frames(const io::Source& source, const Fi
     f.length = fragments[i].at + 8 + fragments[i].length - f.offset;
   }
   if (out.size() != frames) {
-    return corrupt("pixel data has " + std::to_string(fragments.size()) + " fragments in " + std::to_string(out.size()) +
-                   " codestreams for " + std::to_string(frames) + " frames, and no offset table says which are which");
+    return corrupt("pixel data has " + std::to_string(fragments.size()) + " fragments in " +
+                   std::to_string(out.size()) + " codestreams for " + std::to_string(frames) +
+                   " frames, and no offset table says which are which");
   }
   return out;
 }

@@ -13,7 +13,8 @@ std::vector<std::string> values_as_strings(const dicom::Element& e) {
   }
   if (vr == "AT") {  // libdicom reads a tag as its two 16-bit halves: group, then element
     std::vector<std::string> out;
-    for (size_t at = 0; at + 2 <= e.value.size(); at += 2) out.push_back(std::to_string(e.value[at] | e.value[at + 1] << 8));
+    for (size_t at = 0; at + 2 <= e.value.size(); at += 2)
+      out.push_back(std::to_string(e.value[at] | e.value[at + 1] << 8));
     return out;
   }
   if (vr == "US" || vr == "SS" || vr == "UL" || vr == "SL" || vr == "SV") {
@@ -41,7 +42,8 @@ void add_dicom_properties(const dicom::DataSet& dataset, const std::string& pref
     if (keyword.empty() || (e.tag & 0xFFFF) == 0) continue;
     const std::string name = prefix + "." + std::string(keyword);
     if (e.is_sequence()) {
-      for (size_t i = 0; i < e.items.size(); ++i) add_dicom_properties(e.items[i], name + "[" + std::to_string(i) + "]", props);
+      for (size_t i = 0; i < e.items.size(); ++i)
+        add_dicom_properties(e.items[i], name + "[" + std::to_string(i) + "]", props);
       continue;
     }
     const std::vector<std::string> values = values_as_strings(e);

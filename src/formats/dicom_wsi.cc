@@ -2,12 +2,13 @@
 //
 // Detection, as OpenSlide 4.0.1: a Part 10 file whose Media Storage SOP Class is VL Whole Slide Microscopy
 // Image Storage (1.2.840.10008.5.1.4.1.1.77.1.6); TIFF files are left to the TIFF drivers. The folder of
-// the opened file is scanned (not recursively) for the other instances of its Series Instance UID; the
-// Image Type's third value (the flavour) gives each one's role: VOLUME instances are pyramid levels,
-// grouped by Total Pixel Matrix size (several files of one size form one level when they share a
-// Concatenation UID), LABEL, OVERVIEW and THUMBNAIL instances are the associated images label, macro and
-// thumbnail; others are ignored, as are copies of an instance already seen (same SOP Instance UID). Over
-// HTTP(S) or from memory there is no folder to scan: the opened instance alone is the slide.
+// the opened file is scanned (not recursively) for the other instances of its Series Instance UID (and of
+// its Pyramid UID, where both have one: a series may hold several pyramids); the Image Type's third value
+// (the flavour) gives each one's role: VOLUME instances are pyramid levels, grouped by Total Pixel Matrix
+// size (several files of one size form one level when they share a Concatenation UID), LABEL, OVERVIEW and
+// THUMBNAIL instances are the associated images label, macro and thumbnail; others are ignored with a
+// warning, as are copies of an instance already seen (same SOP Instance UID). Over HTTP(S) or from memory
+// there is no folder to scan: the opened instance alone is the slide.
 //
 // A level is a grid of frames: TILED_FULL frames in row-major order (frames past the first focal plane or
 // optical path are reported in a warning and not read; OpenSlide refuses such files), TILED_SPARSE frames
@@ -48,6 +49,7 @@ constexpr const char* kWsiStorage = "1.2.840.10008.5.1.4.1.1.77.1.6";
 constexpr uint32_t kMediaStorageSopClass = tag(0x0002, 0x0002);
 constexpr uint32_t kImageType = tag(0x0008, 0x0008);
 constexpr uint32_t kSopInstanceUid = tag(0x0008, 0x0018);
+constexpr uint32_t kPyramidUid = tag(0x0008, 0x0019);
 constexpr uint32_t kSeriesInstanceUid = tag(0x0020, 0x000E);
 constexpr uint32_t kConcatenationUid = tag(0x0020, 0x9161);
 constexpr uint32_t kInConcatenationNumber = tag(0x0020, 0x9162);
@@ -73,7 +75,7 @@ constexpr uint32_t kDimensionOrganization = tag(0x0020, 0x9311);
 struct Instance {
   std::shared_ptr<const io::Source> source;
   dicom::File file;
-  std::string series, sop_instance, flavour, concatenation;
+  std::string series, pyramid, sop_instance, flavour, concatenation;
   int64_t width = 0, height = 0, frames = 1, concat_number = 1, frame_offset = 0;
   int32_t tile_width = 0, tile_height = 0;
 };
@@ -102,6 +104,7 @@ Result<Instance> load(std::shared_ptr<const io::Source> source) {
   if (!series) return corrupt("SeriesInstanceUID not found");
   in.series = *series;
   in.sop_instance = d.string(kSopInstanceUid).value_or("");
+  in.pyramid = d.string(kPyramidUid).value_or("");
   in.flavour = d.string(kImageType, 2).value_or("");
   in.concatenation = d.string(kConcatenationUid).value_or("");
   in.concat_number = d.integer(kInConcatenationNumber).value_or(1);
@@ -115,8 +118,8 @@ Result<Instance> load(std::shared_ptr<const io::Source> source) {
   in.height = h.value_or(*th);
   if (in.width <= 0 || in.height <= 0 || in.tile_width <= 0 || in.tile_height <= 0 || in.width > (1ll << 31) ||
       in.height > (1ll << 31)) {
-    return corrupt("invalid image size " + std::to_string(in.width) + "x" + std::to_string(in.height) + " in frames of " +
-                   std::to_string(*tw) + "x" + std::to_string(*th));
+    return corrupt("invalid image size " + std::to_string(in.width) + "x" + std::to_string(in.height) +
+                   " in frames of " + std::to_string(*tw) + "x" + std::to_string(*th));
   }
   if (in.frames <= 0 || in.frames > 50'000'000) return corrupt("invalid NumberOfFrames " + std::to_string(in.frames));
   if (in.frame_offset < 0) return corrupt("invalid ConcatenationFrameOffsetNumber");
@@ -127,7 +130,8 @@ Status expect(const dicom::DataSet& d, uint32_t t, int64_t value, const char* na
   auto v = d.integer(t);
   if (!v) return required ? corrupt(std::string("Couldn't read ") + name) : Status();
   if (*v != value) {
-    return unsupported(std::string("Attribute ") + name + " value " + std::to_string(*v) + " != " + std::to_string(value));
+    return unsupported(std::string("Attribute ") + name + " value " + std::to_string(*v) +
+                       " != " + std::to_string(value));
   }
   return Status();
 }
@@ -174,7 +178,8 @@ Result<codecs::TileDesc> describe(const Instance& in) {
                    "encapsulated, but the transfer syntax is " + ts);
   }
   const uint64_t rgb = uint64_t(desc.width) * uint64_t(desc.height) * 3;
-  if (rgb > ModelLimits{}.max_chunk_bytes) return unsupported("frames of " + std::to_string(rgb) + " bytes are too large to decode");
+  if (rgb > ModelLimits{}.max_chunk_bytes)
+    return unsupported("frames of " + std::to_string(rgb) + " bytes are too large to decode");
   return desc;
 }
 
@@ -189,7 +194,8 @@ Result<std::vector<dicom::FrameRange>> frame_ranges(const Instance& in, const co
                    " frames of " + std::to_string(frame_bytes) + " need more (or the file is cut short)");
   }
   std::vector<dicom::FrameRange> out;
-  for (int64_t i = 0; i < in.frames; ++i) out.push_back({pd.offset + static_cast<uint64_t>(i) * frame_bytes, frame_bytes, false});
+  for (int64_t i = 0; i < in.frames; ++i)
+    out.push_back({pd.offset + static_cast<uint64_t>(i) * frame_bytes, frame_bytes, false});
   return out;
 }
 
@@ -209,7 +215,8 @@ Result<LevelModel> build_grid(const std::vector<const Instance*>& files, std::ve
   level.info.samples_per_pixel = 3;
   level.tiles_across = internal::ceil_div(first.width, desc.width);
   level.tiles_down = internal::ceil_div(first.height, desc.height);
-  const auto count = internal::checked_mul(static_cast<uint64_t>(level.tiles_across), static_cast<uint64_t>(level.tiles_down));
+  const auto count =
+      internal::checked_mul(static_cast<uint64_t>(level.tiles_across), static_cast<uint64_t>(level.tiles_down));
   if (!count || *count > 200'000'000) return corrupt(what + ": too many tiles");
   UnitTable units;
   units.offsets.assign(*count, 0);
@@ -221,24 +228,27 @@ Result<LevelModel> build_grid(const std::vector<const Instance*>& files, std::ve
   for (size_t f = 0; f < files.size(); ++f) {
     const Instance& in = *files[f];
     TW_ASSIGN_OR_RETURN(codecs::TileDesc d, describe(in));
-    if (d.width != desc.width || d.height != desc.height || d.compression != desc.compression || d.color != desc.color) {
-      return corrupt(name_of(in) + ": frames differ from the level's (" + std::to_string(d.width) + "x" + std::to_string(d.height) +
-                     " " + codecs::compression_name(d.compression) + ")");
+    if (d.width != desc.width || d.height != desc.height || d.compression != desc.compression ||
+        d.color != desc.color) {
+      return corrupt(name_of(in) + ": frames differ from the level's (" + std::to_string(d.width) + "x" +
+                     std::to_string(d.height) + " " + codecs::compression_name(d.compression) + ")");
     }
     auto ranges = frame_ranges(in, desc);
     if (!ranges.ok()) return ranges.status().with_context(name_of(in));
     const std::string organisation = in.file.dataset.string(kDimensionOrganization).value_or("");
-    const bool positioned = organisation != "TILED_FULL" && in.file.frame_positions.size() == static_cast<size_t>(in.frames);
+    const bool positioned =
+        organisation != "TILED_FULL" && in.file.frame_positions.size() == static_cast<size_t>(in.frames);
     parts->push_back({in.source, {}});
     for (int64_t i = 0; i < in.frames; ++i) {
       int64_t index;
       if (positioned) {
         const dicom::FramePosition& p = in.file.frame_positions[static_cast<size_t>(i)];
-        if (!p.has_position) return corrupt(name_of(in) + ": frame " + std::to_string(i + 1) + " has no Plane Position (Slide)");
+        if (!p.has_position)
+          return corrupt(name_of(in) + ": frame " + std::to_string(i + 1) + " has no Plane Position (Slide)");
         const int64_t x = p.column - 1, y = p.row - 1;
         if (x < 0 || y < 0 || x % desc.width || y % desc.height || x >= first.width || y >= first.height) {
-          return unsupported(name_of(in) + ": frame " + std::to_string(i + 1) + " at (" + std::to_string(p.column) + "," +
-                             std::to_string(p.row) + ") is not on the " + std::to_string(desc.width) + "x" +
+          return unsupported(name_of(in) + ": frame " + std::to_string(i + 1) + " at (" + std::to_string(p.column) +
+                             "," + std::to_string(p.row) + ") is not on the " + std::to_string(desc.width) + "x" +
                              std::to_string(desc.height) + " tile grid");
         }
         index = (y / desc.height) * level.tiles_across + x / desc.width;
@@ -261,7 +271,8 @@ Result<LevelModel> build_grid(const std::vector<const Instance*>& files, std::ve
     const dicom::DataSet& d = first.file.dataset;
     warnings.push_back(what + ": " + std::to_string(extra) + " frames of other focal planes or optical paths (" +
                        std::to_string(d.integer(kTotalFocalPlanes).value_or(1)) + " focal planes, " +
-                       std::to_string(d.integer(kNumberOfOpticalPaths).value_or(1)) + " optical paths) are not read: the first is");
+                       std::to_string(d.integer(kNumberOfOpticalPaths).value_or(1)) +
+                       " optical paths) are not read: the first is");
   }
   // A level with any frame of several fragments reads every frame as a run of items.
   if (std::find(items_form.begin(), items_form.end(), true) != items_form.end()) {
@@ -318,6 +329,10 @@ Result<SlideModel> open(std::shared_ptr<const io::Source> source) {
       continue;
     }
     if (in->series != instances[0].series) continue;
+    if (!in->pyramid.empty() && !instances[0].pyramid.empty() && in->pyramid != instances[0].pyramid) {
+      warnings.push_back(path + ": ignored: another pyramid of the series (Pyramid UID " + in->pyramid + ")");
+      continue;
+    }
     instances.push_back(std::move(in).value());
   }
 
@@ -327,14 +342,16 @@ Result<SlideModel> open(std::shared_ptr<const io::Source> source) {
   std::map<std::pair<int64_t, int64_t>, std::vector<const Instance*>, std::greater<>> by_size;
   std::map<std::string, const Instance*> associated;
   std::set<std::string> seen;
-  static const std::map<std::string, std::string> kAssociated = {{"LABEL", "label"}, {"OVERVIEW", "macro"}, {"THUMBNAIL", "thumbnail"}};
+  static const std::map<std::string, std::string> kAssociated = {
+      {"LABEL", "label"}, {"OVERVIEW", "macro"}, {"THUMBNAIL", "thumbnail"}};
   for (const Instance& in : instances) {
     if (!in.sop_instance.empty() && !seen.insert(in.sop_instance).second) continue;  // a copy of one already seen
     if (in.flavour == "VOLUME") {
       auto& files = by_size[{in.width, in.height}];
       if (!files.empty() && (in.concatenation.empty() || in.concatenation != files[0]->concatenation)) {
-        warnings.push_back(name_of(in) + ": ignored: another instance of the series has its size (" + std::to_string(in.width) +
-                           "x" + std::to_string(in.height) + ") and is not of its concatenation");
+        warnings.push_back(name_of(in) + ": ignored: another instance of the series has its size (" +
+                           std::to_string(in.width) + "x" + std::to_string(in.height) +
+                           ") and is not of its concatenation");
         continue;
       }
       files.push_back(&in);
@@ -342,11 +359,15 @@ Result<SlideModel> open(std::shared_ptr<const io::Source> source) {
       if (!associated.emplace(a->second, &in).second) {
         warnings.push_back(name_of(in) + ": ignored: a second " + a->second + " image");
       }
+    } else {
+      warnings.push_back(name_of(in) + ": ignored: image flavour \"" + in.flavour +
+                         "\" is neither a level nor an associated image");
     }
   }
   if (by_size.empty()) return corrupt("No pyramid levels found");
   for (auto& [size, files] : by_size) {
-    std::sort(files.begin(), files.end(), [](const Instance* a, const Instance* b) { return a->concat_number < b->concat_number; });
+    std::sort(files.begin(), files.end(),
+              [](const Instance* a, const Instance* b) { return a->concat_number < b->concat_number; });
     const std::string what = "level " + std::to_string(model.levels.size());
     auto level = build_grid(files, warnings, what);
     if (!level.ok()) return level.status().with_context(name_of(*files[0]));
@@ -364,10 +385,12 @@ Result<SlideModel> open(std::shared_ptr<const io::Source> source) {
     }
     AssociatedModel a{name, std::move(image).value(), {}, icc_of(*in)};
     a.image.info.downsample = 1.0;
-    if (!a.icc_profile.empty()) props["openslide.associated." + name + ".icc-size"] = std::to_string(a.icc_profile.size());
+    if (!a.icc_profile.empty())
+      props["openslide.associated." + name + ".icc-size"] = std::to_string(a.icc_profile.size());
     model.associated.push_back(std::move(a));
   }
-  std::sort(model.associated.begin(), model.associated.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  std::sort(model.associated.begin(), model.associated.end(),
+            [](const auto& a, const auto& b) { return a.name < b.name; });
 
   add_dicom_properties(level0.file.meta, "dicom", props);
   add_dicom_properties(level0.file.dataset, "dicom", props);

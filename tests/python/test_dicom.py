@@ -215,3 +215,48 @@ def test_concatenation_is_one_level(tmp_path, image):
     split = tilewise.open(folder / "part2.dcm")
     assert split.levels[0].dimensions == (1000, 700)
     assert (split.read_region((0, 0), (1000, 700)) == tilewise.open(whole).read_region((0, 0), (1000, 700))).all()
+
+
+@pytest.mark.parametrize("how", ["bot", "eot", "empty", "concatenation"])
+def test_series_written_by_wsidicom(tmp_path, image, how):
+    """An independent writer (wsidicom) re-writes a series: its own metadata layout, offset tables (basic,
+    extended, none) and concatenations; tilewise matches OpenSlide on every result."""
+    wsidicom = pytest.importorskip("wsidicom")
+    from wsidicom.options import ConcatenationByFrames
+
+    source = dicom_wsi.write_series(tmp_path / "source", image, levels=3)
+    out = tmp_path / how
+    out.mkdir()
+    options = {"offset_table": "bot" if how == "concatenation" else how}
+    if how == "concatenation":
+        options["concatenation"] = ConcatenationByFrames(5)
+    with wsidicom.WsiDicom.open(source.parent) as wsi:
+        written = wsi.save(out, **options)
+    assert len(written) == (8 if how == "concatenation" else 6)
+    for path in sorted(out.iterdir())[:2]:
+        slide = compare_with_openslide(path)
+        assert_same_properties(path)
+        assert [lv.dimensions for lv in slide.levels] == [(1000, 700), (500, 350), (250, 175)]
+        assert set(slide.associated_images) == {"label", "macro", "thumbnail"}
+
+
+def test_other_pyramids_and_flavours_are_ignored_with_a_warning(tmp_path, image):
+    folder = tmp_path / "series"
+    first = dicom_wsi.write_series(folder, image, levels=2, associated=False)
+    pyramid = pydicom.uid.generate_uid()
+    for path in folder.iterdir():
+        ds = pydicom.dcmread(path)
+        ds.PyramidUID = pyramid
+        ds.save_as(path)
+    other = pydicom.dcmread(first)  # a second pyramid of the series, and an instance of another flavour
+    other.SOPInstanceUID = other.file_meta.MediaStorageSOPInstanceUID = pydicom.uid.generate_uid()
+    other.PyramidUID = pydicom.uid.generate_uid()
+    other.save_as(folder / "other-pyramid.dcm")
+    odd = pydicom.dcmread(first)
+    odd.SOPInstanceUID = odd.file_meta.MediaStorageSOPInstanceUID = pydicom.uid.generate_uid()
+    odd.ImageType = ["DERIVED", "PRIMARY", "LOCALIZER", "NONE"]
+    odd.save_as(folder / "localizer.dcm")
+    slide = tilewise.open(first)
+    assert [lv.dimensions for lv in slide.levels] == [(1000, 700), (500, 350)]
+    assert any("another pyramid" in w for w in slide.warnings), slide.warnings
+    assert any('flavour "LOCALIZER"' in w for w in slide.warnings), slide.warnings

@@ -18,12 +18,14 @@ Result<size_t> jpegls_decode(std::span<const uint8_t> in, std::span<uint8_t> out
   std::unique_ptr<charls_jpegls_decoder, void (*)(const charls_jpegls_decoder*)> d(charls_jpegls_decoder_create(),
                                                                                    &charls_jpegls_decoder_destroy);
   if (!d) return out_of_memory("jpeg-ls: cannot allocate a decoder");
-  if (auto e = charls_jpegls_decoder_set_source_buffer(d.get(), in.data(), in.size()); e != charls::jpegls_errc::success) {
+  if (auto e = charls_jpegls_decoder_set_source_buffer(d.get(), in.data(), in.size());
+      e != charls::jpegls_errc::success) {
     return charls_error(e);
   }
   if (auto e = charls_jpegls_decoder_read_header(d.get()); e != charls::jpegls_errc::success) return charls_error(e);
   charls_frame_info info{};
-  if (auto e = charls_jpegls_decoder_get_frame_info(d.get(), &info); e != charls::jpegls_errc::success) return charls_error(e);
+  if (auto e = charls_jpegls_decoder_get_frame_info(d.get(), &info); e != charls::jpegls_errc::success)
+    return charls_error(e);
   if (info.bits_per_sample != 8 || info.component_count != samples || static_cast<int64_t>(info.width) != width ||
       static_cast<int64_t>(info.height) > height) {
     return corrupt("jpeg-ls: the stream is " + std::to_string(info.width) + "x" + std::to_string(info.height) + ", " +
@@ -32,23 +34,27 @@ Result<size_t> jpegls_decode(std::span<const uint8_t> in, std::span<uint8_t> out
                    std::to_string(samples) + " 8-bit samples");
   }
   charls::interleave_mode mode{};
-  if (auto e = charls_jpegls_decoder_get_interleave_mode(d.get(), &mode); e != charls::jpegls_errc::success) return charls_error(e);
+  if (auto e = charls_jpegls_decoder_get_interleave_mode(d.get(), &mode); e != charls::jpegls_errc::success)
+    return charls_error(e);
   const size_t bytes = size_t{info.width} * info.height * static_cast<size_t>(samples);
   if (bytes > out.size()) return corrupt("jpeg-ls: the stream holds more pixels than the tile");
   if (mode != charls::interleave_mode::none || samples == 1) {
-    if (auto e = charls_jpegls_decoder_decode_to_buffer(d.get(), out.data(), bytes, 0); e != charls::jpegls_errc::success) {
+    if (auto e = charls_jpegls_decoder_decode_to_buffer(d.get(), out.data(), bytes, 0);
+        e != charls::jpegls_errc::success) {
       return charls_error(e);
     }
     return bytes;
   }
   // Planar streams (one scan per component) decode plane after plane; interleave them into samples.
   std::vector<uint8_t> planes(bytes);
-  if (auto e = charls_jpegls_decoder_decode_to_buffer(d.get(), planes.data(), bytes, 0); e != charls::jpegls_errc::success) {
+  if (auto e = charls_jpegls_decoder_decode_to_buffer(d.get(), planes.data(), bytes, 0);
+      e != charls::jpegls_errc::success) {
     return charls_error(e);
   }
   const size_t plane = size_t{info.width} * info.height;
   for (size_t i = 0; i < plane; ++i) {
-    for (int32_t c = 0; c < samples; ++c) out[i * static_cast<size_t>(samples) + static_cast<size_t>(c)] = planes[c * plane + i];
+    for (int32_t c = 0; c < samples; ++c)
+      out[i * static_cast<size_t>(samples) + static_cast<size_t>(c)] = planes[c * plane + i];
   }
   return bytes;
 }

@@ -25,7 +25,9 @@ class Builder {
     bytes_.insert(bytes_.end(), value.begin(), value.end());
     return *this;
   }
-  Builder& us(uint32_t t, uint16_t v) { return raw_element(t, "US", {static_cast<uint8_t>(v), static_cast<uint8_t>(v >> 8)}); }
+  Builder& us(uint32_t t, uint16_t v) {
+    return raw_element(t, "US", {static_cast<uint8_t>(v), static_cast<uint8_t>(v >> 8)});
+  }
   // A sequence of undefined length whose items (of undefined length) hold what `fill` writes.
   Builder& sequence(uint32_t t, int items, const std::function<void(Builder&)>& fill) {
     tag(t);
@@ -109,7 +111,9 @@ const std::vector<uint8_t> kJpegB = {0xFF, 0xD8, 4, 5, 0xFF, 0xD9};
 
 TEST(DicomDataSet, KeepsElementsSequencesAndFindsPixelData) {
   Builder b;
-  b.element(0x00080008u, "CS", "ORIGINAL\\PRIMARY\\VOLUME\\NONE").element(0x00200013u, "IS", " 7 ").us(0x00280010u, 256);
+  b.element(0x00080008u, "CS", "ORIGINAL\\PRIMARY\\VOLUME\\NONE")
+      .element(0x00200013u, "IS", " 7 ")
+      .us(0x00280010u, 256);
   b.sequence(0x00480105u, 2, [](Builder& item) { item.element(0x00480112u, "DS", "20.0"); });
   b.pixel_data({}, {kJpegA});
   auto file = parse(*b.file("1.2.840.10008.1.2.4.50"));
@@ -139,7 +143,7 @@ TEST(DicomDataSet, RefusesWhatItCannotRead) {
   EXPECT_EQ(parse(*io::memory_source(std::vector<uint8_t>(200, 0), "zeros")).status().code(), StatusCode::kUnsupported);
   Builder b;
   b.us(0x00280010u, 1);
-  EXPECT_EQ(parse(*b.file("1.2.840.10008.1.2.2")).status().code(), StatusCode::kUnsupported);  // big endian
+  EXPECT_EQ(parse(*b.file("1.2.840.10008.1.2.2")).status().code(), StatusCode::kUnsupported);     // big endian
   EXPECT_EQ(parse(*b.file("1.2.840.10008.1.2.1.99")).status().code(), StatusCode::kUnsupported);  // deflated
 }
 
