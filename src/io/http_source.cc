@@ -110,7 +110,8 @@ class HandlePool {
 
 class HttpSource final : public Source {
  public:
-  HttpSource(std::string url) : url_(std::move(url)), name_(redact_url(url_)) {}
+  HttpSource(std::string url, std::string name, RequestSigner signer)
+      : url_(std::move(url)), name_(std::move(name)), signer_(std::move(signer)) {}
 
   // The first byte: the object's size and version.
   Status open() {
@@ -197,6 +198,9 @@ class HttpSource final : public Source {
       if (check_version && etag_.empty() && !last_modified_.empty()) {
         headers = curl_slist_append(headers, ("If-Unmodified-Since: " + last_modified_).c_str());
       }
+      if (signer_) {  // signed per attempt: signatures carry the time
+        for (const std::string& header : signer_("bytes=" + range)) headers = curl_slist_append(headers, header.c_str());
+      }
       curl_easy_setopt(h, CURLOPT_URL, url_.c_str());
       curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
       curl_easy_setopt(h, CURLOPT_RANGE, range.c_str());
@@ -276,6 +280,7 @@ class HttpSource final : public Source {
   }
 
   std::string url_, name_;
+  RequestSigner signer_;
   std::string etag_, last_modified_;
   uint64_t size_ = 0;
   mutable HandlePool handles_;
@@ -288,11 +293,13 @@ class HttpSource final : public Source {
 
 }  // namespace
 
-Result<std::shared_ptr<const Source>> open_http(const std::string& url) {
+Result<std::shared_ptr<const Source>> open_http(const std::string& url, std::string name, RequestSigner signer) {
   global_init();
-  auto source = std::make_shared<HttpSource>(url);
+  auto source = std::make_shared<HttpSource>(url, std::move(name), std::move(signer));
   TW_RETURN_IF_ERROR(source->open());
   return std::shared_ptr<const Source>(std::move(source));
 }
+
+Result<std::shared_ptr<const Source>> open_http(const std::string& url) { return open_http(url, redact_url(url), {}); }
 
 }  // namespace tilewise::io

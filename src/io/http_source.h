@@ -11,8 +11,10 @@
 // names or errors.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "io/source.h"
 
@@ -24,6 +26,11 @@ bool is_http_url(const std::string& path);
 // Opens the URL for range reads. NotFound (404), IoError (access denied, no range support, network), or
 // Unsupported when tilewise was built without libcurl.
 Result<std::shared_ptr<const Source>> open_http(const std::string& url);
+
+// Extra headers for one request ("Name: value"), given its Range header's value: request signing (S3).
+using RequestSigner = std::function<std::vector<std::string>(const std::string& range)>;
+// open_http with the name errors show (instead of the redacted URL) and a signer called for every request.
+Result<std::shared_ptr<const Source>> open_http(const std::string& url, std::string name, RequestSigner signer);
 
 // The URL as errors show it: without user information and without the query string.
 std::string redact_url(const std::string& url);

@@ -8,4 +8,8 @@ Result<std::shared_ptr<const Source>> open_http(const std::string& url) {
   return unsupported(redact_url(url) + ": tilewise was built without libcurl: no HTTP(S) sources");
 }
 
+Result<std::shared_ptr<const Source>> open_http(const std::string&, std::string name, RequestSigner) {
+  return unsupported(name + ": tilewise was built without libcurl: no remote sources");
+}
+
 }  // namespace tilewise::io
