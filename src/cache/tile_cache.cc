@@ -18,6 +18,11 @@ TileCache::Lookup TileCache::lookup(const TileKey& key) {
   return lookup_locked(key);
 }
 
+bool TileCache::contains(const TileKey& key) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return map_.count(key) > 0 || in_flight_.count(key) > 0;
+}
+
 TileCache::Lookup TileCache::acquire(const TileKey& key, bool admit_first_use) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (capacity_ == 0) return {};

@@ -51,6 +51,9 @@ class TileCache {
   explicit TileCache(uint64_t capacity_bytes, size_t ghost_keys = 16384);
 
   Lookup lookup(const TileKey& key);
+  // Whether the key is cached (or being decoded), without counting a use: no statistics, recency or
+  // admission change.
+  bool contains(const TileKey& key) const;
   // lookup(), waiting for a decode of the key in flight; a miss that is admitted (seen recently, or
   // `admit_first_use`) is reserved for the caller.
   Lookup acquire(const TileKey& key, bool admit_first_use);

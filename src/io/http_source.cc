@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <atomic>
 #include <list>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -20,6 +22,8 @@ namespace tilewise::io {
 namespace {
 
 constexpr int kAttempts = 5;  // one request and four retries, 50 ms to 400 ms apart
+constexpr size_t kParallel = 8;  // requests in flight for one prefetch
+constexpr uint64_t kMaxRequestBytes = 16ull << 20;  // coalesced ranges stop growing here
 
 void global_init() {
   static const bool done = [] { return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK; }();
@@ -140,43 +144,56 @@ class HttpSource final : public Source {
       return corrupt("read of " + std::to_string(out.size()) + " bytes at offset " + std::to_string(offset) +
                      " is past the end of the file (" + std::to_string(size_) + " bytes)");
     }
+    if (copy_cached(out, offset)) return Status();
+    // A read smaller than a block (directory entries, tags) fetches the aligned block around it, so that
+    // opening a slide costs few requests; a larger one fetches exactly its bytes. (A region's tiles are
+    // fetched exactly beforehand, through prefetch.)
+    uint64_t from = offset, to = offset + out.size();
     const uint64_t block = internal::settings().http_block_bytes;
-    const uint64_t first = offset / block, last = (offset + out.size() - 1) / block;
-    std::vector<std::shared_ptr<const std::vector<uint8_t>>> blocks(last - first + 1);
+    if (out.size() < block) {
+      from = offset / block * block;
+      to = std::min(size_, std::max(to, from + block));
+    }
+    TW_ASSIGN_OR_RETURN(std::shared_ptr<const std::vector<uint8_t>> bytes, fetch(from, to - from));
+    std::copy_n(bytes->begin() + static_cast<ptrdiff_t>(offset - from), out.size(), out.begin());
+    return Status();
+  }
+
+  // Fetches the ranges not in the cache: ranges closer than TILEWISE_HTTP_COALESCE_BYTES become one
+  // request, and up to kParallel requests are in flight at once. Failures are left for pread to report.
+  void prefetch(std::span<const ByteRange> ranges) const override {
+    std::vector<ByteRange> missing;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      for (uint64_t b = first; b <= last; ++b) blocks[b - first] = lookup(b);
-    }
-    // Each run of missing blocks is one request.
-    for (uint64_t b = first; b <= last;) {
-      if (blocks[b - first]) {
-        ++b;
-        continue;
+      for (const ByteRange& r : ranges) {
+        if (r.length && internal::range_inside(r.offset, r.length, size_) && !find(r.offset, r.length)) missing.push_back(r);
       }
-      uint64_t end = b;
-      while (end + 1 <= last && !blocks[end + 1 - first]) ++end;
-      const uint64_t from = b * block, to = std::min(size_, (end + 1) * block);
-      Response r;
-      TW_RETURN_IF_ERROR(request(from, to - from, /*check_version=*/true, r));
-      std::lock_guard<std::mutex> lock(mutex_);
-      for (uint64_t k = b; k <= end; ++k) {
-        const uint64_t start = (k - b) * block, stop = std::min<uint64_t>(r.body.size(), start + block);
-        auto data = std::make_shared<const std::vector<uint8_t>>(r.body.begin() + static_cast<ptrdiff_t>(start),
-                                                                 r.body.begin() + static_cast<ptrdiff_t>(stop));
-        insert(k, data);
-        blocks[k - first] = std::move(data);
+    }
+    if (missing.empty()) return;
+    std::sort(missing.begin(), missing.end(), [](const ByteRange& a, const ByteRange& b) { return a.offset < b.offset; });
+    const uint64_t gap = internal::settings().http_coalesce_bytes;
+    std::vector<ByteRange> merged{missing[0]};
+    for (size_t i = 1; i < missing.size(); ++i) {
+      ByteRange& last = merged.back();
+      const uint64_t end = last.offset + last.length;
+      if (missing[i].offset <= end + gap && missing[i].offset + missing[i].length - last.offset <= kMaxRequestBytes) {
+        last.length = std::max(end, missing[i].offset + missing[i].length) - last.offset;
+      } else {
+        merged.push_back(missing[i]);
       }
-      b = end + 1;
     }
-    uint64_t done = 0;
-    for (uint64_t b = first; b <= last; ++b) {
-      const std::vector<uint8_t>& data = *blocks[b - first];
-      const uint64_t begin = b == first ? offset - b * block : 0;
-      const uint64_t n = std::min<uint64_t>(data.size() - begin, out.size() - done);
-      std::copy_n(data.begin() + static_cast<ptrdiff_t>(begin), n, out.begin() + static_cast<ptrdiff_t>(done));
-      done += n;
+    if (merged.size() == 1) {
+      (void)fetch(merged[0].offset, merged[0].length);
+      return;
     }
-    return Status();
+    std::atomic<size_t> next{0};
+    auto worker = [&] {
+      for (size_t i; (i = next.fetch_add(1)) < merged.size();) (void)fetch(merged[i].offset, merged[i].length);
+    };
+    std::vector<std::thread> threads;
+    for (size_t t = 1; t < std::min<size_t>(kParallel, merged.size()); ++t) threads.emplace_back(worker);
+    worker();
+    for (std::thread& t : threads) t.join();
   }
 
   uint64_t size() const override { return size_; }
@@ -259,22 +276,58 @@ class HttpSource final : public Source {
     return io_error(last_error + " (after " + std::to_string(kAttempts) + " attempts)");
   }
 
-  std::shared_ptr<const std::vector<uint8_t>> lookup(uint64_t block) const {
-    auto it = blocks_.find(block);
-    if (it == blocks_.end()) return nullptr;
-    lru_.splice(lru_.begin(), lru_, it->second.second);
-    return it->second.first;
+  // One request for [offset, offset + length), kept in the cache.
+  Result<std::shared_ptr<const std::vector<uint8_t>>> fetch(uint64_t offset, uint64_t length) const {
+    Response r;
+    TW_RETURN_IF_ERROR(request(offset, length, /*check_version=*/true, r));
+    auto data = std::make_shared<const std::vector<uint8_t>>(std::move(r.body));
+    std::lock_guard<std::mutex> lock(mutex_);
+    insert(offset, data);
+    return data;
   }
 
-  void insert(uint64_t block, std::shared_ptr<const std::vector<uint8_t>> data) const {
-    if (blocks_.count(block)) return;  // another thread fetched it meanwhile
-    lru_.push_front(block);
+  // Copies [offset, offset + out.size()) from a cached extent that holds all of it.
+  bool copy_cached(std::span<uint8_t> out, uint64_t offset) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const Extent* e = find(offset, out.size());
+    if (!e) return false;
+    std::copy_n(e->bytes->begin() + static_cast<ptrdiff_t>(offset - e->start), out.size(), out.begin());
+    lru_.splice(lru_.begin(), lru_, e->lru);
+    return true;
+  }
+
+  struct Extent {
+    uint64_t start;
+    std::shared_ptr<const std::vector<uint8_t>> bytes;
+    std::list<uint64_t>::iterator lru;
+  };
+
+  // A cached extent holding [offset, offset + length): the nearest ones starting at or before offset (extents
+  // may overlap: a tile fetched alone, then inside a coalesced request).
+  const Extent* find(uint64_t offset, uint64_t length) const {
+    auto it = extents_.upper_bound(offset);
+    for (int k = 0; k < 4 && it != extents_.begin(); ++k) {
+      --it;
+      if (it->second.start + it->second.bytes->size() >= offset + length) return &it->second;
+    }
+    return nullptr;
+  }
+
+  void insert(uint64_t start, std::shared_ptr<const std::vector<uint8_t>> data) const {
+    auto old = extents_.find(start);
+    if (old != extents_.end()) {
+      if (old->second.bytes->size() >= data->size()) return;  // another thread fetched as much meanwhile
+      bytes_ -= old->second.bytes->size();
+      lru_.erase(old->second.lru);
+      extents_.erase(old);
+    }
+    lru_.push_front(start);
     bytes_ += data->size();
-    blocks_.emplace(block, std::make_pair(std::move(data), lru_.begin()));
+    extents_.emplace(start, Extent{start, std::move(data), lru_.begin()});
     while (bytes_ > internal::settings().http_cache_bytes && lru_.size() > 1) {
-      auto victim = blocks_.find(lru_.back());
-      bytes_ -= victim->second.first->size();
-      blocks_.erase(victim);
+      auto victim = extents_.find(lru_.back());
+      bytes_ -= victim->second.bytes->size();
+      extents_.erase(victim);
       lru_.pop_back();
     }
   }
@@ -284,10 +337,9 @@ class HttpSource final : public Source {
   std::string etag_, last_modified_;
   uint64_t size_ = 0;
   mutable HandlePool handles_;
-  mutable std::mutex mutex_;  // the block cache
+  mutable std::mutex mutex_;  // the cache of fetched extents, by start offset, least recently used last
   mutable std::list<uint64_t> lru_;
-  mutable std::unordered_map<uint64_t, std::pair<std::shared_ptr<const std::vector<uint8_t>>,
-                                                 std::list<uint64_t>::iterator>> blocks_;
+  mutable std::map<uint64_t, Extent> extents_;
   mutable uint64_t bytes_ = 0;
 };
 

@@ -15,6 +15,11 @@
 
 namespace tilewise::io {
 
+struct ByteRange {
+  uint64_t offset = 0;
+  uint64_t length = 0;
+};
+
 class Source {
  public:
   virtual ~Source() = default;
@@ -24,6 +29,9 @@ class Source {
   virtual const std::string& name() const = 0;
   // True for a file of the local file system (whose folder may hold a slide's other files).
   virtual bool is_local_file() const { return false; }
+  // A hint that these ranges are about to be read (a region's tiles): remote sources fetch them together,
+  // coalesced and in parallel, so that the reads that follow cost no round trip. Local sources ignore it.
+  virtual void prefetch(std::span<const ByteRange> ranges) const { (void)ranges; }
 };
 
 // Opens a regular file for positional reads. NotFound when absent, InvalidArgument for a directory or

@@ -1,5 +1,7 @@
 #include "region/host_region_reader.h"
 
+#include <algorithm>
+
 #include <atomic>
 #include <cstring>
 #include <mutex>
@@ -33,6 +35,29 @@ void copy_rect(const uint8_t* src, int64_t src_stride, const ImageView& dst, int
 
 }  // namespace
 
+// A remote source (HTTP, S3) fetches the bytes of the region's tiles together, coalesced and in parallel,
+// before they are decoded one by one; cut tiles the tile cache holds are left out.
+void HostRegionReader::prefetch_tiles(const RegionPlan& plan, bool caching, int32_t cache_level) const {
+  if (plan.tiles.empty()) return;
+  const formats::LevelModel& level = *plan.tiles.front().tile.level;
+  const int64_t first = plan.tiles.front().tile.index();
+  if (level.unit_part(first).source->is_local_file()) return;
+  std::vector<std::pair<const io::Source*, io::ByteRange>> ranges;
+  for (const PlannedTile& t : plan.tiles) {
+    const int64_t i = t.tile.index();
+    if (t.empty || (caching && !t.whole && cache::TileCache::global().contains({slide_uid_, cache_level, i}))) continue;
+    ranges.push_back({level.unit_part(i).source.get(), {level.unit_offset(i), level.unit_length(i)}});
+  }
+  std::sort(ranges.begin(), ranges.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t at = 0; at < ranges.size();) {
+    size_t end = at;
+    std::vector<io::ByteRange> same;
+    while (end < ranges.size() && ranges[end].first == ranges[at].first) same.push_back(ranges[end++].second);
+    ranges[at].first->prefetch(same);
+    at = end;
+  }
+}
+
 Status HostRegionReader::read(const RegionRequest& req) const {
   TW_ASSIGN_OR_RETURN(const RegionPlan plan, plan_region(*req.level, req.level_label, req.x, req.y, req.width, req.height));
   if (plan.region.empty()) return Status();
@@ -53,6 +78,7 @@ Status HostRegionReader::read(const RegionRequest& req) const {
   const bool admit_on_first_use = req.level->desc.compression == codecs::Compression::kJpeg2000 ||
                                   req.level->stream == formats::UnitStream::kRestartInterval;
   TileFetcher fetcher(model_);
+  prefetch_tiles(plan, caching, req.cache_level);
   std::atomic<bool> failed{false};
   std::mutex error_mutex;
   Status first_error;

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "formats/slide_model.h"
+#include "region/region_plan.h"
 #include "region/region_request.h"
 #include "tilewise/image_view.h"
 #include "tilewise/status.h"
@@ -25,6 +26,7 @@ class HostRegionReader {
   Status read(const RegionRequest& request) const;
 
  private:
+  void prefetch_tiles(const RegionPlan& plan, bool caching, int32_t cache_level) const;
   const formats::SlideModel& model_;
   uint64_t slide_uid_;
 };

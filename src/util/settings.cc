@@ -80,6 +80,7 @@ Settings read_settings(EnvLookup lookup) {
   read(lookup, "TILEWISE_CACHE_BYTES", s.cache_bytes, parse_bytes);
   read(lookup, "TILEWISE_MAX_REGION_BYTES", s.max_region_bytes, parse_bytes);
   read(lookup, "TILEWISE_HTTP_BLOCK_BYTES", s.http_block_bytes, parse_bytes);
+  read(lookup, "TILEWISE_HTTP_COALESCE_BYTES", s.http_coalesce_bytes, parse_bytes);
   read(lookup, "TILEWISE_HTTP_CACHE_BYTES", s.http_cache_bytes, parse_bytes);
   if (s.http_block_bytes < 4096) s.http_block_bytes = 4096;
   auto mib = [](std::string_view t) -> std::optional<uint64_t> {

@@ -18,8 +18,9 @@ struct Settings {
   int num_threads = 0;                            // TILEWISE_NUM_THREADS: decode pool size; 0 = hardware threads
   uint64_t cache_bytes = 256ull << 20;            // TILEWISE_CACHE_BYTES: decoded-tile cache budget
   uint64_t max_region_bytes = 4ull << 30;         // TILEWISE_MAX_REGION_BYTES
-  uint64_t http_block_bytes = 256ull << 10;       // TILEWISE_HTTP_BLOCK_BYTES: unit of remote reads and their cache
-  uint64_t http_cache_bytes = 64ull << 20;        // TILEWISE_HTTP_CACHE_BYTES: block cache per remote slide
+  uint64_t http_block_bytes = 256ull << 10;       // TILEWISE_HTTP_BLOCK_BYTES: what a smaller remote read fetches
+  uint64_t http_coalesce_bytes = 16ull << 10;     // TILEWISE_HTTP_COALESCE_BYTES: ranges this close share a request
+  uint64_t http_cache_bytes = 64ull << 20;        // TILEWISE_HTTP_CACHE_BYTES: fetched bytes kept per remote slide
   uint64_t gpu_pool_bytes = 1024ull << 20;        // TILEWISE_GPU_POOL_BYTES: idle device blocks kept per device
   uint64_t gpu_tile_cache_bytes = 256ull << 20;   // TILEWISE_GPU_TILE_CACHE_BYTES: device tile cache per device
   int gpu_lanes = 8;                              // TILEWISE_GPU_LANES: decode lanes per GPU (1-32)

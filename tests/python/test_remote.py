@@ -1,11 +1,12 @@
 """Slides over HTTP: nginx (Debian's) serves generated slides on the loopback address; every read through a URL
-equals the local file's, errors are typed and keep credentials out, a file replaced while open is refused."""
+equals the local file's, errors are typed and keep credentials out, a file replaced while open is refused;
+through tests/data/fault_proxy.py, dropped connections, truncated bodies and 503 bursts are retried and
+latency costs round trips, never pixels."""
 
 from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -14,39 +15,18 @@ import numpy as np
 import pytest
 
 import dicom_wsi
+import servers
 import slidegen
 import tilewise
 import vendor_tiff
 
-NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)
-
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    if NGINX is None:
+    if servers.NGINX is None:
         pytest.skip("nginx (Debian's nginx-light, installed by scripts/bootstrap.sh) is not installed")
     root = tmp_path_factory.mktemp("www")
-    state = tmp_path_factory.mktemp("nginx")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    temps = "\n".join(f"{k}_temp_path {state}/{k};" for k in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
-    conf = state / "nginx.conf"
-    conf.write_text(f"""daemon off; master_process off; pid {state}/nginx.pid; error_log {state}/error.log;
-events {{ worker_connections 256; }}
-http {{ access_log off; {temps}
-  server {{ listen 127.0.0.1:{port}; root {root}; location / {{ }} }} }}
-""")
-    proc = subprocess.Popen([NGINX, "-c", str(conf), "-p", str(state)], stderr=subprocess.PIPE)
-    deadline = time.time() + 10
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            if proc.poll() is not None or time.time() > deadline:
-                raise RuntimeError(f"nginx did not start: {proc.stderr.read().decode()}")
-            time.sleep(0.05)
+    proc, url = servers.nginx(root, tmp_path_factory.mktemp("nginx"))
     files = {}
     img = slidegen.tissue_image(1300, 900, seed=61)
     files["vips.tif"] = root / "vips.tif"
@@ -55,9 +35,8 @@ http {{ access_log off; {temps}
     vendor_tiff.write_aperio(files["aperio.svs"], img, codec="jpeg-ycbcr", tile=128, downsamples=(4,))
     # A DICOM instance alone (over HTTP there is no folder to scan, so it is compared with itself alone).
     files["slide.dcm"] = dicom_wsi.write_instance(root / "slide.dcm", img, series=dicom_wsi.new_series(), tile=128)
-    yield {"url": f"http://127.0.0.1:{port}", "root": root, "files": files}
-    proc.terminate()
-    proc.wait(timeout=10)
+    yield {"url": url, "root": root, "files": files}
+    servers.stop(proc)
 
 
 def locations(slide, n, seed):
@@ -118,3 +97,59 @@ def test_cli_reads_a_url(server):
         pytest.skip("the tilewise CLI is not installed beside this Python")
     out = subprocess.run([exe, "info", f"{server['url']}/aperio.svs"], capture_output=True, text=True, check=True).stdout
     assert "aperio" in out and "1300" in out
+
+
+def test_faults_are_retried_and_pixels_stay_exact(server, tmp_path):
+    """Dropped connections, truncated bodies and bursts of 503 between tilewise and the server: every read
+    that succeeds has the local file's pixels, and the whole run is bounded (no hang)."""
+    proc, url = servers.fault_proxy(server["url"], tmp_path, drop_every=7, truncate_every=5, burst_503=2, burst_every=13)
+    try:
+        start = time.time()
+        for name, path in server["files"].items():
+            local, remote = tilewise.open(path), tilewise.open(f"{url}/{name}")
+            assert dict(remote.properties) == dict(local.properties)
+            for level in range(local.level_count):
+                w, h = local.levels[level].dimensions
+                assert np.array_equal(remote.read_region((0, 0), (w, h), level=level),
+                                      local.read_region((0, 0), (w, h), level=level)), (name, level)
+        stats = servers.proxy_stats(url)
+        assert stats["dropped"] > 0 and stats["truncated"] > 0 and stats["503"] > 0, stats
+        assert time.time() - start < 120
+    finally:
+        servers.stop(proc)
+
+
+def test_latency_costs_round_trips_not_correctness(server, tmp_path):
+    """20 ms per request: opening takes a few round trips; random patches (tile cache off) fetch their tiles
+    coalesced, within 1.3x of the compressed bytes they touch."""
+    import tifffile
+
+    proc, url = servers.fault_proxy(server["url"], tmp_path, latency_ms=20)
+    capacity = tilewise.cache_capacity()
+    try:
+        before = servers.proxy_stats(url)["requests"]
+        remote = tilewise.open(f"{url}/aperio.svs")
+        opened = servers.proxy_stats(url)["requests"] - before
+        assert opened <= 3, f"opening took {opened} requests"
+        local = tilewise.open(server["files"]["aperio.svs"])
+        with tifffile.TiffFile(server["files"]["aperio.svs"]) as tf:
+            page = tf.pages[0]
+            across, counts, tile = -(-page.imagewidth // page.tilewidth), page.databytecounts, page.tilewidth
+        tilewise.set_cache_capacity(0)
+        perfect = 0
+        start = servers.proxy_stats(url)
+        locs = locations(local, 12, 5)
+        for x, y in locs:
+            x, y = max(0, int(x)), max(0, int(y))
+            assert np.array_equal(remote.read_region((x, y), (256, 256)), local.read_region((x, y), (256, 256)))
+            w, h = local.dimensions
+            for r in range(y // tile, min(h - 1, y + 255) // tile + 1):
+                for c in range(x // tile, min(w - 1, x + 255) // tile + 1):
+                    perfect += counts[r * across + c]
+        end = servers.proxy_stats(url)
+        # The patches' tiles came coalesced: a few requests per patch, and about the bytes they need.
+        assert end["requests"] - start["requests"] <= 4 * len(locs)
+        assert end["bytes"] - start["bytes"] <= 1.3 * perfect, (end["bytes"] - start["bytes"], perfect)
+    finally:
+        tilewise.set_cache_capacity(capacity)
+        servers.stop(proc)

@@ -1,0 +1,174 @@
+"""Remote reads (issue 17): the 8,192^2 benchmark slide (bench/common.benchmark_slide: libvips JPEG q80,
+256^2 tiles) served by Debian's nginx on the loopback address behind tests/data/fault_proxy.py with 0 and
+20 ms of latency per request; tilewise (`tilewise.open(url)`, its HTTP block cache) against tiffslide
+(`tiffslide.TiffSlide(url)`, fsspec's HTTP file system and its read-ahead cache), each in its own process.
+
+- open: seconds per open (median of 5; 3 for tiffslide at 20 ms) and the requests it took (the proxy's count);
+- random 256x256 level-0 patches, tile caches off, 1 and 8 threads: patches/s and the bytes fetched per
+  patch (the proxy's count), against what a perfect reader fetches (the compressed tiles each patch
+  touches, from the file's tile tables).
+
+    bench_remote.py [--patches N] [--reps R] [--quick]"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from common import REPO, Table, benchmark_slide, publish, read_all
+
+sys.path.insert(0, str(REPO / "tests" / "data"))
+import servers  # noqa: E402
+
+
+def locations(w: int, h: int, n: int) -> list:
+    rng = np.random.default_rng(7)
+    return [(int(rng.integers(0, w - 256)), int(rng.integers(0, h - 256))) for _ in range(n)]
+
+
+def perfect_bytes(path: Path, locs: list) -> float:
+    """Mean compressed bytes of the level-0 tiles each patch touches."""
+    import tifffile
+
+    with tifffile.TiffFile(path) as tf:
+        page = tf.pages[0]
+        across = -(-page.imagewidth // page.tilewidth)
+        counts = page.databytecounts
+        tw, th = page.tilewidth, page.tilelength
+    total = 0
+    for x, y in locs:
+        for r in range(y // th, (y + 255) // th + 1):
+            for c in range(x // tw, (x + 255) // tw + 1):
+                total += counts[r * across + c]
+    return total / len(locs)
+
+
+def child(tool: str, url: str, kind: str, threads: int, n: int, reps: int) -> dict:
+    if tool == "tilewise":
+        import tilewise
+
+        tilewise.set_cache_capacity(0)
+        tilewise.set_worker_threads(1)
+
+        def open_slide():
+            return tilewise.open(url)
+
+        def reader(s):
+            return lambda loc: s.read_region(loc, (256, 256))
+    else:
+        import tiffslide
+
+        def open_slide():
+            return tiffslide.TiffSlide(url)
+
+        def reader(s):
+            return lambda loc: np.asarray(s.read_region(loc, 0, (256, 256), as_array=True))
+    if kind == "open":
+        times = []
+        for _ in range(n):
+            t = time.perf_counter()
+            s = open_slide()
+            times.append(time.perf_counter() - t)
+            del s
+        return {"seconds": times}
+    s = open_slide()
+    w, h = (s.dimensions if tool == "tilewise" else s.dimensions)
+    locs = locations(w, h, n)
+    read = reader(s)
+    rates = []
+    for rep in range(reps + 1):
+        t = time.perf_counter()
+        read_all(read, locs, threads)
+        if rep:
+            rates.append(n / (time.perf_counter() - t))
+    return {"rates": rates}
+
+
+def run_child(args: list) -> dict:
+    import subprocess
+
+    p = subprocess.run([sys.executable, __file__, "--child", *map(str, args)], capture_output=True, text=True)
+    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
+    if p.returncode != 0 or not lines:
+        return {"error": (p.stderr.strip() or "no output")[-200:], "exit": p.returncode}
+    return json.loads(lines[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--patches", type=int, default=200)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--child", nargs=6, metavar=("TOOL", "URL", "KIND", "THREADS", "N", "REPS"))
+    args = ap.parse_args()
+    if args.child:
+        tool, url, kind, threads, n, reps = args.child
+        print(json.dumps(child(tool, url, kind, int(threads), int(n), int(reps))))
+        return
+    if args.quick:
+        args.patches, args.reps = 40, 1
+    path = benchmark_slide(4096 if args.quick else 8192)
+    state = Path(tempfile.mkdtemp(prefix="bench-remote-"))
+    web, base = servers.nginx(path.parent, state)
+    perfect = None
+    ncores = os.cpu_count() or 1
+    table = Table(f"CPU, {ncores} cores: remote reads of {path.name} over HTTP on the loopback address (nginx "
+                  "behind a latency proxy), each tool in its own process")
+    try:
+        for latency in (0, 20):
+            proxy, url = servers.fault_proxy(base, state, latency_ms=latency)
+            slide_url = f"{url}/{path.name}"
+            try:
+                for tool in ("tilewise", "tiffslide"):
+                    opens = 3 if tool == "tiffslide" and latency else 5
+                    before = servers.proxy_stats(url)
+                    r = run_child([tool, slide_url, "open", 1, opens, 0])
+                    after = servers.proxy_stats(url)
+                    name = f"open, {latency} ms latency"
+                    if "error" in r:
+                        table.add(name, f"{tool} FAILED (exit {r['exit']})", float("nan"), float("nan"), float("nan"),
+                                  "ms", r["error"])
+                    else:
+                        ms = sorted(1000 * t for t in r["seconds"])
+                        table.add(name, tool, float(np.median(ms)), ms[0], ms[-1], "ms",
+                                  f"{(after['requests'] - before['requests']) / opens:.1f} requests per open")
+                for threads in (1, 8):
+                    name = f"random 256x256 patches, {latency} ms latency, {threads} thread{'s' if threads > 1 else ''}"
+                    for tool in ("tilewise", "tiffslide"):
+                        before = servers.proxy_stats(url)
+                        r = run_child([tool, slide_url, "patches", threads, args.patches, args.reps])
+                        after = servers.proxy_stats(url)
+                        if "error" in r:
+                            table.add(name, f"{tool} FAILED (exit {r['exit']})", float("nan"), float("nan"),
+                                      float("nan"), "patches/s", r["error"])
+                            continue
+                        if perfect is None:
+                            perfect = perfect_bytes(path, locations(*_dims(path), args.patches))
+                        per_patch = (after["bytes"] - before["bytes"]) / (args.patches * (args.reps + 1))
+                        rates = sorted(r["rates"])
+                        table.add(name, tool, float(np.median(rates)), rates[0], rates[-1], "patches/s",
+                                  f"{per_patch / 1024:.0f} KiB fetched per patch ({per_patch / perfect:.2f}x a "
+                                  f"perfect reader's {perfect / 1024:.0f} KiB)")
+            finally:
+                servers.stop(proxy)
+    finally:
+        servers.stop(web)
+    publish(table, "remote.md")
+
+
+def _dims(path: Path):
+    import tifffile
+
+    with tifffile.TiffFile(path) as tf:
+        return tf.pages[0].imagewidth, tf.pages[0].imagelength
+
+
+if __name__ == "__main__":
+    main()
