@@ -117,10 +117,11 @@ class HttpSource final : public Source {
   HttpSource(std::string url, std::string name, RequestSigner signer)
       : url_(std::move(url)), name_(std::move(name)), signer_(std::move(signer)) {}
 
-  // The first byte: the object's size and version.
+  // The first block: the object's size and version, and the bytes a format's header and first directory
+  // need, in one round trip.
   Status open() {
     Response r;
-    TW_RETURN_IF_ERROR(request(0, 1, /*check_version=*/false, r));
+    TW_RETURN_IF_ERROR(request(0, internal::settings().http_block_bytes, /*check_version=*/false, r));
     // If-Match compares strongly: a weak ETag (W/"...") would fail every read, so such objects are checked by
     // Last-Modified instead.
     etag_ = r.etag.rfind("W/", 0) == 0 ? std::string() : r.etag;
@@ -134,6 +135,10 @@ class HttpSource final : public Source {
       size_ = std::stoull(r.content_range.substr(slash + 1));
     } catch (...) {
       return io_error(name_ + ": unreadable Content-Range: " + r.content_range);
+    }
+    if (!r.body.empty() && r.body.size() <= size_) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      insert(0, std::make_shared<const std::vector<uint8_t>>(std::move(r.body)));
     }
     return Status();
   }
@@ -254,6 +259,12 @@ class HttpSource final : public Source {
       }
       if (r.status == 206) {
         if (r.body.size() == length) return Status();
+        // The opening request asks for a block of an object of unknown size: a smaller object's whole body.
+        const std::string whole = "/" + std::to_string(r.body.size());
+        if (!check_version && offset == 0 && r.body.size() < length && r.content_range.size() >= whole.size() &&
+            r.content_range.compare(r.content_range.size() - whole.size(), whole.size(), whole) == 0) {
+          return Status();
+        }
         last_error = where + ": the server sent " + std::to_string(r.body.size()) + " bytes";  // truncated: retry
         continue;
       }
