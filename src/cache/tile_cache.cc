@@ -1,6 +1,5 @@
 #include "cache/tile_cache.h"
 
-
 #include "util/fork_safe.h"
 #include "util/settings.h"
 

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "io/http_source.h"
+#include "io/gcs.h"
 #include "io/s3.h"
 #include "io/source.h"
 #include "util/checked_math.h"
@@ -56,6 +57,7 @@ class FileSource final : public Source {
 Result<std::shared_ptr<const Source>> open_file(const std::string& path) {
   if (is_http_url(path)) return open_http(path);  // every format reads through Source: remote slides too
   if (is_s3_url(path)) return open_s3(path);
+  if (is_gcs_url(path)) return open_gcs(path);
   int fd;
   do {
     fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

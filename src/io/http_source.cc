@@ -3,9 +3,9 @@
 #include <curl/curl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <chrono>
-#include <atomic>
 #include <list>
 #include <map>
 #include <mutex>
@@ -21,8 +21,8 @@ namespace tilewise::io {
 
 namespace {
 
-constexpr int kAttempts = 5;  // one request and four retries, 50 ms to 400 ms apart
-constexpr size_t kParallel = 8;  // requests in flight for one prefetch
+constexpr int kAttempts = 5;                        // one request and four retries, 50 ms to 400 ms apart
+constexpr size_t kParallel = 8;                     // requests in flight for one prefetch
 constexpr uint64_t kMaxRequestBytes = 16ull << 20;  // coalesced ranges stop growing here
 
 void global_init() {
@@ -171,11 +171,13 @@ class HttpSource final : public Source {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       for (const ByteRange& r : ranges) {
-        if (r.length && internal::range_inside(r.offset, r.length, size_) && !find(r.offset, r.length)) missing.push_back(r);
+        if (r.length && internal::range_inside(r.offset, r.length, size_) && !find(r.offset, r.length))
+          missing.push_back(r);
       }
     }
     if (missing.empty()) return;
-    std::sort(missing.begin(), missing.end(), [](const ByteRange& a, const ByteRange& b) { return a.offset < b.offset; });
+    std::sort(missing.begin(), missing.end(),
+              [](const ByteRange& a, const ByteRange& b) { return a.offset < b.offset; });
     const uint64_t gap = internal::settings().http_coalesce_bytes;
     std::vector<ByteRange> merged{missing[0]};
     for (size_t i = 1; i < missing.size(); ++i) {
@@ -221,7 +223,8 @@ class HttpSource final : public Source {
         headers = curl_slist_append(headers, ("If-Unmodified-Since: " + last_modified_).c_str());
       }
       if (signer_) {  // signed per attempt: signatures carry the time
-        for (const std::string& header : signer_("bytes=" + range)) headers = curl_slist_append(headers, header.c_str());
+        for (const std::string& header : signer_("bytes=" + range))
+          headers = curl_slist_append(headers, header.c_str());
       }
       curl_easy_setopt(h, CURLOPT_URL, url_.c_str());
       curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
@@ -272,7 +275,8 @@ class HttpSource final : public Source {
         r.content_range = "bytes 0-0/0";
         return Status();
       }
-      if (r.status == 404 || r.status == 410) return not_found(name_ + ": not found (HTTP " + std::to_string(r.status) + ")");
+      if (r.status == 404 || r.status == 410)
+        return not_found(name_ + ": not found (HTTP " + std::to_string(r.status) + ")");
       if (r.status == 401 || r.status == 403) {
         return io_error(name_ + ": access denied (HTTP " + std::to_string(r.status) + ")");
       }

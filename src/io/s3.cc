@@ -95,7 +95,8 @@ AwsCredentials from_credentials_file() {
 }
 
 AwsCredentials find_credentials() {
-  if (!env("AWS_NO_SIGN_REQUEST").empty() && env("AWS_NO_SIGN_REQUEST") != "0" && env("AWS_NO_SIGN_REQUEST") != "false") {
+  if (!env("AWS_NO_SIGN_REQUEST").empty() && env("AWS_NO_SIGN_REQUEST") != "0" &&
+      env("AWS_NO_SIGN_REQUEST") != "false") {
     return {};
   }
   AwsCredentials c{env("AWS_ACCESS_KEY_ID"), env("AWS_SECRET_ACCESS_KEY"), env("AWS_SESSION_TOKEN")};
@@ -175,9 +176,8 @@ Result<std::shared_ptr<const Source>> open_s3(const std::string& s3_url) {
   TW_ASSIGN_OR_RETURN(S3Object object, resolve_s3(s3_url));
   auto shared = std::make_shared<const S3Object>(std::move(object));
   const std::string url = shared->url;
-  return open_http(url, redact_url(s3_url), [shared](const std::string& range) {
-    return sign_s3_get(*shared, range, std::time(nullptr));
-  });
+  return open_http(url, redact_url(s3_url),
+                   [shared](const std::string& range) { return sign_s3_get(*shared, range, std::time(nullptr)); });
 }
 
 }  // namespace tilewise::io

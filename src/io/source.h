@@ -36,7 +36,8 @@ class Source {
 
 // Opens a regular file for positional reads. NotFound when absent, InvalidArgument for a directory or
 // other non-regular file, IoError otherwise. An http:// or https:// URL opens for range reads instead
-// (io/http_source.h), an s3://bucket/key URL for signed range reads (io/s3.h).
+// (io/http_source.h), an s3://bucket/key URL for signed range reads (io/s3.h), a gs://bucket/object URL
+// with a bearer token (io/gcs.h).
 Result<std::shared_ptr<const Source>> open_file(const std::string& path);
 
 // A source over bytes held in memory.

@@ -59,13 +59,16 @@ void HostRegionReader::prefetch_tiles(const RegionPlan& plan, bool caching, int3
 }
 
 Status HostRegionReader::read(const RegionRequest& req) const {
-  TW_ASSIGN_OR_RETURN(const RegionPlan plan, plan_region(*req.level, req.level_label, req.x, req.y, req.width, req.height));
+  TW_ASSIGN_OR_RETURN(const RegionPlan plan,
+                      plan_region(*req.level, req.level_label, req.x, req.y, req.width, req.height));
   if (plan.region.empty()) return Status();
-  if (req.out.channels != 3 || !req.out.device.is_cpu() || req.out.width < req.width ||
-      req.out.height < req.height || req.out.stride < req.width * 3) {
+  if (req.out.channels != 3 || !req.out.device.is_cpu() || req.out.width < req.width || req.out.height < req.height ||
+      req.out.stride < req.width * 3) {
     return invalid_argument("output buffer is smaller than the region or not a 3-channel CPU buffer");
   }
-  auto fill = [&](const Rect& r) { fill_rect(req.out, plan.out_x(r.x0), plan.out_y(r.y0), r.width(), r.height(), req.fill); };
+  auto fill = [&](const Rect& r) {
+    fill_rect(req.out, plan.out_x(r.x0), plan.out_y(r.y0), r.width(), r.height(), req.fill);
+  };
   for (const Rect& band : plan.background) fill(band);
 
   cache::TileCache& cache = cache::TileCache::global();
@@ -87,8 +90,8 @@ Status HostRegionReader::read(const RegionRequest& req) const {
     if (failed.load(std::memory_order_relaxed)) return;
     const PlannedTile& t = plan.tiles[static_cast<size_t>(i)];
     if (t.empty) return fill(t.need);
-    const ImageView window = req.out.sub(plan.out_x(t.need.x0), plan.out_y(t.need.y0), static_cast<int32_t>(t.need.width()),
-                                         static_cast<int32_t>(t.need.height()));
+    const ImageView window = req.out.sub(plan.out_x(t.need.x0), plan.out_y(t.need.y0),
+                                         static_cast<int32_t>(t.need.width()), static_cast<int32_t>(t.need.height()));
     Status s;
     if (t.whole) {
       s = fetcher.decode(t.tile, window);

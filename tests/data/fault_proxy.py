@@ -9,7 +9,8 @@ If-Match and If-Unmodified-Since headers) and injects, per request count:
 - latency: every response waits N ms before its first byte (each request: a round trip);
 - drop: every Nth request's connection is closed without an answer;
 - truncate: every Nth response announces its full length and sends half the body, then closes;
-- 503 bursts: every `burst_every` requests, `burst_503` consecutive requests are answered 503.
+- 503 bursts: every `burst_every` requests, `burst_503` consecutive requests are answered 503;
+- authentication: with --require-bearer TOKEN, a request without "Authorization: Bearer TOKEN" is 401.
 GET /__stats answers JSON counts: requests, bytes of bodies sent, faults injected. It runs in its own
 process (the reader under test may hold the interpreter's lock while it waits for the network)."""
 
@@ -64,6 +65,11 @@ def make_handler(upstream: urllib.parse.ParseResult, args, stats: Stats):
                 self.wfile.write(body)
                 return
             n = stats.next()
+            if args.require_bearer and self.headers.get("Authorization") != f"Bearer {args.require_bearer}":
+                self.send_response(401)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
             if args.latency_ms:
                 time.sleep(args.latency_ms / 1000)
             if args.drop_every and n % args.drop_every == 0:
@@ -115,6 +121,7 @@ def main() -> None:
     ap.add_argument("--truncate-every", type=int, default=0)
     ap.add_argument("--burst-503", type=int, default=0)
     ap.add_argument("--burst-every", type=int, default=0)
+    ap.add_argument("--require-bearer", default="", help="answer 401 to requests without this bearer token")
     args = ap.parse_args()
     server = Server(("127.0.0.1", 0), make_handler(urllib.parse.urlparse(args.upstream), args, Stats()))
     with open(args.port_file + ".tmp", "w") as f:

@@ -153,3 +153,44 @@ def test_latency_costs_round_trips_not_correctness(server, tmp_path):
     finally:
         tilewise.set_cache_capacity(capacity)
         servers.stop(proc)
+
+
+def test_gcs_objects_with_and_without_a_token(server, tmp_path, monkeypatch):
+    """gs://bucket/object through the XML API path (here: nginx, with the proxy asking for a bearer token)."""
+    bucket = server["root"] / "lab-bucket" / "cohort"
+    bucket.mkdir(parents=True, exist_ok=True)
+    shutil.copy(server["files"]["vips.tif"], bucket / "slide 1.tif")
+    for k in ("GOOGLE_OAUTH_ACCESS_TOKEN", "CLOUDSDK_AUTH_ACCESS_TOKEN", "STORAGE_EMULATOR_HOST"):
+        monkeypatch.delenv(k, raising=False)
+    proc, url = servers.fault_proxy(server["url"], tmp_path, require_bearer="tok-123")
+    try:
+        monkeypatch.setenv("TILEWISE_GCS_ENDPOINT", url)
+        with pytest.raises(tilewise.IoError, match=r"gs://lab-bucket/cohort/slide 1.tif: access denied \(HTTP 401\)"):
+            tilewise.open("gs://lab-bucket/cohort/slide 1.tif")
+        monkeypatch.setenv("GOOGLE_OAUTH_ACCESS_TOKEN", "tok-123")
+        remote, local = tilewise.open("gs://lab-bucket/cohort/slide 1.tif"), tilewise.open(server["files"]["vips.tif"])
+        assert remote.levels == local.levels
+        assert np.array_equal(remote.read_region((100, 80), (300, 200)), local.read_region((100, 80), (300, 200)))
+        monkeypatch.setenv("GOOGLE_OAUTH_ACCESS_TOKEN", "wrong")
+        with pytest.raises(tilewise.IoError) as e:
+            tilewise.open("gs://lab-bucket/cohort/slide 1.tif")
+        assert "wrong" not in str(e.value)
+    finally:
+        servers.stop(proc)
+    monkeypatch.setenv("TILEWISE_GCS_ENDPOINT", server["url"])  # a public bucket: no token needed
+    monkeypatch.delenv("GOOGLE_OAUTH_ACCESS_TOKEN")
+    assert tilewise.open("gs://lab-bucket/cohort/slide 1.tif").levels == tilewise.open(server["files"]["vips.tif"]).levels
+
+
+def test_a_file_set_resolves_its_members_beside_the_url(server):
+    """Hamamatsu VMS over HTTP: the index names its JPEG files, which are fetched beside it."""
+    import vms
+
+    index = vms.write_vms(server["root"] / "vms-set", slidegen.tissue_image(512, 384, seed=63), cols=2, rows=2,
+                          restart_interval=4)
+    local, remote = tilewise.open(index), tilewise.open(f"{server['url']}/vms-set/{index.name}")
+    assert remote.format == "hamamatsu" and remote.levels == local.levels
+    assert dict(remote.properties) == dict(local.properties)
+    for level in range(local.level_count):
+        w, h = local.levels[level].dimensions
+        assert np.array_equal(remote.read_region((0, 0), (w, h), level=level), local.read_region((0, 0), (w, h), level=level))

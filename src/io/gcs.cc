@@ -1,0 +1,63 @@
+#include "io/gcs.h"
+
+#include <cctype>
+#include <cstdlib>
+
+#include "io/http_source.h"
+
+namespace tilewise::io {
+
+namespace {
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+// Percent-encoding of an object name in a URL path ('/' kept: it is part of the name, as gsutil shows it).
+std::string encode(const std::string& s) {
+  static const char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || c == '/') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+}  // namespace
+
+bool is_gcs_url(const std::string& path) { return path.rfind("gs://", 0) == 0; }
+
+Result<std::string> resolve_gcs(const std::string& gs_url) {
+  if (!is_gcs_url(gs_url)) return invalid_argument(gs_url + ": not a gs:// URL");
+  const std::string rest = gs_url.substr(5);
+  const size_t slash = rest.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == rest.size()) {
+    return invalid_argument(redact_url(gs_url) + ": a GCS URL names a bucket and an object (gs://bucket/object)");
+  }
+  std::string endpoint =
+      env("TILEWISE_GCS_ENDPOINT").empty() ? env("STORAGE_EMULATOR_HOST") : env("TILEWISE_GCS_ENDPOINT");
+  if (endpoint.empty()) endpoint = "https://storage.googleapis.com";
+  if (endpoint.find("://") == std::string::npos) endpoint = "http://" + endpoint;  // emulators: host:port
+  while (endpoint.back() == '/') endpoint.pop_back();
+  return endpoint + "/" + encode(rest.substr(0, slash)) + "/" + encode(rest.substr(slash + 1));
+}
+
+Result<std::shared_ptr<const Source>> open_gcs(const std::string& gs_url) {
+  TW_ASSIGN_OR_RETURN(std::string url, resolve_gcs(gs_url));
+  std::string token = env("GOOGLE_OAUTH_ACCESS_TOKEN");
+  if (token.empty()) token = env("CLOUDSDK_AUTH_ACCESS_TOKEN");
+  RequestSigner signer;
+  if (!token.empty()) {
+    signer = [header = "Authorization: Bearer " + token](const std::string&) {
+      return std::vector<std::string>{header};
+    };
+  }
+  return open_http(url, redact_url(gs_url), std::move(signer));
+}
+
+}  // namespace tilewise::io
