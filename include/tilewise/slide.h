@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <optional>
@@ -42,6 +43,11 @@ class Slide {
   static Result<Slide> open(const std::string& path);
   // Opens a slide held in memory (tests, fuzzing, network buffers). `name` is used in error messages.
   static Result<Slide> open_memory(std::vector<uint8_t> bytes, const std::string& name = "<memory>");
+  // Opens a slide of `size` bytes read through `read(out, offset)`, which fills `out` with the bytes at
+  // `offset` or fails; it is called from reading threads at once (file objects: the Python binding's
+  // fsspec and open files). Formats of several files need a path.
+  using ReadAt = std::function<Status(std::span<uint8_t> out, uint64_t offset)>;
+  static Result<Slide> open_reader(ReadAt read, uint64_t size, const std::string& name);
 
   const std::string& path() const;
   const std::string& format() const;  // the format driver's vendor name, e.g. "generic-tiff"

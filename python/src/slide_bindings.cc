@@ -1,5 +1,6 @@
 // Bindings of tilewise::Slide. Every read releases the GIL; arrays are allocated before the GIL is
 // released and owned by numpy afterwards (a capsule frees them).
+#include <cstring>
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/array.h>
@@ -152,6 +153,42 @@ void bind_slide(nb::module_& m) {
             return value_or_throw(std::move(r));
           },
           nb::arg("path"))
+      .def_static(
+          "open_reader",
+          [](nb::callable read, uint64_t size, const std::string& name) {
+            // `read(offset, length) -> bytes` is called from reading threads, each taking the interpreter's
+            // lock; the callable is released with that lock held, whichever thread drops the last reference.
+            auto held = std::shared_ptr<nb::callable>(new nb::callable(std::move(read)), [](nb::callable* c) {
+              nb::gil_scoped_acquire gil;
+              delete c;
+            });
+            Slide::ReadAt read_at = [held](std::span<uint8_t> out, uint64_t offset) -> Status {
+              nb::gil_scoped_acquire gil;
+              try {
+                nb::object data = (*held)(offset, out.size());
+                nb::bytes b = nb::cast<nb::bytes>(data);
+                if (b.size() != out.size()) {
+                  return io_error("read of " + std::to_string(out.size()) + " bytes at offset " +
+                                  std::to_string(offset) + " returned " + std::to_string(b.size()));
+                }
+                std::memcpy(out.data(), b.data(), out.size());
+                return Status();
+              } catch (nb::python_error& e) {
+                // The exception's type and message, not the traceback that what() carries.
+                const std::string type = nb::cast<std::string>(nb::handle(e.type()).attr("__name__"));
+                return io_error("the file object's read at offset " + std::to_string(offset) + " failed: " + type +
+                                ": " + nb::cast<std::string>(nb::str(e.value())));
+              } catch (const std::exception& e) {
+                return io_error(std::string("the file object's read failed: ") + e.what());
+              }
+            };
+            Result<Slide> r = [&] {
+              nb::gil_scoped_release release;
+              return Slide::open_reader(std::move(read_at), size, name);
+            }();
+            return value_or_throw(std::move(r));
+          },
+          nb::arg("read"), nb::arg("size"), nb::arg("name"))
       .def_static(
           "open_bytes",
           [](nb::bytes data, const std::string& name) {

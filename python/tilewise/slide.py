@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Iterator, NamedTuple, Optional, Sequence, Tuple
+from typing import BinaryIO, Iterator, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -111,15 +112,51 @@ class _AssociatedImages(Mapping):
         return len(self._names)
 
 
+def _file_size(f) -> int:
+    f.seek(0, os.SEEK_END)
+    return int(f.tell())
+
+
+def _file_reader(f):
+    """read(offset, length) -> bytes over a file object, one seek + read at a time."""
+    lock = threading.Lock()
+
+    def read(offset: int, length: int) -> bytes:
+        with lock:
+            f.seek(offset)
+            chunks, left = [], length
+            while left > 0:  # raw files may return short reads
+                chunk = f.read(left)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                left -= len(chunk)
+            return b"".join(chunks)
+
+    return read
+
+
 class Slide:
     """An open whole-slide image. Thread-safe: any number of threads may read one Slide at once.
 
     Slides are picklable (they pickle as their path and re-open themselves) and are context managers.
+
+    `path` may also be a binary file object with ``seek`` and ``read`` (an open file, ``io.BytesIO``, an
+    fsspec file such as ``fsspec.open("s3://...").open()``): reads go through it, serialised by a lock
+    (such objects keep one position); the file stays open as long as the slide. A slide over a file object
+    is not picklable, and formats of several files need a path.
     """
 
-    def __init__(self, path: "str | os.PathLike[str]"):
-        self._path = os.fspath(path)
-        self._core: Optional[_core.Slide] = _core.Slide.open(self._path)
+    def __init__(self, path: "str | os.PathLike[str] | BinaryIO"):
+        if hasattr(path, "read") and hasattr(path, "seek"):
+            self._file = path
+            self._path = str(getattr(path, "path", None) or getattr(path, "name", None) or "<file object>")
+            self._core: Optional[_core.Slide] = _core.Slide.open_reader(_file_reader(path), _file_size(path),
+                                                                        self._path)
+        else:
+            self._file = None
+            self._path = os.fspath(path)
+            self._core = _core.Slide.open(self._path)
         self._init_metadata()
 
     def _init_metadata(self) -> None:
@@ -316,12 +353,15 @@ class Slide:
         self.close()
 
     def __reduce__(self):
+        if self._file is not None:
+            raise TypeError(f"{self._path}: a slide read through a file object cannot be pickled; open it by path")
         return (Slide, (self._path,))
 
     def __repr__(self) -> str:
         return f"tilewise.Slide({_shown_path(self._path)!r})"
 
 
-def open(path: "str | os.PathLike[str]") -> Slide:  # noqa: A001 - mirrors openslide.open_slide
-    """Opens a slide file."""
+def open(path: "str | os.PathLike[str] | BinaryIO") -> Slide:  # noqa: A001 - mirrors openslide.open_slide
+    """Opens a slide: a path, a folder of DICOM files, an http(s)://, s3:// or gs:// URL, or a binary file
+    object (see Slide)."""
     return Slide(path)

@@ -74,6 +74,11 @@ Result<Slide> Slide::open(const std::string& path) {
                      [](std::shared_ptr<const internal::SlideImpl> impl) { return Slide(std::move(impl)); });
 }
 
+Result<Slide> Slide::open_reader(ReadAt read, uint64_t size, const std::string& name) {
+  return open_source(io::callback_source(std::move(read), size, name), name,
+                     [](std::shared_ptr<const internal::SlideImpl> impl) { return Slide(std::move(impl)); });
+}
+
 Result<Slide> Slide::open_memory(std::vector<uint8_t> bytes, const std::string& name) {
   return open_source(io::memory_source(std::move(bytes), name), name,
                      [](std::shared_ptr<const internal::SlideImpl> impl) { return Slide(std::move(impl)); });

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -42,5 +43,9 @@ Result<std::shared_ptr<const Source>> open_file(const std::string& path);
 
 // A source over bytes held in memory.
 std::shared_ptr<const Source> memory_source(std::vector<uint8_t> bytes, std::string name);
+
+// A source whose reads call `read` (which must fill `out` exactly, from any thread, or fail): file objects.
+using ReadAt = std::function<Status(std::span<uint8_t> out, uint64_t offset)>;
+std::shared_ptr<const Source> callback_source(ReadAt read, uint64_t size, std::string name);
 
 }  // namespace tilewise::io

@@ -5,6 +5,7 @@ latency costs round trips, never pixels."""
 
 from __future__ import annotations
 
+import builtins
 import os
 import shutil
 import subprocess
@@ -194,3 +195,36 @@ def test_a_file_set_resolves_its_members_beside_the_url(server):
     for level in range(local.level_count):
         w, h = local.levels[level].dimensions
         assert np.array_equal(remote.read_region((0, 0), (w, h), level=level), local.read_region((0, 0), (w, h), level=level))
+
+
+def test_file_objects(server, tmp_path):
+    """Any binary file object is a source: an open file, BytesIO, an fsspec file (its memory file system
+    here); reads from the loader's worker threads call back into Python without deadlock."""
+    import io
+    import pickle
+
+    fsspec = pytest.importorskip("fsspec")
+    path = server["files"]["aperio.svs"]
+    local = tilewise.open(path)
+    mem = fsspec.filesystem("memory")
+    mem.pipe("/slides/aperio.svs", path.read_bytes())
+    with builtins.open(path, "rb") as f:
+        for source in (f, io.BytesIO(path.read_bytes()), mem.open("/slides/aperio.svs", "rb")):
+            slide = tilewise.open(source)
+            assert slide.levels == local.levels and dict(slide.properties) == dict(local.properties)
+            locs = locations(local, 24, 11)
+            ours = np.concatenate(list(slide.read_regions(locs, (96, 96), batch_size=8, num_workers=4)))
+            assert np.array_equal(ours, np.concatenate(list(local.read_regions(locs, (96, 96), batch_size=8))))
+            assert np.array_equal(slide.associated_images["label"], local.associated_images["label"])
+            with pytest.raises(TypeError, match="cannot be pickled"):
+                pickle.dumps(slide)
+
+    class Failing(io.BytesIO):
+        def read(self, n=-1):
+            if self.tell() > 4096:
+                raise OSError("the network went away")
+            return super().read(n)
+
+    with pytest.raises(tilewise.IoError, match=r"<file object>: .*read at offset \d+ failed: OSError: the network went away"):
+        slide = tilewise.open(Failing(path.read_bytes()))
+        slide.read_region((0, 0), slide.dimensions)
