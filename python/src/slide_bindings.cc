@@ -1,6 +1,5 @@
 // Bindings of tilewise::Slide. Every read releases the GIL; arrays are allocated before the GIL is
 // released and owned by numpy afterwards (a capsule frees them).
-#include <cstring>
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/array.h>
@@ -9,6 +8,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
+#include <cstring>
 
 #include <memory>
 
@@ -52,8 +52,8 @@ ReadOptions options(const Fill& fill, bool use_cache) {
   return o;
 }
 
-Array3 read_region(const Slide& slide, int64_t x, int64_t y, int level, int64_t width, int64_t height,
-                   const Fill& fill, bool use_cache, bool level_frame) {
+Array3 read_region(const Slide& slide, int64_t x, int64_t y, int level, int64_t width, int64_t height, const Fill& fill,
+                   bool use_cache, bool level_frame) {
   uint8_t* data = nullptr;
   Array3 array = new_rgb_array(width, height, &data);
   ImageView view{data, width * 3, static_cast<int32_t>(width), static_cast<int32_t>(height), 3, {}};
@@ -75,10 +75,12 @@ DeviceBuffer read_region_cuda(const Slide& slide, int64_t x, int64_t y, int leve
   Status error;
   auto* raw = static_cast<uint8_t*>(allocate_device_pixels(bytes, device, &error));
   throw_if_error(error);
-  DeviceBuffer out{std::shared_ptr<void>(raw, [device](void* p) { free_device_pixels(p, device); }), raw, device,
+  DeviceBuffer out{std::shared_ptr<void>(raw, [device](void* p) { free_device_pixels(p, device); }),
+                   raw,
+                   device,
                    {static_cast<size_t>(height), static_cast<size_t>(width), 3}};
-  ImageView view{raw, width * 3, static_cast<int32_t>(width), static_cast<int32_t>(height), 3,
-                 Device{DeviceType::kCuda, device}};
+  ImageView view{
+      raw, width * 3, static_cast<int32_t>(width), static_cast<int32_t>(height), 3, Device{DeviceType::kCuda, device}};
   Status s;
   {
     nb::gil_scoped_release release;
@@ -95,8 +97,9 @@ void read_region_into(const Slide& slide, int64_t x, int64_t y, int level,
     throw StatusError(invalid_argument("out must be an (H, W, 3) uint8 array with contiguous pixels"));
   }
   const int64_t height = static_cast<int64_t>(out.shape(0)), width = static_cast<int64_t>(out.shape(1));
-  ImageView view{out.data(), static_cast<int64_t>(out.stride(0)), static_cast<int32_t>(width),
-                 static_cast<int32_t>(height), 3, {}};
+  ImageView view{
+      out.data(), static_cast<int64_t>(out.stride(0)), static_cast<int32_t>(width), static_cast<int32_t>(height), 3,
+      {}};
   Status s;
   {
     nb::gil_scoped_release release;
@@ -111,11 +114,12 @@ void bind_slide(nb::module_& m) {
   nb::class_<DeviceBuffer>(m, "DeviceBuffer")
       .def_prop_ro("ptr", [](const DeviceBuffer& b) { return reinterpret_cast<uintptr_t>(b.data); })
       .def_prop_ro("device", [](const DeviceBuffer& b) { return b.device; })
-      .def_prop_ro("shape", [](const DeviceBuffer& b) {
-        nb::list out;
-        for (size_t d : b.shape) out.append(d);
-        return nb::tuple(out);
-      })
+      .def_prop_ro("shape",
+                   [](const DeviceBuffer& b) {
+                     nb::list out;
+                     for (size_t d : b.shape) out.append(d);
+                     return nb::tuple(out);
+                   })
       .def("__dlpack_device__", [](const DeviceBuffer& b) { return nb::make_tuple(2, b.device); })  // kDLCUDA
       .def(
           "__dlpack__",
@@ -201,18 +205,19 @@ void bind_slide(nb::module_& m) {
       .def_prop_ro("format", &Slide::format)
       .def_prop_ro("level_count", &Slide::level_count)
       .def_prop_ro("levels", &Slide::levels)
-      .def_prop_ro("properties",
-                   [](const Slide& s) {
-                     nb::dict d;
-                     for (const auto& [k, v] : s.properties()) {
-                       // Metadata is not always UTF-8: undecodable bytes are escaped, never fatal.
-                       PyObject* key = PyUnicode_DecodeUTF8(k.data(), static_cast<Py_ssize_t>(k.size()), "backslashreplace");
-                       PyObject* val = PyUnicode_DecodeUTF8(v.data(), static_cast<Py_ssize_t>(v.size()), "backslashreplace");
-                       if (!key || !val) throw nb::python_error();
-                       d[nb::steal(key)] = nb::steal(val);
-                     }
-                     return d;
-                   })
+      .def_prop_ro(
+          "properties",
+          [](const Slide& s) {
+            nb::dict d;
+            for (const auto& [k, v] : s.properties()) {
+              // Metadata is not always UTF-8: undecodable bytes are escaped, never fatal.
+              PyObject* key = PyUnicode_DecodeUTF8(k.data(), static_cast<Py_ssize_t>(k.size()), "backslashreplace");
+              PyObject* val = PyUnicode_DecodeUTF8(v.data(), static_cast<Py_ssize_t>(v.size()), "backslashreplace");
+              if (!key || !val) throw nb::python_error();
+              d[nb::steal(key)] = nb::steal(val);
+            }
+            return d;
+          })
       .def_prop_ro("icc_profile",
                    [](const Slide& s) {
                      const auto& icc = s.icc_profile();
@@ -241,18 +246,19 @@ void bind_slide(nb::module_& m) {
       .def("best_level_for_downsample", &Slide::best_level_for_downsample)
       .def("absent_tiles", &Slide::absent_tiles, nb::arg("level"),
            "Row-major indices of the level's tiles the file does not store (they read as the fill colour).")
-      .def_prop_ro("warnings", [](const Slide& s) {
-        nb::list out;
-        for (const std::string& w : s.warnings()) {
-          PyObject* text = PyUnicode_DecodeUTF8(w.data(), static_cast<Py_ssize_t>(w.size()), "backslashreplace");
-          if (!text) throw nb::python_error();
-          out.append(nb::steal(text));
-        }
-        return out;
-      })
+      .def_prop_ro("warnings",
+                   [](const Slide& s) {
+                     nb::list out;
+                     for (const std::string& w : s.warnings()) {
+                       PyObject* text =
+                           PyUnicode_DecodeUTF8(w.data(), static_cast<Py_ssize_t>(w.size()), "backslashreplace");
+                       if (!text) throw nb::python_error();
+                       out.append(nb::steal(text));
+                     }
+                     return out;
+                   })
       .def("read_region", &read_region, nb::arg("x"), nb::arg("y"), nb::arg("level"), nb::arg("width"),
-           nb::arg("height"), nb::arg("fill") = nb::none(), nb::arg("use_cache") = true,
-           nb::arg("level_frame") = false,
+           nb::arg("height"), nb::arg("fill") = nb::none(), nb::arg("use_cache") = true, nb::arg("level_frame") = false,
            "Reads a region at level-0 location (x, y) (or level coordinates with level_frame=True) into a new "
            "(height, width, 3) uint8 array.")
       .def("read_region_cuda", &read_region_cuda, nb::arg("x"), nb::arg("y"), nb::arg("level"), nb::arg("width"),

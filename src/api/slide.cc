@@ -117,7 +117,8 @@ const std::vector<std::string>& Slide::warnings() const { return impl_->model.wa
 
 std::optional<std::string> Slide::property(const std::string& key) const {
   const Properties& p = impl_->model.properties;
-  auto it = std::lower_bound(p.begin(), p.end(), key, [](const auto& kv, const std::string& k) { return kv.first < k; });
+  auto it =
+      std::lower_bound(p.begin(), p.end(), key, [](const auto& kv, const std::string& k) { return kv.first < k; });
   if (it != p.end() && it->first == key) return it->second;
   return std::nullopt;
 }
@@ -179,9 +180,9 @@ std::vector<Status> Slide::read_level_regions(int level, std::span<const LevelRe
                                               std::span<const ImageView> out, const ReadOptions& options) const {
   if (level < 0 || level >= level_count()) return std::vector<Status>(regions.size(), no_such_level(*impl_, level));
   if (out.size() != regions.size()) {
-    return std::vector<Status>(regions.size(), invalid_argument(impl_->path + ": " + std::to_string(regions.size()) +
-                                                                " regions but " + std::to_string(out.size()) +
-                                                                " output views"));
+    return std::vector<Status>(regions.size(),
+                               invalid_argument(impl_->path + ": " + std::to_string(regions.size()) + " regions but " +
+                                                std::to_string(out.size()) + " output views"));
   }
   for (const ImageView& v : out) {
     if (v.device.type != out.front().device.type || v.device.index != out.front().device.index) {
@@ -191,7 +192,8 @@ std::vector<Status> Slide::read_level_regions(int level, std::span<const LevelRe
   }
   std::vector<region::RegionRequest> requests;
   requests.reserve(regions.size());
-  for (size_t i = 0; i < regions.size(); ++i) requests.push_back(level_request(*impl_, level, regions[i], out[i], options));
+  for (size_t i = 0; i < regions.size(); ++i)
+    requests.push_back(level_request(*impl_, level, regions[i], out[i], options));
   std::vector<Status> statuses = impl_->read_batch(requests);
   for (Status& s : statuses) s = with_path(*impl_, std::move(s));
   return statuses;
@@ -212,8 +214,12 @@ Result<RgbImage> Slide::read_associated_image(const std::string& name) const {
     image.width = a.image.info.width;
     image.height = a.image.info.height;
     image.pixels.resize(static_cast<size_t>(image.width * image.height * 3));
-    const ImageView view{image.pixels.data(), image.width * 3, static_cast<int32_t>(image.width),
-                         static_cast<int32_t>(image.height), 3, {}};
+    const ImageView view{image.pixels.data(),
+                         image.width * 3,
+                         static_cast<int32_t>(image.width),
+                         static_cast<int32_t>(image.height),
+                         3,
+                         {}};
     if (!a.embedded_jpeg.empty()) {
       codecs::TileDesc desc;
       desc.compression = codecs::Compression::kJpeg;
@@ -221,7 +227,8 @@ Result<RgbImage> Slide::read_associated_image(const std::string& name) const {
       desc.height = view.height;
       desc.color = codecs::ColorSpace::kYCbCr;
       auto decoder = codecs::DecoderPool::global().acquire();
-      TW_RETURN_IF_ERROR(decoder->decode(a.embedded_jpeg, desc, view).with_context(impl_->path + ": associated image " + name));
+      TW_RETURN_IF_ERROR(
+          decoder->decode(a.embedded_jpeg, desc, view).with_context(impl_->path + ": associated image " + name));
       return image;
     }
     region::RegionRequest req;

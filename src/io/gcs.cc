@@ -13,21 +13,6 @@ std::string env(const char* name) {
   return v ? v : "";
 }
 
-// Percent-encoding of an object name in a URL path ('/' kept: it is part of the name, as gsutil shows it).
-std::string encode(const std::string& s) {
-  static const char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || c == '/') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
 }  // namespace
 
 bool is_gcs_url(const std::string& path) { return path.rfind("gs://", 0) == 0; }
@@ -44,7 +29,7 @@ Result<std::string> resolve_gcs(const std::string& gs_url) {
   if (endpoint.empty()) endpoint = "https://storage.googleapis.com";
   if (endpoint.find("://") == std::string::npos) endpoint = "http://" + endpoint;  // emulators: host:port
   while (endpoint.back() == '/') endpoint.pop_back();
-  return endpoint + "/" + encode(rest.substr(0, slash)) + "/" + encode(rest.substr(slash + 1));
+  return endpoint + "/" + encode_url_path(rest.substr(0, slash)) + "/" + encode_url_path(rest.substr(slash + 1));
 }
 
 Result<std::shared_ptr<const Source>> open_gcs(const std::string& gs_url) {

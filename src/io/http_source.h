@@ -35,4 +35,8 @@ Result<std::shared_ptr<const Source>> open_http(const std::string& url, std::str
 // The URL as errors show it: without user information and without the query string.
 std::string redact_url(const std::string& url);
 
+// Percent-encodes a URL path (an object key): every byte but the unreserved characters and '/', as
+// Signature Version 4 and the object stores' XML APIs expect.
+std::string encode_url_path(const std::string& path);
+
 }  // namespace tilewise::io

@@ -45,22 +45,6 @@ std::string hmac(const std::string& key, const std::string& data) {
   return std::string(reinterpret_cast<char*>(md), n);
 }
 
-// SigV4's URI encoding of a path: every byte but the unreserved characters and '/'.
-std::string encode_path(const std::string& path) {
-  static const char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : path) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || c == '/') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
-
 std::string trim(std::string s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
   size_t i = 0;
@@ -126,11 +110,11 @@ Result<S3Object> resolve_s3(const std::string& s3_url) {
     const size_t scheme = endpoint.find("://");
     if (scheme == std::string::npos) return invalid_argument("AWS_ENDPOINT_URL: not a URL: " + redact_url(endpoint));
     o.host = endpoint.substr(scheme + 3);
-    o.canonical_uri = encode_path("/" + bucket + "/" + key);
+    o.canonical_uri = encode_url_path("/" + bucket + "/" + key);
     o.url = endpoint + o.canonical_uri;
   } else {
     o.host = bucket + ".s3." + o.region + ".amazonaws.com";
-    o.canonical_uri = encode_path("/" + key);
+    o.canonical_uri = encode_url_path("/" + key);
     o.url = "https://" + o.host + o.canonical_uri;
   }
   o.credentials = find_credentials();

@@ -6,15 +6,14 @@ requests, as a public bucket does."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
 
 import dicom_wsi
+import servers
 import slidegen
 import tilewise
 import vendor_tiff
@@ -27,24 +26,14 @@ AWS_ENV = ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_ACCESS_KEY_ID", "AWS_
 
 
 def moto_server(tmp_path_factory, auth: bool):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = servers.free_port()
     env = {k: v for k, v in os.environ.items() if k not in AWS_ENV}
     if auth:
         env["INITIAL_NO_AUTH_ACTION_COUNT"] = "3"  # create the user, its key and its policy; then every request is checked
     log = open(tmp_path_factory.mktemp("moto") / "server.log", "w")
     proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)], env=env,
                             stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.time() + 30
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            if proc.poll() is not None or time.time() > deadline:
-                raise RuntimeError("moto's server did not start")
-            time.sleep(0.1)
+    servers.wait_for(port, proc, "moto's server", seconds=30)
     return proc, f"http://127.0.0.1:{port}"
 
 
@@ -79,8 +68,7 @@ def signed(tmp_path_factory, slides):
                       aws_secret_access_key=key["SecretAccessKey"])
     upload(s3, "slides", slides)
     yield {"url": url, "key": key["AccessKeyId"], "secret": key["SecretAccessKey"]}
-    proc.terminate()
-    proc.wait(timeout=10)
+    servers.stop(proc)
 
 
 @pytest.fixture(scope="module")
@@ -89,8 +77,7 @@ def anonymous(tmp_path_factory, slides):
     upload(boto3.client("s3", endpoint_url=url, region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x"),
            "public", slides, acl="public-read")
     yield {"url": url}
-    proc.terminate()
-    proc.wait(timeout=10)
+    servers.stop(proc)
 
 
 @pytest.fixture
