@@ -210,6 +210,9 @@ class Parser {
       e.vr = h.vr;
       const bool sequence = e.is_sequence() || (h.length == kUndefined && (e.vr_view() == "UN" || !explicit_));
       if (sequence) {
+        // A UN element of undefined length is a sequence whose items are implicit VR little endian
+        // (PS3.5 6.2.2), whatever the transfer syntax.
+        ImplicitScope scope(*this, explicit_ && !e.is_sequence());
         e.vr = {'S', 'Q'};
         if (depth + 1 > limits_.max_depth) {
           return corrupt("sequences nested deeper than " + std::to_string(limits_.max_depth) + " at offset " +
@@ -258,6 +261,16 @@ class Parser {
   }
 
  private:
+  // Parses implicit VR while it lives, when `on`; restores the encoding after.
+  struct ImplicitScope {
+    ImplicitScope(Parser& p, bool on) : parser(p), saved(p.explicit_) {
+      if (on) p.explicit_ = false;
+    }
+    ~ImplicitScope() { parser.explicit_ = saved; }
+    Parser& parser;
+    bool saved;
+  };
+
   template <typename Sink>
   Status sequence_items(const Header& seq, uint64_t outer_end, uint32_t depth, bool skim, Sink&& sink) {
     uint64_t end = kNoEnd;

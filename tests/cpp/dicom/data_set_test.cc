@@ -17,10 +17,11 @@ class Builder {
   Builder& element(uint32_t t, const char* vr, const std::string& value) {
     return raw_element(t, vr, std::vector<uint8_t>(value.begin(), value.end()));
   }
-  Builder& raw_element(uint32_t t, const char* vr, std::vector<uint8_t> value, uint32_t length = ~0u) {
+  // `length` -1: the value's own; otherwise written as given (0xFFFFFFFF: undefined, 4000: a lie).
+  Builder& raw_element(uint32_t t, const char* vr, std::vector<uint8_t> value, int64_t length = -1) {
     if (value.size() % 2) value.push_back(vr[0] == 'U' && vr[1] == 'I' ? 0 : ' ');
     tag(t);
-    const uint32_t len = length == ~0u ? static_cast<uint32_t>(value.size()) : length;
+    const uint32_t len = length < 0 ? static_cast<uint32_t>(value.size()) : static_cast<uint32_t>(length);
     header(vr, len);
     bytes_.insert(bytes_.end(), value.begin(), value.end());
     return *this;
@@ -55,6 +56,16 @@ class Builder {
       tag(0xFFFEE0DDu);
       u32(0);
     }
+    return *this;
+  }
+  // An item or delimiter header: its tag and a 32-bit length (0xFFFFFFFF: undefined).
+  Builder& item_header(uint32_t t, uint32_t length) {
+    tag(t);
+    u32(length);
+    return *this;
+  }
+  Builder& append(const Builder& other) {
+    bytes_.insert(bytes_.end(), other.bytes_.begin(), other.bytes_.end());
     return *this;
   }
   void item(const std::vector<uint8_t>& v) {
@@ -137,6 +148,21 @@ TEST(DicomDataSet, ReadsImplicitVrFromTheDictionary) {
   ASSERT_TRUE(file.ok()) << file.status().message();
   EXPECT_EQ(file->dataset.integer(0x00280011u).value(), 512);
   EXPECT_EQ(file->dataset.string(0x0020000Eu).value(), "1.2.3");
+}
+
+TEST(DicomDataSet, AnUndefinedLengthUnElementHoldsImplicitVrItems) {
+  Builder implicit(/*explicit_vr=*/false);
+  implicit.us(0x00280010u, 77);
+  Builder b;
+  b.raw_element(0x00091010u, "UN", {}, 0xFFFFFFFFu);  // a private sequence, stored as UN
+  b.item_header(0xFFFEE000u, 0xFFFFFFFFu).append(implicit).item_header(0xFFFEE00Du, 0).item_header(0xFFFEE0DDu, 0);
+  b.us(0x00280011u, 512);
+  auto file = parse(*b.file());
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  const DataSet* item = file->dataset.item(0x00091010u);
+  ASSERT_NE(item, nullptr);
+  EXPECT_EQ(item->integer(0x00280010u).value(), 77);
+  EXPECT_EQ(file->dataset.integer(0x00280011u).value(), 512);  // explicit VR again after the sequence
 }
 
 TEST(DicomDataSet, RefusesWhatItCannotRead) {
