@@ -86,7 +86,7 @@ def child(tool: str, url: str, kind: str, threads: int, n: int, reps: int) -> di
             del s
         return {"seconds": times}
     s = open_slide()
-    w, h = (s.dimensions if tool == "tilewise" else s.dimensions)
+    w, h = s.dimensions
     locs = locations(w, h, n)
     read = reader(s)
     rates = []

@@ -151,8 +151,7 @@ def write_instance(path, image: np.ndarray, *, series: Dict[str, str], tile: int
     shared.PixelMeasuresSequence = DicomSequence([measures])
     ds.SharedFunctionalGroupsSequence = DicomSequence([shared])
     _optical_path(ds, objective, icc)
-    if codec.startswith("jpeg") and codec not in ("jpegls",) or codec.startswith("jpeg2000"):
-        ds.LossyImageCompression = "01" if codec in ("jpeg", "jpeg-rgb", "jpeg2000") else "00"
+    ds.LossyImageCompression = "01" if codec in ("jpeg", "jpeg-rgb", "jpeg2000") else "00"
     if sparse_missing is not None:
         ds.DimensionOrganizationType = "TILED_SPARSE"
         per_frame = []
