@@ -227,7 +227,10 @@ Result<LevelModel> build_grid(const std::vector<const Instance*>& files, std::ve
   int64_t extra = 0;
   for (size_t f = 0; f < files.size(); ++f) {
     const Instance& in = *files[f];
-    TW_ASSIGN_OR_RETURN(codecs::TileDesc d, describe(in));
+    codecs::TileDesc d = desc;  // the first file's, described above; the others of a concatenation must agree
+    if (f > 0) {
+      TW_ASSIGN_OR_RETURN(d, describe(in));
+    }
     if (d.width != desc.width || d.height != desc.height || d.compression != desc.compression ||
         d.color != desc.color) {
       return corrupt(name_of(in) + ": frames differ from the level's (" + std::to_string(d.width) + "x" +
