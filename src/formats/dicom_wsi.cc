@@ -300,19 +300,24 @@ std::vector<uint8_t> icc_of(const Instance& in) {
 
 bool is_url(const std::string& name) { return name.rfind("http://", 0) == 0 || name.rfind("https://", 0) == 0; }
 
-// The other DICOM files of the opened file's folder, sorted by name (the order decides which of two
-// conflicting instances wins, so it must not depend on the file system).
-std::vector<std::string> folder_files(const io::Source& source) {
+// A folder's regular files, sorted by name.
+std::vector<std::string> sorted_files(const std::filesystem::path& folder, std::error_code& ec) {
   std::vector<std::string> out;
-  if (!source.is_local_file()) return out;
-  std::filesystem::path path(source.name());
-  std::error_code ec;
-  const std::filesystem::path folder = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
-    if (!it->is_regular_file(ec) || it->path().filename() == path.filename()) continue;
-    out.push_back(it->path().string());
+    if (it->is_regular_file(ec)) out.push_back(it->path().string());
   }
   std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The other files of the opened file's folder, by name (the order decides which of two conflicting
+// instances wins, so it must not depend on the file system).
+std::vector<std::string> folder_files(const io::Source& source) {
+  if (!source.is_local_file()) return {};
+  const std::filesystem::path path(source.name());
+  std::error_code ec;
+  std::vector<std::string> out = sorted_files(path.has_parent_path() ? path.parent_path() : ".", ec);
+  std::erase_if(out, [&](const std::string& f) { return std::filesystem::path(f).filename() == path.filename(); });
   return out;
 }
 
@@ -323,10 +328,8 @@ Result<SlideModel> open(std::shared_ptr<const io::Source> source) {
   instances.push_back(std::move(start));
   for (const std::string& path : folder_files(*source)) {
     auto s = io::open_file(path);
-    if (!s.ok()) continue;
+    if (!s.ok() || !detect(**s).ok()) continue;  // not a DICOM WSI file (its file meta alone says so)
     auto in = load(*s);
-    const std::string& why = in.status().message();
-    if (!in.ok() && (why.rfind("Not a WSI DICOM", 0) == 0 || why.rfind("not a DICOM Part 10 file", 0) == 0)) continue;
     if (!in.ok()) {
       warnings.push_back(path + ": ignored: " + in.status().message());
       continue;
@@ -423,13 +426,9 @@ bool is_folder(const std::string& path) {
 }
 
 Result<std::string> slide_file_in_folder(const std::string& folder) {
-  std::vector<std::string> files;
   std::error_code ec;
-  for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->is_regular_file(ec)) files.push_back(it->path().string());
-  }
+  const std::vector<std::string> files = sorted_files(folder, ec);
   if (ec) return io_error(folder + ": cannot list the folder: " + ec.message());
-  std::sort(files.begin(), files.end());
   for (const std::string& f : files) {
     auto s = io::open_file(f);
     if (s.ok() && detect(**s).ok()) return f;
