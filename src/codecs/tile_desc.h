@@ -8,7 +8,8 @@
 
 namespace tilewise::codecs {
 
-enum class Compression { kNone, kJpeg, kDeflate, kLzw, kZstd, kJpeg2000, kJpegLs };
+// kPng and kBmp: whole image files as units (MIRAX), always 8-bit RGB.
+enum class Compression { kNone, kJpeg, kDeflate, kLzw, kZstd, kJpeg2000, kJpegLs, kPng, kBmp };
 
 // How the stored samples map to colour.
 enum class ColorSpace {

@@ -9,6 +9,7 @@ namespace {
 const FormatDriver kTable[] = {
     kAperioDriver,
     kPhilipsDriver,
+    kMiraxDriver,
     kDicomDriver,
     kHamamatsuVmsDriver,
     kHamamatsuNdpiDriver,
@@ -48,7 +49,6 @@ bool reads_as_tiff(const io::Source& source) {
 
 Result<SlideModel> open_model(std::shared_ptr<const io::Source> source) {
   const std::string& name = source->name();
-  if (source->size() == 0) return unsupported(name + ": file is empty");
   if (!reads_as_tiff(*source)) {
     std::string reasons;
     if (const FormatDriver* driver = source_driver(*source, reasons)) {
@@ -56,6 +56,8 @@ Result<SlideModel> open_model(std::shared_ptr<const io::Source> source) {
       if (!model.ok()) return model.status().with_context(name + ": " + driver->name);
       return model;
     }
+    // An empty file can still be a slide (a MIRAX .mrxs: its folder holds the data).
+    if (source->size() == 0) return unsupported(name + ": file is empty");
     return unsupported(name + ": not a TIFF file, nor a slide file tilewise reads otherwise (" + reasons + ")");
   }
   auto tiff = tiff::TiffFile::parse(source);

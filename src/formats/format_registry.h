@@ -43,6 +43,7 @@ extern const FormatDriver kAperioDriver;
 extern const FormatDriver kPhilipsDriver;
 extern const FormatDriver kHamamatsuNdpiDriver;
 extern const FormatDriver kHamamatsuVmsDriver;
+extern const FormatDriver kMiraxDriver;
 extern const FormatDriver kDicomDriver;
 extern const FormatDriver kOmeTiffDriver;
 extern const FormatDriver kGenericTiffDriver;

@@ -24,6 +24,7 @@
 
 #include "formats/format_registry.h"
 #include "formats/hamamatsu_jpeg.h"
+#include "formats/key_file.h"
 #include "formats/level_builder.h"
 #include "formats/quickhash.h"
 #include "formats/tiff_properties.h"
@@ -37,56 +38,10 @@ constexpr const char* kVmsGroup = "Virtual Microscope Specimen";
 constexpr const char* kVmuGroup = "Uncompressed Virtual Microscope Specimen";
 constexpr int32_t kNgrTileHeight = 64;
 
-// The keys of one group of an INI-style file, in file order (GLib key-file rules: [group] headers, key=value
-// lines with the whitespace around both trimmed, # comments).
-using KeyList = std::vector<std::pair<std::string, std::string>>;
+// GLib's integer reading as OpenSlide uses it here: 0 when absent or not an integer.
+int64_t integer(const KeyList& keys, const std::string& key) { return key_integer(keys, key).value_or(0); }
 
-std::string trim(const std::string& s) {
-  const size_t a = s.find_first_not_of(" \t\r");
-  if (a == std::string::npos) return "";
-  return s.substr(a, s.find_last_not_of(" \t\r") - a + 1);
-}
-
-Result<std::map<std::string, KeyList>> read_index(const io::Source& source) {
-  if (source.size() > kMaxIndexBytes) return unsupported("larger than an index file (64 KiB)");
-  std::string text(static_cast<size_t>(source.size()), '\0');
-  TW_RETURN_IF_ERROR(source.pread({reinterpret_cast<uint8_t*>(text.data()), text.size()}, 0));
-  if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);  // a UTF-8 byte-order mark
-  if (text.find('\0') != std::string::npos) return unsupported("not a text file");
-  std::map<std::string, KeyList> groups;
-  KeyList* group = nullptr;
-  for (size_t at = 0; at < text.size();) {
-    size_t end = text.find('\n', at);
-    if (end == std::string::npos) end = text.size();
-    const std::string line = trim(text.substr(at, end - at));
-    at = end + 1;
-    if (line.empty() || line[0] == '#') continue;
-    if (line.front() == '[' && line.back() == ']') {
-      group = &groups[line.substr(1, line.size() - 2)];
-      continue;
-    }
-    const size_t eq = line.find('=');
-    if (eq == std::string::npos || !group) return unsupported("not a key file (line \"" + line.substr(0, 40) + "\")");
-    group->emplace_back(trim(line.substr(0, eq)), trim(line.substr(eq + 1)));
-  }
-  return groups;
-}
-
-const std::string* find_key(const KeyList& keys, const std::string& key) {
-  for (const auto& [k, v] : keys) {
-    if (k == key) return &v;
-  }
-  return nullptr;
-}
-
-// GLib's integer reading: the whole value a decimal integer, else 0.
-int64_t integer(const KeyList& keys, const std::string& key) {
-  const std::string* v = find_key(keys, key);
-  if (!v || v->empty()) return 0;
-  char* end = nullptr;
-  const long long n = std::strtoll(v->c_str(), &end, 10);
-  return *end == '\0' ? n : 0;
-}
+Result<KeyFile> read_index(const io::Source& source) { return read_key_file(source, kMaxIndexBytes); }
 
 Status detect(const io::Source& source) {
   auto groups = read_index(source);

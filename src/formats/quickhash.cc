@@ -38,19 +38,29 @@ class Sha256 {
 
 }  // namespace
 
-Result<std::string> quickhash1_of_files(std::span<const io::Source* const> files) {
+Result<std::string> quickhash1_of_ranges(std::span<const HashedRange> ranges) {
   Sha256 sha;
   if (!sha.ok()) return internal_error("cannot start SHA-256");
   std::vector<uint8_t> buf;
-  for (const io::Source* f : files) {
-    for (uint64_t at = 0; at < f->size();) {
-      buf.resize(static_cast<size_t>(std::min<uint64_t>(f->size() - at, 1 << 20)));
-      TW_RETURN_IF_ERROR(f->pread(buf, at).with_context("cannot hash " + f->name()));
+  for (const HashedRange& r : ranges) {
+    if (r.offset > r.source->size() || r.length > r.source->size() - r.offset) {
+      return corrupt("cannot hash " + r.source->name() + ": " + std::to_string(r.length) + " bytes at offset " +
+                     std::to_string(r.offset) + " run past its end");
+    }
+    for (uint64_t at = 0; at < r.length;) {
+      buf.resize(static_cast<size_t>(std::min<uint64_t>(r.length - at, 1 << 20)));
+      TW_RETURN_IF_ERROR(r.source->pread(buf, r.offset + at).with_context("cannot hash " + r.source->name()));
       sha.update(buf.data(), buf.size());
       at += buf.size();
     }
   }
   return sha.hex();
+}
+
+Result<std::string> quickhash1_of_files(std::span<const io::Source* const> files) {
+  std::vector<HashedRange> ranges;
+  for (const io::Source* f : files) ranges.push_back({f, 0, f->size()});
+  return quickhash1_of_ranges(ranges);
 }
 
 Result<std::optional<std::string>> quickhash1(const tiff::TiffFile& tiff, const tiff::Ifd& lowest_level,

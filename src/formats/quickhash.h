@@ -22,6 +22,13 @@ Result<std::optional<std::string>> quickhash1(const tiff::TiffFile& tiff, const 
 // SHA-256 of the files' bytes, in order.
 Result<std::string> quickhash1_of_files(std::span<const io::Source* const> files);
 
+// The SHA-256 of byte ranges of files, in order (MIRAX: Slidedat.ini, then the lowest level's images).
+struct HashedRange {
+  const io::Source* source;
+  uint64_t offset, length;
+};
+Result<std::string> quickhash1_of_ranges(std::span<const HashedRange> ranges);
+
 // quickhash-1 of formats OpenSlide hashes one string of (DICOM: the Series Instance UID): the SHA-256 of
 // the string and its terminating NUL.
 std::string quickhash1_of_string(const std::string& s);

@@ -1,10 +1,13 @@
 // SlideModel: what a format driver makes of a slide: levels (largest first), properties, associated images
 // and the background colour. Immutable once built; the region layer reads it without locks.
 //
-// A level is a regular grid of decode units. Each unit is a byte range of the level's source plus the
-// level's codec description; how a unit's bytes become a decoder's complete stream is the level's
-// UnitStream (a TIFF tile or strip as stored, or a run of MCUs between two JPEG restart markers, as in
-// Hamamatsu NDPI). The region layer plans and reads every level the same way, whatever its format.
+// A level is a grid of decode units. Each unit is a byte range of the level's source plus the level's codec
+// description; how a unit's bytes become a decoder's complete stream is the level's UnitStream (a TIFF tile
+// or strip as stored, or a run of MCUs between two JPEG restart markers, as in Hamamatsu NDPI). The grid
+// is regular (unit (c, r) covers the level's pixels at (c, r) x the unit size), sparse (units of length 0
+// read as background), or positioned (a Placement: parts of units drawn at their own places, overlapping
+// or leaving gaps, as MIRAX's camera images). The region layer plans and reads every level the same way,
+// whatever its format.
 #pragma once
 
 #include <array>
@@ -43,6 +46,30 @@ struct UnitTable {
   std::vector<uint32_t> part;
 };
 
+// A tile of a positioned level: the part of one decoded unit at (src_x, src_y), width x height, drawn with
+// its top-left pixel at (x, y) of the level (which may lie outside the level: what falls outside is cut).
+struct PlacedTile {
+  int64_t x = 0, y = 0;
+  int32_t width = 0, height = 0;
+  int32_t src_x = 0, src_y = 0;
+  int64_t unit = 0;  // index into the level's units (row-major over tiles_across x tiles_down)
+};
+
+// A positioned level's tiles in paint order: where two overlap, the later one's pixels show; pixels no
+// tile covers read as background. Tiles are drawn wherever they lie, also past the level's edges (as
+// OpenSlide draws MIRAX tiles); [x0, x1) x [y0, y1) bounds them all. Bins of bin_width x bin_height pixels
+// from (x0, y0) list the tiles touching them (ascending), so a region finds its tiles without a scan.
+struct Placement {
+  std::vector<PlacedTile> tiles;
+  int64_t x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+  int64_t bin_width = 1, bin_height = 1, bins_across = 0, bins_down = 0;
+  std::vector<uint32_t> bin_start;  // tiles of bin b: bin_tiles[bin_start[b] .. bin_start[b + 1])
+  std::vector<uint32_t> bin_tiles;
+};
+
+// Indexes `tiles` (in paint order) into bins of about the tiles' size.
+std::shared_ptr<const Placement> make_placement(std::vector<PlacedTile> tiles);
+
 struct LevelModel {
   LevelInfo info;
   codecs::TileDesc desc;  // unit description shared by every unit of the level (width x height pixels)
@@ -54,6 +81,8 @@ struct LevelModel {
   std::shared_ptr<const std::vector<UnitPart>> parts;
   std::shared_ptr<const UnitTable> units;
   UnitStream stream = UnitStream::kStored;
+  // Set for positioned levels: where each unit's pixels are drawn (units then need not tile the level).
+  std::shared_ptr<const Placement> placement;
   const tiff::Ifd* ifd = nullptr;  // the TIFF directory the level was built from, if any (owned by SlideModel::tiff)
   uint64_t unit_offset(int64_t i) const { return units->offsets[static_cast<size_t>(i)]; }
   uint64_t unit_length(int64_t i) const { return units->lengths[static_cast<size_t>(i)]; }

@@ -85,7 +85,10 @@ Status DeviceRegionReader::read(const region::RegionRequest& req, DeviceContext*
 
   // The fallback chain, per tile: the GPU backend when it takes the level's tiles, else the CPU backend.
   const codecs::TileDesc& desc = req.level->desc;
-  const bool gpu_codec = context->can_decode(desc).ok();
+  // A positioned level's unit may show in several parts of one region; the GPU path would decode it once
+  // per part into one reserved cache entry, so those parts are decoded on the CPU and uploaded (the device
+  // batch read, which deduplicates units, decodes them on the GPU).
+  const bool gpu_codec = context->can_decode(desc).ok() && !req.level->placement;
   std::vector<DeviceTile> gpu_tiles, cpu_tiles;
   for (const region::PlannedTile& t : plan.tiles) {
     if (t.empty) {

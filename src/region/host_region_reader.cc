@@ -78,8 +78,11 @@ Status HostRegionReader::read(const RegionRequest& req) const {
   // (OpenJPEG's fixed cost per codestream) and JPEG restart intervals (NDPI, VMS: the whole interval is
   // entropy-decoded for any window; measured 31 against 27 us for a whole 1024 x 8 unit and a 256-wide
   // window of it, while whole-level tiling decoded each unit twice without this).
+  // A positioned level's unit may show in several parts of one region (where other tiles overlap it): it
+  // is decoded once for them too.
   const bool admit_on_first_use = req.level->desc.compression == codecs::Compression::kJpeg2000 ||
-                                  req.level->stream == formats::UnitStream::kRestartInterval;
+                                  req.level->stream == formats::UnitStream::kRestartInterval ||
+                                  req.level->placement != nullptr;
   TileFetcher fetcher(model_);
   prefetch_tiles(plan, caching, req.cache_level);
   std::atomic<bool> failed{false};

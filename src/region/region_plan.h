@@ -5,6 +5,9 @@
 //    right of the inside part), which the executor fills with the request's colour;
 //  - the planned tiles: every tile the inside part touches, in row-major order, each with its bounds (the
 //    tile's pixels inside the level), the part the region needs, and whether that part is the whole tile.
+//    On a positioned level (formats::Placement) the tiles' parts that show (no later tile covers them),
+//    possibly several per unit, each with the unit's bounds as placed; parts no tile covers are background.
+// The planned tiles' `need`s never overlap, so executors may write them in parallel.
 // Both executors (the host reader, region/host_region_reader.h, and the device reader,
 // gpu/device_region_reader.h) run this one plan; only how a tile is decoded and composed differs. Pure
 // arithmetic over the immutable level model: no I/O, no allocation beyond the tile list.
@@ -22,7 +25,9 @@ namespace tilewise::region {
 
 struct PlannedTile {
   TileRef tile;
-  Rect bounds;  // the tile's pixels inside the level (edge tiles are shorter or narrower)
+  // The tile's pixels inside the level (edge tiles are shorter or narrower); on a positioned level the
+  // unit's whole decoded image where this placement draws it (its pixel (0, 0) at bounds.x0, bounds.y0).
+  Rect bounds;
   Rect need;    // bounds ∩ the region: what the region takes from this tile
   // Stored with no bytes (sparse): reads as background.
   bool empty = false;
@@ -37,8 +42,8 @@ struct PlannedTile {
 
 struct RegionPlan {
   Rect region;  // the request, level pixel frame
-  Rect inside;  // region ∩ level (empty when the region lies wholly outside)
-  std::vector<Rect> background;  // non-empty rectangles to fill, level pixel frame
+  Rect inside;  // region ∩ level (positioned levels: ∩ the tiles' extent); empty when wholly outside
+  std::vector<Rect> background;  // non-empty rectangles to fill (outside the level, or no tile there), level frame
   std::vector<PlannedTile> tiles;
   // Output coordinates of a level-frame point (the output's origin is region.x0, region.y0).
   int64_t out_x(int64_t level_x) const { return level_x - region.x0; }

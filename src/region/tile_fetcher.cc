@@ -10,9 +10,11 @@
 namespace tilewise::region {
 
 int32_t TileRef::valid_rows() const {
+  if (level->placement) return level->desc.height;  // a placed unit's pixels are all its own
   return static_cast<int32_t>(std::min<int64_t>(level->desc.height, level->info.height - y0()));
 }
 int32_t TileRef::valid_cols() const {
+  if (level->placement) return level->desc.width;
   return static_cast<int32_t>(std::min<int64_t>(level->desc.width, level->info.width - x0()));
 }
 

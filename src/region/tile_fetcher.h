@@ -23,7 +23,8 @@ struct TileRef {
   int64_t index() const { return row * level->tiles_across + col; }
   int64_t x0() const { return col * level->desc.width; }
   int64_t y0() const { return row * level->desc.height; }
-  // Rows of this tile that lie inside the level (edge tiles and the last strip are shorter).
+  // Rows of this tile that lie inside the level (edge tiles and the last strip are shorter; a positioned
+  // level's units are whole).
   int32_t valid_rows() const;
   int32_t valid_cols() const;
 };

@@ -18,6 +18,8 @@ const char* compression_name(Compression c) {
     case Compression::kZstd: return "zstd";
     case Compression::kJpeg2000: return "jpeg2000";
     case Compression::kJpegLs: return "jpeg-ls";
+    case Compression::kPng: return "png";
+    case Compression::kBmp: return "bmp";
   }
   return "unknown";
 }
@@ -144,6 +146,14 @@ Status CpuDecoder::decode_lossless(std::span<const uint8_t> data, const TileDesc
       case Compression::kJpegLs: {
         TW_ASSIGN_OR_RETURN(produced, jpegls_decode(data, {scratch_.data(), whole}, desc.width, desc.height,
                                                     desc.samples_per_pixel));
+        break;
+      }
+      case Compression::kPng: {
+        TW_ASSIGN_OR_RETURN(produced, png_decode(data, {scratch_.data(), whole}, desc.width, desc.height));
+        break;
+      }
+      case Compression::kBmp: {
+        TW_ASSIGN_OR_RETURN(produced, bmp_decode(data, {scratch_.data(), whole}, desc.width, desc.height));
         break;
       }
       default: return internal_error("unexpected compression");

@@ -55,4 +55,9 @@ Result<size_t> lzw_decode(std::span<const uint8_t> in, std::span<uint8_t> out);
 Result<size_t> jpegls_decode(std::span<const uint8_t> in, std::span<uint8_t> out, int32_t width, int32_t height,
                              int32_t samples);
 
+// PNG (libpng) and 24-bit uncompressed BMP files of exactly width x height, as 8-bit RGB. Returns the bytes
+// written (width * height * 3).
+Result<size_t> png_decode(std::span<const uint8_t> in, std::span<uint8_t> out, int32_t width, int32_t height);
+Result<size_t> bmp_decode(std::span<const uint8_t> in, std::span<uint8_t> out, int32_t width, int32_t height);
+
 }  // namespace tilewise::codecs
