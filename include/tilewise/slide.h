@@ -66,8 +66,14 @@ class Slide {
   const std::vector<uint8_t>& associated_icc_profile(const std::string& name) const;
   int best_level_for_downsample(double downsample) const;
   // The tiles of `level` the file does not store (sparse TIFF, Philips, DICOM TILED_SPARSE), as row-major
-  // indices into its grid of tile_width x tile_height tiles; they read as the fill colour.
+  // indices into its grid of tile_width x tile_height tiles; they read as the fill colour. Empty for
+  // positioned levels (MIRAX), whose tiles are not a grid: see stored_area.
   std::vector<int64_t> absent_tiles(int level) const;
+  // The parts of the width x height rectangle at (x, y) of `level` (level pixels) that the file stores
+  // pixels for, as {x, y, width, height} rectangles in level pixels that do not overlap; the rest reads as
+  // the fill colour (outside the level, absent tiles, the gaps between a positioned level's tiles, which
+  // may also reach past the level's edges: MIRAX).
+  std::vector<std::array<int64_t, 4>> stored_area(int level, int64_t x, int64_t y, int64_t width, int64_t height) const;
   // Problems that did not stop the slide from opening (malformed vendor metadata, unreadable associated
   // images): the slide reads, but some metadata is missing.
   const std::vector<std::string>& warnings() const;

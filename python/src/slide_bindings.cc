@@ -246,6 +246,9 @@ void bind_slide(nb::module_& m) {
       .def("best_level_for_downsample", &Slide::best_level_for_downsample)
       .def("absent_tiles", &Slide::absent_tiles, nb::arg("level"),
            "Row-major indices of the level's tiles the file does not store (they read as the fill colour).")
+      .def("stored_area", &Slide::stored_area, nb::arg("level"), nb::arg("x"), nb::arg("y"), nb::arg("width"),
+           nb::arg("height"),
+           "The (x, y, width, height) rectangles (level pixels) of the region that the file stores pixels for.")
       .def_prop_ro("warnings",
                    [](const Slide& s) {
                      nb::list out;

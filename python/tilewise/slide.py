@@ -258,6 +258,15 @@ class Slide:
         mask[np.asarray(self._slide.absent_tiles(level), np.int64)] = True
         return mask.reshape(down, across)
 
+    def stored_area(self, level: int, location: Sequence[int], size: Sequence[int]) -> "list[tuple[int, int, int, int]]":
+        """The parts of the region at level-pixel ``location`` of ``size`` that the file stores pixels for, as
+        non-overlapping (x, y, width, height) rectangles in level pixels; the rest reads as the fill colour
+        (outside the level, absent tiles, the gaps between MIRAX camera photos, which may also lie past the
+        level's edges)."""
+        x, y = _pair(location, "location")
+        w, h = _pair(size, "size")
+        return [tuple(r) for r in self._slide.stored_area(int(level), x, y, w, h)]
+
     # --- pixels ---------------------------------------------------------------------------------
     def read_region(
         self,

@@ -6,6 +6,7 @@
 #include "codecs/decoder_pool.h"
 #include "formats/format_registry.h"
 #include "io/source.h"
+#include "region/region_plan.h"
 #include "tilewise/tilewise.h"
 
 namespace tilewise {
@@ -95,12 +96,25 @@ std::vector<int64_t> Slide::absent_tiles(int level) const {
   std::vector<int64_t> out;
   if (level < 0 || level >= level_count()) return out;
   const formats::LevelModel& l = impl_->model.levels[static_cast<size_t>(level)];
+  if (l.placement) return out;
   const int64_t count = l.tiles_across * l.tiles_down;
   for (int64_t i = 0; i < count; ++i) {
     if (l.unit_length(i) == 0) out.push_back(i);
   }
   return out;
 }
+std::vector<std::array<int64_t, 4>> Slide::stored_area(int level, int64_t x, int64_t y, int64_t width,
+                                                        int64_t height) const {
+  std::vector<std::array<int64_t, 4>> out;
+  if (level < 0 || level >= level_count()) return out;
+  auto plan = region::plan_region(impl_->model.levels[static_cast<size_t>(level)], "", x, y, width, height);
+  if (!plan.ok()) return out;
+  for (const region::PlannedTile& t : plan->tiles) {
+    if (!t.empty) out.push_back({t.need.x0, t.need.y0, t.need.width(), t.need.height()});
+  }
+  return out;
+}
+
 const std::vector<uint8_t>& Slide::icc_profile() const { return impl_->model.icc_profile; }
 
 const std::vector<uint8_t>& Slide::associated_icc_profile(const std::string& name) const {

@@ -245,6 +245,10 @@ class HttpSource final : public Source {
       curl_slist_free_all(headers);
       handles_.put(h);
       const std::string where = name_ + ": bytes " + range;
+      if (r.status == 200 && rc == CURLE_OK && !check_version && offset == 0 && r.body.empty()) {
+        r.content_range = "bytes 0-0/0";  // an empty object: nginx answers a range of it with 200
+        return Status();
+      }
       if (r.status == 200) {
         return io_error(name_ + ": the server does not answer range requests (HTTP 200 with the whole object)");
       }

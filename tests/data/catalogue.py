@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import struct
 import sys
 from pathlib import Path
@@ -25,6 +26,7 @@ import tifffile
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import dicom_wsi  # noqa: E402
+import mirax  # noqa: E402
 import ndpi  # noqa: E402
 import slidegen  # noqa: E402
 import vendor_tiff  # noqa: E402
@@ -458,6 +460,80 @@ def build(out: Path) -> list:
     for frac in (0.02, 0.1, 0.3, 0.6, 0.9, 0.999):
         cut = int(len(good) * frac)
         dicom_variant(f"trunc-dicom-{cut}", "clean", raw=lambda d, cut=cut: d[:cut], associated=False)
+
+    # MIRAX: a .mrxs beside its folder; the index, Slidedat.ini and data files damaged one at a time.
+    def mirax_variant(name, expect, pattern="", edit=None, member=None, **kw):
+        folder = out / name
+        if folder.exists():
+            shutil.rmtree(folder)
+        kw.setdefault("fmt", "PNG")
+        path = mirax.write_mirax(folder / "slide.mrxs", img, tile=64, overlap=(16, 8), levels=3, data_files=2, **kw)
+        if edit:
+            edit(path.with_suffix(""))
+        entry = {"name": name, "file": f"{name}/slide.mrxs", "expect": expect, "pattern": pattern}
+        if member:
+            entry["names"] = f"{name}/slide/{member}"
+        entries.append(entry)
+
+    def index_edit(fn):
+        def edit(folder):
+            p = folder / "Index.dat"
+            data = bytearray(p.read_bytes())
+            fn(data)
+            p.write_bytes(bytes(data))
+        return edit
+
+    def level0_page(data):
+        """Offset of zoom level 0's first data page in the generator's Index.dat."""
+        head = len(b"01.02" + mirax.SLIDE_ID.encode())
+        record = struct.unpack_from("<i", data, struct.unpack_from("<i", data, head)[0])[0]
+        return struct.unpack_from("<i", data, record + 4)[0]
+
+    def entry_field(k, field, value):  # field: 0 image index, 1 offset, 2 length, 3 data file
+        return index_edit(lambda d: struct.pack_into("<i", d, level0_page(d) + 8 + 16 * k + 4 * field, value))
+
+    def ini_edit(old, new):
+        def edit(folder):
+            p = folder / "Slidedat.ini"
+            p.write_bytes(p.read_bytes().replace(old.encode(), new.encode(), 1))
+        return edit
+
+    mirax_variant("good-mirax", "reads")
+    mirax_variant("good-mirax-jpeg", "reads", fmt="JPEG")
+    mirax_variant("good-mirax-bmp-gap", "reads", fmt="BMP24", absent=[(1, 0)])
+    mirax_variant("mirax-no-slidedat", "open-fails", r"Slidedat\.ini", edit=lambda f: (f / "Slidedat.ini").unlink())
+    mirax_variant("mirax-index-version", "open-fails", r"doesn't have expected version",
+                  edit=index_edit(lambda d: d.__setitem__(slice(0, 5), b"09.99")))
+    mirax_variant("mirax-slide-id", "open-fails", r"matching slide identifier", edit=ini_edit("SLIDE_ID = ", "SLIDE_ID = x"))
+    mirax_variant("mirax-index-cut", "open-fails", r"Can't read", edit=index_edit(lambda d: d.__delitem__(slice(90, None))))
+    mirax_variant("mirax-page-loop", "open-fails", r"form a loop",
+                  edit=index_edit(lambda d: struct.pack_into("<i", d, level0_page(d) + 4, level0_page(d))))
+    mirax_variant("mirax-page-length", "open-fails", r"page length",
+                  edit=index_edit(lambda d: struct.pack_into("<i", d, level0_page(d), 1 << 28)))
+    mirax_variant("mirax-fileno", "open-fails", r"Invalid fileno", edit=entry_field(0, 3, 99))
+    mirax_variant("mirax-image-index", "open-fails", r"outside of bounds", edit=entry_field(1, 0, 1 << 20))
+    mirax_variant("mirax-image-offset", "read-fails", r"level 0 tile \(0,0\) at offset 2147483000: .*past the end",
+                  edit=entry_field(0, 1, 2147483000), member="Data0000.dat")
+    mirax_variant("mirax-missing-data-file", "open-fails", r"Data0001\.dat", edit=lambda f: (f / "Data0001.dat").unlink())
+    mirax_variant("mirax-damaged-image", "clean", member="Data0000.dat",
+                  edit=lambda f: (f / "Data0000.dat").write_bytes((f / "Data0000.dat").read_bytes()[:200]))
+    def zoom_not_first(folder):
+        ini_edit("HIER_COUNT = 1", "HIER_COUNT = 2")(folder)
+        ini_edit("HIER_0_NAME = Slide zoom level", "HIER_0_NAME = Other\r\nHIER_1_NAME = Slide zoom level")(folder)
+
+    mirax_variant("mirax-zoom-not-first", "open-fails", r"Slide zoom level not HIER_0", edit=zoom_not_first)
+    mirax_variant("mirax-format", "open-fails", r"Unrecognized image format: GIF", edit=ini_edit("IMAGE_FORMAT = PNG", "IMAGE_FORMAT = GIF"))
+    mirax_variant("mirax-positions-size", "open-fails", r"not of the expected size",
+                  edit=ini_edit("CameraImageDivisionsPerSide = 2", "CameraImageDivisionsPerSide = 1"))
+    mirax_variant("mirax-positions-zlib", "open-fails", r"decompressing position buffer",
+                  edit=ini_edit("VIMSLIDE_POSITION_BUFFER", "StitchingIntensityLayer"))
+    mirax_variant("mirax-zero-images", "open-fails", r"images_y <= 0", edit=ini_edit("IMAGENUMBER_Y = ", "IMAGENUMBER_Y = -"))
+    mirax_variant("mirax-huge-image", "open-fails", r"too large",
+                  edit=ini_edit("DIGITIZER_WIDTH = 64", "DIGITIZER_WIDTH = 64000000"))
+    good_index = (out / "good-mirax" / "slide" / "Index.dat").read_bytes()
+    for frac in (0.1, 0.4, 0.7, 0.95):
+        cut = int(len(good_index) * frac)
+        mirax_variant(f"trunc-mirax-index-{cut}", "clean", edit=lambda f, cut=cut: (f / "Index.dat").write_bytes(good_index[:cut]))
 
     # Not slides at all.
     add("empty.tif", b"", "open-fails", r"empty")

@@ -1,4 +1,5 @@
-"""Seed corpora for the fuzzers, from the catalogue's good files: whole files (tiff, dicom, open_read) and, for TIFF
+"""Seed corpora for the fuzzers, from the catalogue's good files: whole files (tiff, dicom, open_read), MIRAX sets
+joined as fuzz_mirax reads them, and, for TIFF
 files, their tiles prefixed with the codec selector bytes fuzz_codecs expects. (An index file of a file set,
 such as Hamamatsu VMS, seeds open_read alone: its parser runs, its members cannot be found from memory.)"""
 
@@ -15,13 +16,19 @@ SELECTOR = {7: 0, 33003: 1, 33005: 1, 8: 2, 32946: 2, 5: 3, 50000: 4, 1: 5}
 
 def main(catalogue: Path, out: Path) -> None:
     entries = json.loads((catalogue / "catalogue.json").read_text())
-    for d in ("tiff", "dicom", "codecs", "open_read"):
+    for d in ("tiff", "dicom", "codecs", "open_read", "mirax"):
         (out / d).mkdir(parents=True, exist_ok=True)
     n = 0
     for e in entries:
         if not e["name"].startswith("good-"):
             continue
         path = catalogue / e["file"]
+        if path.suffix == ".mrxs":  # fuzz_mirax's input: the set's files joined behind their lengths
+            folder = path.with_suffix("")
+            ini, index = (folder / "Slidedat.ini").read_bytes(), (folder / "Index.dat").read_bytes()
+            blob = len(ini).to_bytes(4, "little") + len(index).to_bytes(4, "little") + ini + index
+            (out / "mirax" / e["name"]).write_bytes(blob + (folder / "Data0000.dat").read_bytes())
+            continue
         data = path.read_bytes()
         is_tiff = data[:4] in (b"II*\0", b"MM\0*", b"II+\0", b"MM\0+")
         if len(data) <= 512 * 1024:

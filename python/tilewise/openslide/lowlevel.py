@@ -140,43 +140,25 @@ def read_region(slide: _OpenSlide, x: int, y: int, level: int, w: int, h: int) -
         fx, fy = x / ds, y / ds
         try:
             if x >= 0 and y >= 0 and (fx != int(fx) or fy != int(fy)):
-                rgba = _read_subpixel(slide, s, fx, fy, level, w, h)
+                rgba = _read_subpixel(s, fx, fy, level, w, h)
             else:
                 rgba[..., :3] = s.read_region((x, y), (w, h), level=level, fill=(0, 0, 0))
-                lw, lh = s.levels[level].dimensions
-                lx, ly = int(fx), int(fy)  # the mapping tilewise uses (truncation toward zero)
-                x0, x1 = max(0, -lx), max(0, min(w, lw - lx))
-                y0, y1 = max(0, -ly), max(0, min(h, lh - ly))
-                rgba[y0:y1, x0:x1, 3] = 255
-                _clear_absent(slide, s, level, rgba, lx, ly)
+                _opaque_where_stored(s, level, rgba, int(fx), int(fy))  # tilewise truncates toward zero
         except _TilewiseError as e:
             raise slide.fail(e) from None
     return _PILImage.fromarray(rgba, "RGBA")
 
 
-def _clear_absent(slide: _OpenSlide, s: "_tilewise.Slide", level: int, rgba: _np.ndarray, lx: int, ly: int) -> None:
-    """Makes the pixels of tiles the file does not store transparent, as OpenSlide draws nothing there.
-    `rgba` holds the level's pixels from (lx, ly)."""
-    masks = slide.__dict__.setdefault("_absent", {})
-    if level not in masks:
-        mask = s.absent_tiles(level)
-        masks[level] = mask if mask.any() else None
-    mask = masks[level]
-    if mask is None:
-        return
-    info = s.levels[level]
-    tw, th = info.tile_size
+def _opaque_where_stored(s: "_tilewise.Slide", level: int, rgba: _np.ndarray, lx: int, ly: int) -> None:
+    """Makes opaque the pixels the file stores; the rest (outside the level, tiles the file does not store,
+    the gaps between MIRAX tiles) stays transparent, as OpenSlide draws nothing there. `rgba` holds the
+    level's pixels from (lx, ly)."""
     h, w = rgba.shape[:2]
-    cols = _np.arange(lx, lx + w) // tw
-    rows = _np.arange(ly, ly + h) // th
-    okc = (cols >= 0) & (cols < mask.shape[1])
-    okr = (rows >= 0) & (rows < mask.shape[0])
-    sub = _np.zeros((h, w), bool)
-    sub[_np.ix_(okr, okc)] = mask[_np.ix_(rows[okr], cols[okc])]
-    rgba[sub] = 0
+    for x, y, rw, rh in s._slide.stored_area(level, lx, ly, w, h):
+        rgba[y - ly:y - ly + rh, x - lx:x - lx + rw, 3] = 255
 
 
-def _read_subpixel(slide: _OpenSlide, s: "_tilewise.Slide", fx: float, fy: float, level: int, w: int, h: int) -> _np.ndarray:
+def _read_subpixel(s: "_tilewise.Slide", fx: float, fy: float, level: int, w: int, h: int) -> _np.ndarray:
     """OpenSlide's pixels for a level location that is not a whole pixel: OpenSlide paints the level's tiles
     translated by the fraction through cairo, whose filter then interpolates bilinearly (pixman: 7-bit weights,
     premultiplied alpha, transparent outside the level), and openslide-python un-premultiplies. Reproduced here
@@ -189,11 +171,9 @@ def _read_subpixel(slide: _OpenSlide, s: "_tilewise.Slide", fx: float, fy: float
         ix, qx = ix + 1, 0
     if qy == 128:
         iy, qy = iy + 1, 0
-    lw, lh = s.levels[level].dimensions
     src = _np.zeros((h + 1, w + 1, 4), _np.int64)  # premultiplied; transparent outside the level
     src[..., :3] = s.read_level_region((ix, iy), (w + 1, h + 1), level=level, fill=(0, 0, 0))
-    src[max(0, -iy):max(0, min(h + 1, lh - iy)), max(0, -ix):max(0, min(w + 1, lw - ix)), 3] = 255
-    _clear_absent(slide, s, level, src, ix, iy)
+    _opaque_where_stored(s, level, src, ix, iy)
     wx, wy = qx * 2, qy * 2  # 8-bit weights, as pixman widens its 7-bit ones
     out = (src[:-1, :-1] * ((256 - wx) * (256 - wy)) + src[:-1, 1:] * (wx * (256 - wy))
            + src[1:, :-1] * ((256 - wx) * wy) + src[1:, 1:] * (wx * wy) + 0x8000) >> 16

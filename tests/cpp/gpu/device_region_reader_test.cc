@@ -323,6 +323,48 @@ TEST(DeviceRegionReader, BatchesOfRandomRegionsInEveryMode) {
   }
 }
 
+// The fixture's level made positioned (as MIRAX levels are): each unit drawn in two parts at scattered
+// places, overlapping each other and the level's edges, some of them whole units.
+void make_positioned(Fixture& f, uint32_t seed) {
+  formats::LevelModel& l = f.model.levels[0];
+  std::mt19937 rng(seed);
+  std::vector<formats::PlacedTile> tiles;
+  const int64_t units = l.tiles_across * l.tiles_down;
+  for (int64_t u = 0; u < units; ++u) {
+    for (int part = 0; part < 2; ++part) {
+      formats::PlacedTile t;
+      const bool whole = rng() % 3 == 0;
+      t.width = whole ? l.desc.width : 8 + static_cast<int32_t>(rng() % (l.desc.width - 8));
+      t.height = whole ? l.desc.height : 8 + static_cast<int32_t>(rng() % (l.desc.height - 8));
+      t.src_x = static_cast<int32_t>(rng() % (l.desc.width - t.width + 1));
+      t.src_y = static_cast<int32_t>(rng() % (l.desc.height - t.height + 1));
+      t.x = static_cast<int64_t>(rng() % (l.info.width + 40)) - 20;
+      t.y = static_cast<int64_t>(rng() % (l.info.height + 40)) - 20;
+      t.unit = u;
+      tiles.push_back(t);
+    }
+  }
+  l.placement = formats::make_placement(std::move(tiles));
+}
+
+TEST(DeviceRegionReader, PositionedLevelsGiveTheHostReadersPixelsSinglyAndInBatches) {
+  Fixture f(512, 384, 64, 64);
+  make_positioned(f, 3);
+  const auto regions = random_regions(40, 9, 560, 420, 120);
+  {
+    HostContext context;
+    for (const auto& r : regions) f.expect_same(context, r[0], r[1], r[2], r[3]);
+    f.expect_same_batch(context, regions);
+    f.expect_same_batch(context, regions);  // through the device tile cache
+    EXPECT_GT(context.started().stats().gpu_tiles, 0u);
+  }
+  {
+    HostContext context(LaneOptions{true, 0});
+    context.in_place_ = false;
+    f.expect_same_batch(context, regions, /*use_cache=*/false);
+  }
+}
+
 TEST(DeviceRegionReader, ABatchFailsOnlyTheRegionsThatNeedABadTile) {
   testing::TiffBuilder b;
   auto tags = b.rgb_tiled_image(256, 64, 64, 64);

@@ -103,6 +103,104 @@ TEST(RegionPlan, EveryPixelOfAnyRegionIsCoveredExactlyOnce) {
   }
 }
 
+// A positioned level (MIRAX): 40 tiles of up to 50 x 40 pixels, parts of 8 units of 64 x 48, scattered over
+// and past a 200 x 150 level so that they overlap and leave gaps.
+struct Positioned {
+  formats::LevelModel model;
+  std::vector<formats::PlacedTile> tiles;
+  explicit Positioned(uint32_t seed) {
+    std::mt19937 rng(seed);
+    model.info.width = 200;
+    model.info.height = 150;
+    model.desc.width = 64;
+    model.desc.height = 48;
+    model.tiles_across = 4;
+    model.tiles_down = 2;
+    model.units = std::make_shared<const formats::UnitTable>(
+        formats::UnitTable{std::vector<uint64_t>(8, 8), std::vector<uint64_t>(8, 100), {}});
+    for (int i = 0; i < 40; ++i) {
+      formats::PlacedTile t;
+      t.width = 10 + static_cast<int32_t>(rng() % 41);
+      t.height = 8 + static_cast<int32_t>(rng() % 33);
+      t.src_x = static_cast<int32_t>(rng() % (64 - t.width + 1));
+      t.src_y = static_cast<int32_t>(rng() % (48 - t.height + 1));
+      t.x = static_cast<int64_t>(rng() % 240) - 30;
+      t.y = static_cast<int64_t>(rng() % 190) - 30;
+      t.unit = static_cast<int64_t>(rng() % 8);
+      tiles.push_back(t);
+    }
+    model.placement = formats::make_placement(tiles);
+  }
+  // The tile whose pixel shows at (x, y): the last in paint order covering it, or -1.
+  int owner(int64_t x, int64_t y) const {
+    int found = -1;
+    for (size_t i = 0; i < tiles.size(); ++i) {
+      const auto& t = tiles[i];
+      if (x >= t.x && x < t.x + t.width && y >= t.y && y < t.y + t.height) found = static_cast<int>(i);
+    }
+    return found;
+  }
+};
+
+TEST(RegionPlan, PositionedLevelsShowEachPixelOfTheLastTileCoveringItAndBackgroundElsewhere) {
+  for (uint32_t seed = 1; seed <= 5; ++seed) {
+    Positioned l(seed);
+    std::mt19937 rng(seed * 77);
+    for (int trial = 0; trial < 60; ++trial) {
+      const int64_t x = static_cast<int64_t>(rng() % 300) - 60, y = static_cast<int64_t>(rng() % 250) - 60;
+      const int64_t w = 1 + rng() % 140, h = 1 + rng() % 110;
+      auto p = plan_region(l.model, "level 0", x, y, w, h);
+      ASSERT_TRUE(p.ok());
+      // Each output pixel: covered once, by background exactly where no tile is, else by a planned part
+      // of the owning tile's unit whose bounds put the unit's pixel (src + offset) there.
+      std::vector<int> covered(static_cast<size_t>(w * h), 0);
+      for (const Rect& b : p->background) {
+        for (int64_t yy = b.y0; yy < b.y1; ++yy) {
+          for (int64_t xx = b.x0; xx < b.x1; ++xx) {
+            ++covered[static_cast<size_t>(p->out_y(yy) * w + p->out_x(xx))];
+            ASSERT_EQ(l.owner(xx, yy), -1) << xx << "," << yy;
+          }
+        }
+      }
+      for (const PlannedTile& t : p->tiles) {
+        for (int64_t yy = t.need.y0; yy < t.need.y1; ++yy) {
+          for (int64_t xx = t.need.x0; xx < t.need.x1; ++xx) {
+            ++covered[static_cast<size_t>(p->out_y(yy) * w + p->out_x(xx))];
+            const int o = l.owner(xx, yy);
+            ASSERT_GE(o, 0);
+            const auto& own = l.tiles[static_cast<size_t>(o)];
+            ASSERT_EQ(t.tile.index(), own.unit);
+            ASSERT_EQ(t.bounds.x0, own.x - own.src_x);
+            ASSERT_EQ(t.bounds.y0, own.y - own.src_y);
+            ASSERT_EQ(t.whole, t.need == t.bounds);
+          }
+        }
+      }
+      for (int c : covered) ASSERT_EQ(c, 1) << "seed " << seed << " region " << x << "," << y << " " << w << "x" << h;
+    }
+  }
+}
+
+TEST(RegionPlan, ATileCoveringAWholeUnitIsDecodedInPlace) {
+  formats::LevelModel m;
+  m.info.width = 100;
+  m.info.height = 100;
+  m.desc.width = 32;
+  m.desc.height = 32;
+  m.tiles_across = 1;
+  m.tiles_down = 1;
+  m.units = std::make_shared<const formats::UnitTable>(formats::UnitTable{{8}, {100}, {}});
+  m.placement = formats::make_placement({formats::PlacedTile{10, 20, 32, 32, 0, 0, 0}});
+  auto p = plan_region(m, "level 0", 0, 0, 100, 100);
+  ASSERT_TRUE(p.ok());
+  ASSERT_EQ(p->tiles.size(), 1u);
+  EXPECT_TRUE(p->tiles[0].whole);
+  EXPECT_EQ(p->tiles[0].need, (Rect{10, 20, 42, 52}));
+  int64_t background = 0;
+  for (const Rect& b : p->background) background += b.area();
+  EXPECT_EQ(background, 100 * 100 - 32 * 32);
+}
+
 TEST(RegionPlan, NegativeSizesAreRefusedAndEmptyRegionsPlanNothing) {
   Level l;
   EXPECT_EQ(plan(l, 0, 0, -1, 5).status().code(), StatusCode::kInvalidArgument);

@@ -1,0 +1,94 @@
+"""3DHISTECH MIRAX (issue 15): a MIRAX slide of 512x512 JPEG camera images (q85, 2x2 images per photo,
+photos overlapping by 40 x 32 pixels at jittered positions; tests/data/mirax.py, generated once into
+bench/data), tilewise against OpenSlide 4.0.1, each tool in its own process:
+
+- opening the slide (Slidedat.ini, the index, the camera positions): the median of --opens opens;
+- random 256x256 level-0 patches, caches off, 1 thread and one per core (peak RSS beside each).
+
+    bench_mirax.py [--patches N] [--reps R] [--opens K] [--quick]"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+from common import DATA, REPO, Table, child_row, peak_rss_mib, publish, random_patch_rates, slidegen
+
+sys.path.insert(0, str(REPO / "tests" / "data"))
+import mirax  # noqa: E402
+
+
+def mirax_slide(size: int) -> "os.PathLike":
+    folder = DATA / f"mirax_{size}"
+    path = folder / "slide.mrxs"
+    if not (folder / ".complete").exists():
+        print(f"generating {folder.name} ...", flush=True)
+        folder.mkdir(parents=True, exist_ok=True)
+        block = slidegen.ihc_tissue(min(size, 4096), min(size, 4096), seed=5)
+        world = np.tile(block, (size // block.shape[0] + 1, size // block.shape[1] + 1, 1))[:size, :size]
+        mirax.write_mirax(path, np.ascontiguousarray(world), tile=512, divisions=2, overlap=(40, 32), levels=4,
+                          fmt="JPEG", jitter=2, data_files=4, tint=0)
+        (folder / ".complete").write_text("")
+    return path
+
+
+def open_child(tool: str, path: str, opens: int) -> dict:
+    rates = []
+    for i in range(opens + 1):
+        t = time.perf_counter()
+        if tool == "tilewise":
+            import tilewise
+
+            s = tilewise.open(path)
+        else:
+            import openslide
+
+            s = openslide.OpenSlide(path)
+            s.close()
+        if i:
+            rates.append(1.0 / (time.perf_counter() - t))
+        del s
+    return {"rates": rates, "peak_mib": peak_rss_mib()}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--patches", type=int, default=400)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--opens", type=int, default=20)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--child", nargs=5, metavar=("KIND", "TOOL", "PATH", "THREADS", "N"))
+    args = ap.parse_args()
+    if args.child:
+        kind, tool, path, threads, n = args.child
+        if kind == "open":
+            print(json.dumps(open_child(tool, path, int(n))))
+        else:
+            print(json.dumps(random_patch_rates(tool, path, int(threads), int(n), args.reps)))
+        return
+    size = 4096 if args.quick else 16384
+    if args.quick:
+        args.patches, args.reps, args.opens = 60, 3, 5
+    path = mirax_slide(size)
+    ncores = os.cpu_count() or 1
+    table = Table(f"CPU, {ncores} cores: MIRAX, {size}x{size} of 512x512 JPEG camera images (q85, 2x2 per photo, "
+                  "overlapping photos), each tool in its own process")
+    for tool in ("tilewise", "OpenSlide"):
+        child_row(table, "open the slide", tool,
+                  [sys.executable, __file__, "--child", "open", tool.lower(), str(path), "1", str(args.opens)],
+                  unit="opens/s")
+    for threads in (1, ncores):
+        name = f"random 256x256 patches, caches off, {threads} thread{'s' if threads > 1 else ''}"
+        for tool in ("tilewise", "OpenSlide"):
+            child_row(table, name, tool, [sys.executable, __file__, "--reps", str(args.reps), "--child", "patches",
+                                          tool.lower(), str(path), str(threads), str(args.patches)])
+    publish(table, "mirax.md")
+
+
+if __name__ == "__main__":
+    main()
