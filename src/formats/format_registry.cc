@@ -8,6 +8,7 @@ namespace {
 // Order matters: a vendor driver must come before any driver whose detection its files would also pass.
 const FormatDriver kTable[] = {
     kAperioDriver,
+    kLeicaDriver,
     kPhilipsDriver,
     kMiraxDriver,
     kDicomDriver,

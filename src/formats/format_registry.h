@@ -40,6 +40,7 @@ Result<std::string> slide_file_in_folder(const std::string& folder);
 
 // Drivers (one file each under src/formats/).
 extern const FormatDriver kAperioDriver;
+extern const FormatDriver kLeicaDriver;
 extern const FormatDriver kPhilipsDriver;
 extern const FormatDriver kHamamatsuNdpiDriver;
 extern const FormatDriver kHamamatsuVmsDriver;

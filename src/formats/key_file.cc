@@ -16,7 +16,8 @@ std::string trim(const std::string& s) {
 }  // namespace
 
 Result<KeyFile> read_key_file(const io::Source& source, uint64_t max_bytes) {
-  if (source.size() > max_bytes) return unsupported("larger than a key file (" + std::to_string(max_bytes >> 10) + " KiB)");
+  if (source.size() > max_bytes)
+    return unsupported("larger than a key file (" + std::to_string(max_bytes >> 10) + " KiB)");
   std::string text(static_cast<size_t>(source.size()), '\0');
   TW_RETURN_IF_ERROR(source.pread({reinterpret_cast<uint8_t*>(text.data()), text.size()}, 0));
   if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);

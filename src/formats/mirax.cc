@@ -92,14 +92,17 @@ class Slidedat {
     TW_ASSIGN_OR_RETURN(std::string v, value(group_name, key));
     auto n = parse_int64(v);
     if (!n || *n < INT32_MIN || *n > INT32_MAX) {
-      return corrupt("Key file contains key \"" + key + "\" in group \"" + group_name + "\" which has a value that cannot be interpreted.");
+      return corrupt("Key file contains key \"" + key + "\" in group \"" + group_name +
+                     "\" which has a value that cannot be interpreted.");
     }
     return *n;
   }
   Result<double> number(const std::string& group_name, const std::string& key) const {
     TW_ASSIGN_OR_RETURN(std::string v, value(group_name, key));
     auto n = parse_double(v);
-    if (!n) return corrupt("Key file contains key \"" + key + "\" in group \"" + group_name + "\" which has a value that cannot be interpreted.");
+    if (!n)
+      return corrupt("Key file contains key \"" + key + "\" in group \"" + group_name +
+                     "\" which has a value that cannot be interpreted.");
     return *n;
   }
 
@@ -176,7 +179,8 @@ struct Extent {
 
 Result<Extent> read_nonhier(const Index& index, uint64_t nonhier_root, int64_t record, int64_t file_count) {
   TW_ASSIGN_OR_RETURN(int32_t table, index.i32(nonhier_root, "initial nonhier pointer"));
-  TW_ASSIGN_OR_RETURN(int32_t ptr, index.i32(static_cast<uint64_t>(table) + 4 * static_cast<uint64_t>(record), "nonhier record"));
+  TW_ASSIGN_OR_RETURN(int32_t ptr,
+                      index.i32(static_cast<uint64_t>(table) + 4 * static_cast<uint64_t>(record), "nonhier record"));
   TW_ASSIGN_OR_RETURN(int32_t zero, index.i32(static_cast<uint32_t>(ptr), "nonhier record"));
   if (zero != 0) return corrupt("Expected 0 value at beginning of data page");
   TW_ASSIGN_OR_RETURN(int32_t page, index.i32(static_cast<uint32_t>(ptr) + 4, "initial data page pointer"));
@@ -229,8 +233,10 @@ Result<std::vector<int64_t>> camera_positions(const Index& index, uint64_t nonhi
   if (record < 0) {
     for (int64_t i = 0; i < count; ++i) {
       // OpenSlide stores these as int: the products truncate toward zero.
-      pos[2 * i] = static_cast<int64_t>(static_cast<double>(i % across) * (static_cast<double>(s0.image_w * divisions) - s0.overlap_x));
-      pos[2 * i + 1] = static_cast<int64_t>(static_cast<double>(i / across) * (static_cast<double>(s0.image_h * divisions) - s0.overlap_y));
+      pos[2 * i] = static_cast<int64_t>(static_cast<double>(i % across) *
+                                        (static_cast<double>(s0.image_w * divisions) - s0.overlap_x));
+      pos[2 * i + 1] = static_cast<int64_t>(static_cast<double>(i / across) *
+                                            (static_cast<double>(s0.image_h * divisions) - s0.overlap_y));
     }
     return pos;
   }
@@ -249,11 +255,12 @@ Result<std::vector<int64_t>> camera_positions(const Index& index, uint64_t nonhi
     libdeflate_decompressor* d = libdeflate_alloc_decompressor();
     if (!d) return out_of_memory("cannot allocate a zlib decompressor");
     size_t got = 0;
-    const libdeflate_result r = libdeflate_zlib_decompress(d, raw.data(), raw.size(), buffer.data(), buffer.size(), &got);
+    const libdeflate_result r =
+        libdeflate_zlib_decompress(d, raw.data(), raw.size(), buffer.data(), buffer.size(), &got);
     libdeflate_free_decompressor(d);
     if (r == LIBDEFLATE_SHORT_OUTPUT || (r == LIBDEFLATE_SUCCESS && got != expected)) {
-      return corrupt("Error decompressing position buffer: Short read while decompressing: " + std::to_string(got) + "/" +
-                     std::to_string(expected));
+      return corrupt("Error decompressing position buffer: Short read while decompressing: " + std::to_string(got) +
+                     "/" + std::to_string(expected));
     }
     if (r != LIBDEFLATE_SUCCESS) return corrupt("Error decompressing position buffer: Decompression failure");
   } else {
@@ -281,7 +288,8 @@ Result<LevelModel> jpeg_at(std::shared_ptr<const io::Source> src, const Extent& 
   TW_RETURN_IF_ERROR(src->pread(head, static_cast<uint64_t>(e.offset)));
   TW_ASSIGN_OR_RETURN(codecs::JpegFrame frame, codecs::parse_jpeg_frame(head));
   if (frame.width == 0 || frame.height == 0) return corrupt("the JPEG has no size");
-  if (uint64_t{frame.width} * frame.height * 3 > ModelLimits{}.max_chunk_bytes) return unsupported("the JPEG is too large");
+  if (uint64_t{frame.width} * frame.height * 3 > ModelLimits{}.max_chunk_bytes)
+    return unsupported("the JPEG is too large");
   LevelModel level;
   level.info.width = frame.width;
   level.info.height = frame.height;
@@ -345,7 +353,8 @@ bool Builder::tile_position(size_t z, int64_t xx, int64_t yy, int64_t& px, int64
   if (z == 0) {
     // Where a level-0 image merges several photos, inactive photos may sit at (0, 0): only photo (0, 0)
     // can be there.
-    if (positions_[static_cast<size_t>(2 * cp)] == 0 && positions_[static_cast<size_t>(2 * cp + 1)] == 0 && (xp != 0 || yp != 0)) {
+    if (positions_[static_cast<size_t>(2 * cp)] == 0 && positions_[static_cast<size_t>(2 * cp + 1)] == 0 &&
+        (xp != 0 || yp != 0)) {
       return false;
     }
     active_.insert(cp);
@@ -360,8 +369,8 @@ bool Builder::tile_position(size_t z, int64_t xx, int64_t yy, int64_t& px, int64
   return false;
 }
 
-Status Builder::read_level_tiles(size_t z, uint64_t pointer_at, std::vector<Tile>& tiles, std::vector<HashedRange>* hash,
-                                 std::vector<Extent>& units) {
+Status Builder::read_level_tiles(size_t z, uint64_t pointer_at, std::vector<Tile>& tiles,
+                                 std::vector<HashedRange>* hash, std::vector<Extent>& units) {
   const LevelParams& lp = params_[z];
   TW_ASSIGN_OR_RETURN(int32_t ptr, index_.i32(pointer_at, "zoom level pointer"));
   TW_ASSIGN_OR_RETURN(int32_t zero, index_.i32(static_cast<uint32_t>(ptr), "start of data pages"));
@@ -393,8 +402,10 @@ Status Builder::read_level_tiles(size_t z, uint64_t pointer_at, std::vector<Tile
       if (y >= images_y_) {
         return corrupt("y (" + std::to_string(y) + ") outside of bounds for zoom level (" + std::to_string(z) + ")");
       }
-      if (x % lp.concat) return corrupt("x (" + std::to_string(x) + ") not correct multiple for zoom level (" + std::to_string(z) + ")");
-      if (y % lp.concat) return corrupt("y (" + std::to_string(y) + ") not correct multiple for zoom level (" + std::to_string(z) + ")");
+      if (x % lp.concat)
+        return corrupt("x (" + std::to_string(x) + ") not correct multiple for zoom level (" + std::to_string(z) + ")");
+      if (y % lp.concat)
+        return corrupt("y (" + std::to_string(y) + ") not correct multiple for zoom level (" + std::to_string(z) + ")");
       if (fileno >= files_.count()) return corrupt("Invalid fileno");
       const int64_t unit = (y / lp.concat) * units_across + x / lp.concat;
       units[static_cast<size_t>(unit)] = Extent{fileno, offset, length};
@@ -472,12 +483,14 @@ Result<SlideModel> Builder::build(std::shared_ptr<const io::Source> slidedat) {
     TW_ASSIGN_OR_RETURN(s.fill_bgr, sd_.integer(group, "IMAGE_FILL_COLOR_BGR"));
     TW_ASSIGN_OR_RETURN(s.image_w, sd_.integer(group, "DIGITIZER_WIDTH"));
     TW_ASSIGN_OR_RETURN(s.image_h, sd_.integer(group, "DIGITIZER_HEIGHT"));
-    if (i == 0 && s.concat_exponent < 0) return corrupt("hs->concat_exponent < 0: " + std::to_string(s.concat_exponent));
+    if (i == 0 && s.concat_exponent < 0)
+      return corrupt("hs->concat_exponent < 0: " + std::to_string(s.concat_exponent));
     if (i > 0) TW_RETURN_IF_ERROR(positive(s.concat_exponent, "hs->concat_exponent"));
     TW_RETURN_IF_ERROR(positive(s.image_w, "hs->image_w"));
     TW_RETURN_IF_ERROR(positive(s.image_h, "hs->image_h"));
     if (s.image_w * s.image_h * 3 > static_cast<int64_t>(ModelLimits{}.max_chunk_bytes)) {
-      return unsupported("images of " + std::to_string(s.image_w) + "x" + std::to_string(s.image_h) + " pixels are too large");
+      return unsupported("images of " + std::to_string(s.image_w) + "x" + std::to_string(s.image_h) +
+                         " pixels are too large");
     }
     TW_ASSIGN_OR_RETURN(std::string format, sd_.value(group, "IMAGE_FORMAT"));
     TW_ASSIGN_OR_RETURN(s.format, image_format(format));
@@ -514,11 +527,15 @@ Result<SlideModel> Builder::build(std::shared_ptr<const io::Source> slidedat) {
   int64_t base_w = 0, base_h = 0;
   for (int64_t i = 0; i < images_x_; ++i) {
     const bool full = (i % divisions_) != divisions_ - 1 || i == images_x_ - 1;
-    base_w = static_cast<int64_t>(static_cast<double>(base_w) + (full ? static_cast<double>(s0.image_w) : static_cast<double>(s0.image_w) - s0.overlap_x));
+    base_w =
+        static_cast<int64_t>(static_cast<double>(base_w) +
+                             (full ? static_cast<double>(s0.image_w) : static_cast<double>(s0.image_w) - s0.overlap_x));
   }
   for (int64_t i = 0; i < images_y_; ++i) {
     const bool full = (i % divisions_) != divisions_ - 1 || i == images_y_ - 1;
-    base_h = static_cast<int64_t>(static_cast<double>(base_h) + (full ? static_cast<double>(s0.image_h) : static_cast<double>(s0.image_h) - s0.overlap_y));
+    base_h =
+        static_cast<int64_t>(static_cast<double>(base_h) +
+                             (full ? static_cast<double>(s0.image_h) : static_cast<double>(s0.image_h) - s0.overlap_y));
   }
   int64_t total_exponent = 0;
   for (size_t z = 0; z < sections_.size(); ++z) {
@@ -607,7 +624,8 @@ Result<SlideModel> Builder::build(std::shared_ptr<const io::Source> slidedat) {
     level.info.tile_height = static_cast<int32_t>(std::llround(lp.advance_y));
     level.info.compression = codecs::compression_name(sections_[z].format);
     level.desc.compression = sections_[z].format;
-    level.desc.color = sections_[z].format == codecs::Compression::kJpeg ? codecs::ColorSpace::kYCbCr : codecs::ColorSpace::kRgb;
+    level.desc.color =
+        sections_[z].format == codecs::Compression::kJpeg ? codecs::ColorSpace::kYCbCr : codecs::ColorSpace::kRgb;
     level.desc.width = static_cast<int32_t>(sections_[z].image_w);
     level.desc.height = static_cast<int32_t>(sections_[z].image_h);
     level.tiles_across = (images_x_ + lp.concat - 1) / lp.concat;

@@ -1,5 +1,7 @@
 #include "formats/property_parsing.h"
 
+#include <algorithm>
+
 #include <cerrno>
 #include <clocale>
 #include <cmath>
@@ -70,6 +72,37 @@ std::optional<std::vector<uint8_t>> base64_decode(std::string_view s) {
       out.push_back(static_cast<uint8_t>(acc >> bits));
     }
   }
+  return out;
+}
+
+std::string glib_base64_decode(std::string_view s) {
+  std::string out;
+  uint32_t acc = 0;
+  int n = 0;
+  char last[2] = {0, 0};  // the last two alphabet characters seen ('=' among them shortens the output)
+  for (char ch : s) {
+    int v;
+    if (ch >= 'A' && ch <= 'Z') v = ch - 'A';
+    else if (ch >= 'a' && ch <= 'z') v = ch - 'a' + 26;
+    else if (ch >= '0' && ch <= '9') v = ch - '0' + 52;
+    else if (ch == '+') v = 62;
+    else if (ch == '/') v = 63;
+    else if (ch == '=') v = 0;
+    else continue;  // GLib skips characters outside the alphabet
+    last[0] = last[1];
+    last[1] = ch;
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    if (++n == 4) {
+      out.push_back(static_cast<char>(acc >> 16));
+      out.push_back(static_cast<char>(acc >> 8));
+      out.push_back(static_cast<char>(acc));
+      acc = 0;
+      n = 0;
+    }
+  }
+  // An incomplete last group is dropped; '=' padding in the last two characters takes its bytes back.
+  size_t drop = (last[1] == '=') + (last[0] == '=');
+  out.resize(out.size() - std::min(drop, out.size()));
   return out;
 }
 

@@ -16,6 +16,9 @@ std::optional<int64_t> parse_int64(const std::string& s);
 std::optional<double> parse_double(const std::string& s);
 // Decodes base64 (standard alphabet, padding optional, whitespace ignored); nullopt on invalid input.
 std::optional<std::vector<uint8_t>> base64_decode(std::string_view s);
+// GLib's g_base64_decode, as OpenSlide uses it (Leica barcodes): characters outside the alphabet are
+// skipped, an incomplete last group is dropped; never fails.
+std::string glib_base64_decode(std::string_view s);
 // True when `s` is valid UTF-8.
 bool is_utf8(std::string_view s);
 

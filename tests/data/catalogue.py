@@ -26,6 +26,7 @@ import tifffile
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import dicom_wsi  # noqa: E402
+import leica  # noqa: E402
 import mirax  # noqa: E402
 import ndpi  # noqa: E402
 import slidegen  # noqa: E402
@@ -534,6 +535,25 @@ def build(out: Path) -> list:
     for frac in (0.1, 0.4, 0.7, 0.95):
         cut = int(len(good_index) * frac)
         mirax_variant(f"trunc-mirax-index-{cut}", "clean", edit=lambda f, cut=cut: (f / "Index.dat").write_bytes(good_index[:cut]))
+
+    # Leica SCN: a BigTIFF with the collection's XML; the XML edited in place (same length).
+    def leica_variant(name, expect, pattern="", old=None, new=None, **kw):
+        path = out / f"{name}.scn"
+        leica.write_scn(path, img, **{"mains": [(32, 32, 256, 192)], "dims": 2, "tile": 64, **kw})
+        if old:
+            data = path.read_bytes()
+            assert old.encode() in data and len(new) <= len(old)
+            path.write_bytes(data.replace(old.encode(), new.encode().ljust(len(old), b" "), 1))
+        add(path.name, None, expect, pattern)
+
+    leica_variant("good-leica", "reads")
+    leica_variant("good-leica-two-images", "reads", mains=[(0, 0, 128, 128), (96, 64, 192, 160)])
+    leica_variant("leica-missing-directory", "open-fails", r"No TIFF directory 7", old='ifd="2"', new='ifd="7"')
+    leica_variant("leica-no-main-image", "open-fails", r"Can't find main image", illumination=["fluorescence"])
+    leica_variant("leica-bad-size", "open-fails", r"sizeX", old='<collection name="tw" uuid="urn:uuid:tw" sizeX="',
+                  new='<collection name="tw" uuid="urn:uuid:tw" sizeQ="')
+    leica_variant("leica-zero-dimension", "open-fails", r"not positive", old='<dimension sizeX="256"',
+                  new='<dimension sizeX="0"  ')
 
     # Not slides at all.
     add("empty.tif", b"", "open-fails", r"empty")

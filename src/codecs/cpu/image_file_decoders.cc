@@ -51,8 +51,8 @@ Result<size_t> bmp_decode(std::span<const uint8_t> in, std::span<uint8_t> out, i
   const uint32_t bpp = le(28, 2), compression = header >= 40 ? le(30, 4) : 0;
   if (header < 40) return corrupt("bmp: unsupported header (" + std::to_string(header) + " bytes)");
   if (bpp != 24 || compression != 0) {
-    return corrupt("bmp: only 24-bit uncompressed images are supported (" + std::to_string(bpp) + " bits, compression " +
-                   std::to_string(compression) + ")");
+    return corrupt("bmp: only 24-bit uncompressed images are supported (" + std::to_string(bpp) +
+                   " bits, compression " + std::to_string(compression) + ")");
   }
   const int64_t rows = h < 0 ? -int64_t{h} : h;
   if (w != width || rows != height) return size_mismatch("bmp", w, rows, width, height);
