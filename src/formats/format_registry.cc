@@ -10,6 +10,7 @@ const FormatDriver kTable[] = {
     kAperioDriver,
     kLeicaDriver,
     kPhilipsDriver,
+    kVentanaDriver,
     kMiraxDriver,
     kDicomDriver,
     kHamamatsuVmsDriver,

@@ -42,6 +42,7 @@ Result<std::string> slide_file_in_folder(const std::string& folder);
 extern const FormatDriver kAperioDriver;
 extern const FormatDriver kLeicaDriver;
 extern const FormatDriver kPhilipsDriver;
+extern const FormatDriver kVentanaDriver;
 extern const FormatDriver kHamamatsuNdpiDriver;
 extern const FormatDriver kHamamatsuVmsDriver;
 extern const FormatDriver kMiraxDriver;

@@ -330,10 +330,7 @@ Result<SlideModel> open(std::shared_ptr<const tiff::TiffFile> tiff) {
   if (*hash) props["openslide.quickhash-1"] = **hash;
   add_standard_properties(model, props);
   // A level of several directories has no one tile size: OpenSlide gives none (measured).
-  std::erase_if(model.properties, [](const auto& kv) {
-    return kv.first.rfind("openslide.level[", 0) == 0 &&
-           (kv.first.ends_with("].tile-width") || kv.first.ends_with("].tile-height"));
-  });
+  drop_tile_size_properties(model);
   return model;
 }
 

@@ -682,10 +682,7 @@ Result<SlideModel> Builder::build(std::shared_ptr<const io::Source> slidedat) {
   }
   add_standard_properties(model, props);
   if (!hints) {  // OpenSlide gives no tile size where tiles leave their nominal grid
-    std::erase_if(model.properties, [](const auto& kv) {
-      return kv.first.rfind("openslide.level[", 0) == 0 &&
-             (kv.first.ends_with("].tile-width") || kv.first.ends_with("].tile-height"));
-    });
+    drop_tile_size_properties(model);
   }
   return model;
 }

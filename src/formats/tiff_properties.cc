@@ -38,6 +38,13 @@ void add_tiff_properties(const tiff::Ifd& ifd, PropertyMap& props) {
   props["tiff.ResolutionUnit"] = unit == 1 ? "none" : unit == 2 ? "inch" : unit == 3 ? "centimeter" : "unknown";
 }
 
+void drop_tile_size_properties(SlideModel& model) {
+  std::erase_if(model.properties, [](const auto& kv) {
+    return kv.first.rfind("openslide.level[", 0) == 0 &&
+           (kv.first.ends_with("].tile-width") || kv.first.ends_with("].tile-height"));
+  });
+}
+
 void add_mpp_from_resolution(const tiff::Ifd& ifd, PropertyMap& props) {
   if (ifd.resolution_unit.value_or(2) != 3) return;
   if (ifd.x_resolution && *ifd.x_resolution > 0) {

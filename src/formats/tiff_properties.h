@@ -24,6 +24,10 @@ void add_tiff_properties(const tiff::Ifd& ifd, PropertyMap& props);
 // openslide.mpp-x/-y and the model's mpp when they are set in props; openslide.icc-size.
 void add_standard_properties(SlideModel& model, PropertyMap& props);
 
+// Removes openslide.level[N].tile-width/-height: OpenSlide gives no tile size for levels that are not one
+// regular tile grid (positioned levels: MIRAX with offsets, Leica, Ventana BIF).
+void drop_tile_size_properties(SlideModel& model);
+
 // Resolution from a directory's XResolution/YResolution in microns per pixel when ResolutionUnit is
 // centimetre (OpenSlide's rule for generic TIFF: inch resolutions are too often a 72-dpi placeholder).
 void add_mpp_from_resolution(const tiff::Ifd& ifd, PropertyMap& props);

@@ -51,6 +51,7 @@ struct Ifd {
   std::vector<uint64_t> chunk_byte_counts;
   std::vector<uint8_t> jpeg_tables;
   std::vector<uint8_t> icc_profile;
+  std::optional<std::string> xmp;  // XMLPacket (tag 700), up to its first NUL
 
   // ASCII fields, cut at the first NUL as libtiff does. Bytes are kept as found (not necessarily UTF-8).
   std::optional<std::string> image_description, make, model, software, date_time, artist, host_computer,

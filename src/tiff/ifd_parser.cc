@@ -165,6 +165,12 @@ Status IfdParser::apply(const RawEntry& e, Ifd& ifd) const {
     }
     case kJpegTables: { TW_ASSIGN_OR_RETURN(ifd.jpeg_tables, payload(e)); break; }
     case kIccProfile: { TW_ASSIGN_OR_RETURN(ifd.icc_profile, payload(e)); break; }
+    case kXmp: {
+      TW_ASSIGN_OR_RETURN(auto bytes, payload(e));
+      std::string text(bytes.begin(), bytes.end());
+      ifd.xmp = text.substr(0, text.find('\0'));
+      break;
+    }
     case kSubIfds: { TW_ASSIGN_OR_RETURN(ifd.sub_ifd_offsets, uints(e)); break; }
     case kResolutionUnit: { TW_ASSIGN_OR_RETURN(uint64_t v, first_uint(e)); ifd.resolution_unit = clamp32(v); break; }
     case kImageDescription: return set_string(ifd.image_description);

@@ -41,6 +41,7 @@ enum Tag : uint16_t {
   kSampleFormat = 339,
   kJpegTables = 347,
   kYCbCrSubSampling = 530,
+  kXmp = 700,  // XMLPacket (Ventana keeps its metadata there)
   kCopyright = 33432,
   kImageDepth = 32997,
   kIccProfile = 34675,

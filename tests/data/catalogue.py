@@ -31,6 +31,7 @@ import mirax  # noqa: E402
 import ndpi  # noqa: E402
 import slidegen  # noqa: E402
 import vendor_tiff  # noqa: E402
+import ventana  # noqa: E402
 import vms  # noqa: E402
 
 
@@ -554,6 +555,28 @@ def build(out: Path) -> list:
                   new='<collection name="tw" uuid="urn:uuid:tw" sizeQ="')
     leica_variant("leica-zero-dimension", "open-fails", r"not positive", old='<dimension sizeX="256"',
                   new='<dimension sizeX="0"  ')
+
+    # Ventana BIF / TIFF: XMP packets edited in place (same length).
+    def ventana_variant(name, expect, pattern="", old=None, new=None, **kw):
+        path = out / f"{name}.bif"
+        ventana.write_bif(path, img, **{"areas": [(8, 8, 4, 3)], "tile": 64, "overlap": (8, 4), "levels": 2, **kw})
+        if old:
+            data = path.read_bytes()
+            assert old.encode() in data and len(new) <= len(old)
+            path.write_bytes(data.replace(old.encode(), new.encode().ljust(len(old), b" "), 1))
+        add(path.name, None, expect, pattern)
+
+    ventana_variant("good-ventana", "reads")
+    ventana_variant("good-ventana-tiff", "reads", bif=False)
+    ventana_variant("ventana-tile-size", "open-fails", r"Tile size mismatch", old='Width="64" Height="64" NumRows="3"',
+                    new='Width="32" Height="64" NumRows="3"')
+    ventana_variant("ventana-direction", "open-fails", r"Bad direction", old='Direction="RIGHT"', new='Direction="DOWN"')
+    ventana_variant("ventana-tile-number", "open-fails", r"out of bounds", old='Tile1="1"', new='Tile1="0"')
+    ventana_variant("ventana-origins", "open-fails", r"inconsistent region metadata", old='<AOI1 OriginX="0" OriginY="0"/>',
+                    new="")
+    ventana_variant("ventana-level-order", "open-fails", r"Unexpected encounter with level", old="level=1 mag=20",
+                    new="level=3 mag=20")
+    ventana_variant("ventana-bad-xml", "open-fails", r"Parsing level 0 XML", old="<EncodeInfo Ver", new="<EncodeInfo <er")
 
     # Not slides at all.
     add("empty.tif", b"", "open-fails", r"empty")
