@@ -11,6 +11,7 @@ const FormatDriver kTable[] = {
     kLeicaDriver,
     kPhilipsDriver,
     kVentanaDriver,
+    kTrestleDriver,
     kMiraxDriver,
     kDicomDriver,
     kHamamatsuVmsDriver,

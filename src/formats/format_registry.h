@@ -43,6 +43,7 @@ extern const FormatDriver kAperioDriver;
 extern const FormatDriver kLeicaDriver;
 extern const FormatDriver kPhilipsDriver;
 extern const FormatDriver kVentanaDriver;
+extern const FormatDriver kTrestleDriver;
 extern const FormatDriver kHamamatsuNdpiDriver;
 extern const FormatDriver kHamamatsuVmsDriver;
 extern const FormatDriver kMiraxDriver;

@@ -30,6 +30,7 @@ import leica  # noqa: E402
 import mirax  # noqa: E402
 import ndpi  # noqa: E402
 import slidegen  # noqa: E402
+import trestle  # noqa: E402
 import vendor_tiff  # noqa: E402
 import ventana  # noqa: E402
 import vms  # noqa: E402
@@ -577,6 +578,20 @@ def build(out: Path) -> list:
     ventana_variant("ventana-level-order", "open-fails", r"Unexpected encounter with level", old="level=1 mag=20",
                     new="level=3 mag=20")
     ventana_variant("ventana-bad-xml", "open-fails", r"Parsing level 0 XML", old="<EncodeInfo Ver", new="<EncodeInfo <er")
+
+    # Trestle: a MedScan TIFF with per-level overlaps in its description.
+    def trestle_variant(name, expect, pattern="", old=None, new=None, **kw):
+        path = out / f"{name}.tif"
+        trestle.write_trestle(path, img, **{"tile": 64, "overlaps": ((8, 4), (4, 2)), "trim": 10, **kw})
+        if old:
+            data = path.read_bytes()
+            assert old.encode() in data and len(new) <= len(old)
+            path.write_bytes(data.replace(old.encode(), new.encode().ljust(len(old), b" "), 1))
+        add(path.name, None, expect, pattern)
+
+    trestle_variant("good-trestle", "reads")
+    trestle_variant("trestle-huge-overlap", "open-fails", r"do not fit its tiles", old="OverlapsXY= 8 4", new="OverlapsXY= 99")
+    trestle_variant("trestle-bad-overlaps", "reads", old="OverlapsXY= 8 4 4 2", new="OverlapsXY= x y z")
 
     # Not slides at all.
     add("empty.tif", b"", "open-fails", r"empty")

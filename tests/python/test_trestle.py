@@ -1,0 +1,72 @@
+"""Trestle (issue 15): generated slides (tests/data/trestle.py) against OpenSlide 4.0.1 - tiles overlapping by
+each level's OverlapsXY, cut at their directory's edge, the later one showing; levels, every property, the
+".Full" macro - plus the background colour and damaged descriptions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import slidegen
+import tilewise
+import trestle
+from test_formats import compare_with_openslide
+
+openslide = pytest.importorskip("openslide")
+
+
+@pytest.fixture(scope="module")
+def world() -> np.ndarray:
+    return slidegen.tissue_image(1200, 900, seed=9)
+
+
+VARIANTS = {
+    "jpeg": dict(),
+    "lossless-tinted": dict(compression="zlib", tint=25),
+    "no-overlap": dict(overlaps=((0, 0), (0, 0), (0, 0))),
+    "fewer-overlaps-than-levels": dict(overlaps=((16, 8), (8, 4))),
+    "odd-fields": dict(extra="Novalue;Key With Space = v ;=x"),
+    "no-macro": dict(macro=False),
+}
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_trestle_matches_openslide(tmp_path, world, variant):
+    path = trestle.write_trestle(tmp_path / "slide.tif", world, **VARIANTS[variant])
+    slide = compare_with_openslide(path, regions=25)
+    assert dict(slide.properties) == dict(openslide.OpenSlide(str(path)).properties)
+    assert slide.format == "trestle"
+    assert slide.properties["openslide.objective-power"] == "20"
+    assert set(slide.associated_images) == (set() if variant == "no-macro" else {"macro"})
+
+
+def test_overlaps_show_the_later_tile(tmp_path, world):
+    path = trestle.write_trestle(tmp_path / "o.tif", world, compression="zlib", tint=30, overlaps=((16, 8),))
+    slide = tilewise.open(path)
+    row = slide.read_region((0, 5), (300, 1))[0].astype(int)
+    truth = world[5, :300].astype(int)
+    # tile 0 is tinted -60, tile 1 -30: tile 1 starts at 112 (128 - 16) and covers tile 0's last 16 columns
+    assert (np.clip(truth[:112] - 60, 0, 255) == row[:112]).all()
+    assert (np.clip(truth[112:128] - 30, 0, 255) == row[112:128]).all()
+
+
+def test_background_colour(tmp_path, world):
+    path = trestle.write_trestle(tmp_path / "b.tif", world, background="C08040", macro=False)
+    slide, osr = tilewise.open(path), openslide.OpenSlide(str(path))
+    assert slide.properties["openslide.background-color"] == osr.properties["openslide.background-color"] == "C08040"
+    assert slide.background == (0xC0, 0x80, 0x40)
+    w, h = slide.dimensions
+    outside = slide.read_region((w - 10, h - 10), (40, 40))
+    assert (outside[20:, 20:] == (0xC0, 0x80, 0x40)).all()
+    compare_with_openslide(path, regions=0)  # pixels inside the level; no other fill involved
+
+
+@pytest.mark.parametrize("desc,message", [("OverlapsXY= 200 8 8 4 0", "do not fit its tiles")])
+def test_overlaps_larger_than_tiles_fail_clearly(tmp_path, world, desc, message):
+    path = trestle.write_trestle(tmp_path / "d.tif", world)
+    data = path.read_bytes()
+    old = b"OverlapsXY= 16 8 8 4 0 0"
+    assert old in data
+    path.write_bytes(data.replace(old, desc.encode().ljust(len(old)), 1))
+    with pytest.raises(tilewise.TilewiseError, match=message):
+        tilewise.open(path)
