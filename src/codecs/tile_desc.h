@@ -8,8 +8,9 @@
 
 namespace tilewise::codecs {
 
-// kPng and kBmp: whole image files as units (MIRAX), always 8-bit RGB.
-enum class Compression { kNone, kJpeg, kDeflate, kLzw, kZstd, kJpeg2000, kJpegLs, kPng, kBmp };
+// kPng and kBmp: whole image files as units (MIRAX), always 8-bit RGB. kJpegPlanes: three greyscale JPEGs,
+// the red, green and blue channels, each behind its 32-bit little-endian length (Sakura SVSlide).
+enum class Compression { kNone, kJpeg, kDeflate, kLzw, kZstd, kJpeg2000, kJpegLs, kPng, kBmp, kJpegPlanes };
 
 // How the stored samples map to colour.
 enum class ColorSpace {

@@ -13,6 +13,7 @@ const FormatDriver kTable[] = {
     kVentanaDriver,
     kTrestleDriver,
     kMiraxDriver,
+    kSakuraDriver,
     kDicomDriver,
     kHamamatsuVmsDriver,
     kHamamatsuNdpiDriver,

@@ -47,6 +47,7 @@ extern const FormatDriver kTrestleDriver;
 extern const FormatDriver kHamamatsuNdpiDriver;
 extern const FormatDriver kHamamatsuVmsDriver;
 extern const FormatDriver kMiraxDriver;
+extern const FormatDriver kSakuraDriver;
 extern const FormatDriver kDicomDriver;
 extern const FormatDriver kOmeTiffDriver;
 extern const FormatDriver kGenericTiffDriver;

@@ -38,6 +38,16 @@ class Sha256 {
 
 }  // namespace
 
+struct Quickhash::State {
+  Sha256 sha;
+};
+Quickhash::Quickhash() : state_(std::make_unique<State>()) {}
+Quickhash::~Quickhash() = default;
+void Quickhash::update(const void* data, size_t size) {
+  if (size) state_->sha.update(data, size);
+}
+std::string Quickhash::hex() { return state_->sha.hex(); }
+
 Result<std::string> quickhash1_of_ranges(std::span<const HashedRange> ranges) {
   Sha256 sha;
   if (!sha.ok()) return internal_error("cannot start SHA-256");

@@ -4,6 +4,7 @@
 // empty string). When the level's tiles exceed 5 MiB OpenSlide computes no hash, and neither does this.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -21,6 +22,21 @@ Result<std::optional<std::string>> quickhash1(const tiff::TiffFile& tiff, const 
 // quickhash-1 of formats OpenSlide hashes whole files of (Hamamatsu VMS: the index file, then the map): the
 // SHA-256 of the files' bytes, in order.
 Result<std::string> quickhash1_of_files(std::span<const io::Source* const> files);
+
+// OpenSlide's quickhash-1 digest fed piece by piece (formats that hash database rows: Sakura).
+class Quickhash {
+ public:
+  Quickhash();
+  ~Quickhash();
+  Quickhash(const Quickhash&) = delete;
+  Quickhash& operator=(const Quickhash&) = delete;
+  void update(const void* data, size_t size);
+  std::string hex();  // once, at the end
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 // The SHA-256 of byte ranges of files, in order (MIRAX: Slidedat.ini, then the lowest level's images).
 struct HashedRange {

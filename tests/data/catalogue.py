@@ -29,6 +29,7 @@ import dicom_wsi  # noqa: E402
 import leica  # noqa: E402
 import mirax  # noqa: E402
 import ndpi  # noqa: E402
+import sakura  # noqa: E402
 import slidegen  # noqa: E402
 import trestle  # noqa: E402
 import vendor_tiff  # noqa: E402
@@ -592,6 +593,32 @@ def build(out: Path) -> list:
     trestle_variant("good-trestle", "reads")
     trestle_variant("trestle-huge-overlap", "open-fails", r"do not fit its tiles", old="OverlapsXY= 8 4", new="OverlapsXY= 99")
     trestle_variant("trestle-bad-overlaps", "reads", old="OverlapsXY= 8 4 4 2", new="OverlapsXY= x y z")
+
+    # Sakura SVSlide: SQLite databases edited with SQL.
+    def sakura_variant(name, expect, pattern="", sql=None, **kw):
+        import sqlite3
+
+        path = out / f"{name}.svslide"
+        sakura.write_svslide(path, img, **{"tile": 64, "levels": 2, **kw})
+        if sql:
+            db = sqlite3.connect(path)
+            db.executescript(sql)
+            db.commit()
+            db.close()
+        add(path.name, None, expect, pattern)
+
+    sakura_variant("good-sakura", "reads", missing=[(0, 1, 1)])
+    sakura_variant("sakura-bad-tile-id", "open-fails", r"round-trip tile ID",
+                   sql="UPDATE SVSlideBlobs SET id = 'T;00|0;1;0;0' WHERE id = 'T;0|0;1;0;0';")
+    sakura_variant("sakura-short-header", "open-fails", r"Header is too short",
+                   sql="UPDATE SVSlideBlobs SET data = x'01' WHERE id = 'Header';")
+    sakura_variant("sakura-zero-tile-size", "open-fails", r"Invalid tile size: 0",
+                   sql="UPDATE SVSlideBlobs SET data = zeroblob(32) WHERE id = 'Header';")
+    sakura_variant("sakura-no-tiles", "open-fails", r"Couldn't find any tiles",
+                   sql="DELETE FROM SVSlideBlobs WHERE id LIKE 'T;%';")
+    sakura_variant("sakura-damaged-tile", "read-fails", r"level 0 tile \(1,0\).*green channel",
+                   sql="UPDATE SVSlideBlobs SET data = x'FFD8FFDB' WHERE id = 'T;64|0;1;1;0';")
+    sakura_variant("sakura-missing-metadata", "reads", sql="DROP TABLE SVHRScanDataXPO;")
 
     # Not slides at all.
     add("empty.tif", b"", "open-fails", r"empty")

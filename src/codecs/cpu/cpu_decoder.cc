@@ -20,6 +20,7 @@ const char* compression_name(Compression c) {
     case Compression::kJpegLs: return "jpeg-ls";
     case Compression::kPng: return "png";
     case Compression::kBmp: return "bmp";
+    case Compression::kJpegPlanes: return "jpeg-planes";
   }
   return "unknown";
 }
@@ -37,7 +38,8 @@ Status CpuDecoder::supports(const TileDesc& desc) {
                                 (desc.scale_denom != 2 && desc.scale_denom != 4 && desc.scale_denom != 8))) {
     return unsupported("decoding at 1/" + std::to_string(desc.scale_denom) + " scale (only JPEG at 1/2, 1/4, 1/8)");
   }
-  if (desc.compression == Compression::kJpeg || desc.compression == Compression::kJpeg2000) {
+  if (desc.compression == Compression::kJpeg || desc.compression == Compression::kJpeg2000 ||
+      desc.compression == Compression::kJpegPlanes) {
     if (desc.bits_per_sample != 8) {
       return unsupported(std::to_string(desc.bits_per_sample) + "-bit JPEG is not supported");
     }
@@ -77,6 +79,7 @@ Status CpuDecoder::decode(std::span<const uint8_t> data, const TileDesc& desc, c
   }
   if (desc.compression == Compression::kJpeg) return jpeg_->decode(data, desc, out);
   if (desc.compression == Compression::kJpeg2000) return jpeg2000_->decode_window(data, desc, out, 0, 0);
+  if (desc.compression == Compression::kJpegPlanes) return decode_planes(data, desc, out, 0, 0, false);
   return decode_lossless(data, desc, out);
 }
 
@@ -99,11 +102,40 @@ Status CpuDecoder::decode_window(std::span<const uint8_t> data, const TileDesc& 
   }
   if (desc.compression == Compression::kJpeg) return jpeg_->decode_window(data, desc, out, x, y, true);
   if (desc.compression == Compression::kJpeg2000) return jpeg2000_->decode_window(data, desc, out, x, y);
+  if (desc.compression == Compression::kJpegPlanes) return decode_planes(data, desc, out, x, y, true);
   const int32_t rows = y + out.height;
   window_rgb_.resize(static_cast<size_t>(desc.width) * rows * 3);
   const ImageView whole{window_rgb_.data(), int64_t{desc.width} * 3, desc.width, rows, 3, {}};
   TW_RETURN_IF_ERROR(decode_lossless(data, desc, whole));
   for (int32_t r = 0; r < out.height; ++r) std::memcpy(out.row(r), whole.pixel(x, y + r), out.row_bytes());
+  return Status();
+}
+
+Status CpuDecoder::decode_planes(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out, int32_t x,
+                                 int32_t y, bool window) {
+  TileDesc plane = desc;
+  plane.compression = Compression::kJpeg;
+  plane.jpeg_tables = {};
+  plane_rgb_.resize(static_cast<size_t>(out.width) * static_cast<size_t>(out.height) * 3);
+  const ImageView rgb{plane_rgb_.data(), int64_t{out.width} * 3, out.width, out.height, 3, {}};
+  size_t at = 0;
+  for (int c = 0; c < 3; ++c) {
+    const char* channel = c == 0 ? "red" : c == 1 ? "green" : "blue";
+    if (data.size() - at < 4) return corrupt(std::string("jpeg-planes: the ") + channel + " channel is missing");
+    const uint32_t length = uint32_t{data[at]} | uint32_t{data[at + 1]} << 8 | uint32_t{data[at + 2]} << 16 |
+                            uint32_t{data[at + 3]} << 24;
+    at += 4;
+    if (length > data.size() - at) return corrupt(std::string("jpeg-planes: the ") + channel + " channel is cut short");
+    const auto bytes = data.subspan(at, length);
+    at += length;
+    Status s = window ? jpeg_->decode_window(bytes, plane, rgb, x, y, true) : jpeg_->decode(bytes, plane, rgb);
+    if (!s.ok()) return s.with_context(std::string(channel) + " channel");
+    for (int32_t r = 0; r < out.height; ++r) {
+      const uint8_t* src = rgb.row(r);
+      uint8_t* dst = out.row(r);
+      for (int32_t i = 0; i < out.width; ++i) dst[3 * i + c] = src[3 * i];
+    }
+  }
   return Status();
 }
 

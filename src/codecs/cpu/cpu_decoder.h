@@ -53,6 +53,10 @@ class CpuDecoder final : public Decoder {
 
  private:
   Status decode_lossless(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out);
+  // Compression::kJpegPlanes: each channel's grey JPEG decoded (the window at x, y when `window`) and
+  // interleaved.
+  Status decode_planes(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out, int32_t x, int32_t y,
+                       bool window);
   uint8_t* copy_to_scratch(const uint8_t* data, size_t bytes);
 
   std::unique_ptr<JpegDecoder> jpeg_;
@@ -61,6 +65,7 @@ class CpuDecoder final : public Decoder {
   std::unique_ptr<ZstdDecoder> zstd_;
   std::vector<uint8_t> scratch_;
   std::vector<uint8_t> window_rgb_;  // a whole decoded chunk when only a window of it is wanted
+  std::vector<uint8_t> plane_rgb_;   // one channel of a kJpegPlanes unit, decoded
 };
 
 }  // namespace tilewise::codecs
