@@ -304,3 +304,30 @@ def test_vms_units_from_many_files_on_the_device(tmp_path):
     # Stored units are 8 rows high (4:2:2): a level with shorter ones is derived (decoded on the CPU).
     expect_device_equals_cpu(s, np.random.default_rng(2), lambda level: s.levels[level].tile_size[1] < 8, 6,
                              (160, 96), 16)
+
+
+@pytest.mark.parametrize("name,on_gpu", [
+    ("mirax_jpeg/slide.mrxs", True), ("mirax_png/slide.mrxs", False), ("leica.scn", True), ("ventana.bif", True),
+    ("trestle.tif", True), ("sakura.svslide", False)])
+def test_formats_iv_on_the_device(name, on_gpu):
+    """MIRAX, Leica, Ventana BIF and Trestle levels are positioned grids (tiles at their own places,
+    overlapping): single device reads and device batches equal the CPU path's; the lanes decode their JPEG
+    units in batches. PNG units and Sakura's channel planes have no GPU decoder: CPU, then uploaded."""
+    s = slide(name)
+    rng = np.random.default_rng(7)
+    before = tilewise._core.gpu_stats(0)["gpu_tiles"]
+    for level in range(s.level_count):
+        for x, y, w, h in regions(s, level, rng, n=8):
+            gpu = to_host(s.read_region((x, y), (w, h), level=level, device="cuda"))
+            cpu = s.read_region((x, y), (w, h), level=level)
+            diff = int(np.abs(gpu.astype(int) - cpu.astype(int)).max()) if cpu.size else 0
+            assert diff <= JPEG_TOLERANCE, f"{name} level {level} ({x},{y}) {w}x{h}: {diff}"
+    w0, h0 = s.dimensions
+    locs = [(int(rng.integers(-64, w0)), int(rng.integers(-64, h0))) for _ in range(48)]
+    for level in (0, s.level_count - 1):
+        gpu = [to_host(b) for b in s.read_regions(locs, (160, 96), level=level, batch_size=16, device="cuda")]
+        cpu = list(s.read_regions(locs, (160, 96), level=level, batch_size=16))
+        assert len(gpu) == len(cpu) == 3
+        for a, b in zip(gpu, cpu):
+            assert np.abs(a.astype(int) - b.astype(int)).max() <= JPEG_TOLERANCE, (name, level)
+    assert (tilewise._core.gpu_stats(0)["gpu_tiles"] > before) == on_gpu

@@ -116,8 +116,8 @@ Status CpuDecoder::decode_planes(std::span<const uint8_t> data, const TileDesc& 
   TileDesc plane = desc;
   plane.compression = Compression::kJpeg;
   plane.jpeg_tables = {};
-  plane_rgb_.resize(static_cast<size_t>(out.width) * static_cast<size_t>(out.height) * 3);
-  const ImageView rgb{plane_rgb_.data(), int64_t{out.width} * 3, out.width, out.height, 3, {}};
+  plane_grey_.resize(static_cast<size_t>(out.width) * static_cast<size_t>(out.height));
+  const ImageView grey{plane_grey_.data(), int64_t{out.width}, out.width, out.height, 1, {}};
   size_t at = 0;
   for (int c = 0; c < 3; ++c) {
     const char* channel = c == 0 ? "red" : c == 1 ? "green" : "blue";
@@ -128,12 +128,12 @@ Status CpuDecoder::decode_planes(std::span<const uint8_t> data, const TileDesc& 
     if (length > data.size() - at) return corrupt(std::string("jpeg-planes: the ") + channel + " channel is cut short");
     const auto bytes = data.subspan(at, length);
     at += length;
-    Status s = window ? jpeg_->decode_window(bytes, plane, rgb, x, y, true) : jpeg_->decode(bytes, plane, rgb);
+    Status s = window ? jpeg_->decode_window(bytes, plane, grey, x, y, true) : jpeg_->decode(bytes, plane, grey);
     if (!s.ok()) return s.with_context(std::string(channel) + " channel");
     for (int32_t r = 0; r < out.height; ++r) {
-      const uint8_t* src = rgb.row(r);
+      const uint8_t* src = grey.row(r);
       uint8_t* dst = out.row(r);
-      for (int32_t i = 0; i < out.width; ++i) dst[3 * i + c] = src[3 * i];
+      for (int32_t i = 0; i < out.width; ++i) dst[3 * i + c] = src[i];
     }
   }
   return Status();

@@ -65,7 +65,7 @@ class CpuDecoder final : public Decoder {
   std::unique_ptr<ZstdDecoder> zstd_;
   std::vector<uint8_t> scratch_;
   std::vector<uint8_t> window_rgb_;  // a whole decoded chunk when only a window of it is wanted
-  std::vector<uint8_t> plane_rgb_;   // one channel of a kJpegPlanes unit, decoded
+  std::vector<uint8_t> plane_grey_;  // one channel of a kJpegPlanes unit, decoded
 };
 
 }  // namespace tilewise::codecs

@@ -94,7 +94,8 @@ bool decode_impl(JpegDecoder::State* st, std::span<const uint8_t> data, const Ti
     cinfo->jpeg_color_space = JCS_UNKNOWN;
     cinfo->out_color_space = JCS_UNKNOWN;
   } else if (cinfo->num_components == 1) {
-    cinfo->out_color_space = JCS_RGB;
+    // A one-channel view takes the grey samples as they are (Sakura's channel planes); otherwise RGB.
+    cinfo->out_color_space = out.channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
   } else {
     std::snprintf(error, JMSG_LENGTH_MAX, "%d-component JPEG is not supported", cinfo->num_components);
     jpeg_abort_decompress(cinfo);
@@ -144,7 +145,8 @@ bool decode_impl(JpegDecoder::State* st, std::span<const uint8_t> data, const Ti
       while (cinfo->output_scanline < static_cast<JDIMENSION>(win.y)) jpeg_read_scanlines(cinfo, &row, 1);
     }
   }
-  const bool direct = components == 3 && first_col == 0 && cinfo->output_width == static_cast<JDIMENSION>(out.width);
+  const bool same_layout = components == static_cast<size_t>(out.channels);  // RGB into RGB, grey into grey
+  const bool direct = same_layout && first_col == 0 && cinfo->output_width == static_cast<JDIMENSION>(out.width);
   const size_t rows = static_cast<size_t>(out.height);
   const size_t decoded_row_bytes = static_cast<size_t>(cinfo->output_width) * components;
   st->row_ptrs.resize(rows);
@@ -158,9 +160,9 @@ bool decode_impl(JpegDecoder::State* st, std::span<const uint8_t> data, const Ti
   while (done < rows) {
     done += jpeg_read_scanlines(cinfo, st->row_ptrs.data() + done, static_cast<JDIMENSION>(rows - done));
   }
-  if (!direct && components == 3) {
+  if (!direct && same_layout) {
     for (size_t r = 0; r < rows; ++r) {
-      std::memcpy(out.row(static_cast<int64_t>(r)), st->row_ptrs[r] + first_col * 3, out.row_bytes());
+      std::memcpy(out.row(static_cast<int64_t>(r)), st->row_ptrs[r] + first_col * components, out.row_bytes());
     }
   } else if (!direct) {
     for (size_t r = 0; r < rows; ++r) {
