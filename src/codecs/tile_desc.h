@@ -2,6 +2,7 @@
 // TIFF or vendors; the formats layer translates tags (and vendor quirks) into this description.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -10,7 +11,15 @@ namespace tilewise::codecs {
 
 // kPng and kBmp: whole image files as units (MIRAX), always 8-bit RGB. kJpegPlanes: three greyscale JPEGs,
 // the red, green and blue channels, each behind its 32-bit little-endian length (Sakura SVSlide).
-enum class Compression { kNone, kJpeg, kDeflate, kLzw, kZstd, kJpeg2000, kJpegLs, kPng, kBmp, kJpegPlanes };
+// kCziSubblock: a Zeiss CZI subblock's data behind a 12-byte header of its own (CziSubblockHeader): the
+// unit's size may be smaller than the level's nominal one (its padding is never drawn).
+enum class Compression { kNone, kJpeg, kDeflate, kLzw, kZstd, kJpeg2000, kJpegLs, kPng, kBmp, kJpegPlanes, kCziSubblock };
+
+// The header the CZI driver puts before each subblock's data: width, height (32-bit little-endian), the
+// CZI pixel type (3 BGR24, 4 BGR48) and compression (0 none, 5 zstd, 6 zstd with header), two zero bytes.
+struct CziSubblockHeader {
+  static constexpr size_t kSize = 12;
+};
 
 // How the stored samples map to colour.
 enum class ColorSpace {

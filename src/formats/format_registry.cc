@@ -14,6 +14,7 @@ const FormatDriver kTable[] = {
     kTrestleDriver,
     kMiraxDriver,
     kSakuraDriver,
+    kZeissDriver,
     kDicomDriver,
     kHamamatsuVmsDriver,
     kHamamatsuNdpiDriver,

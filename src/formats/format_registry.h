@@ -48,6 +48,7 @@ extern const FormatDriver kHamamatsuNdpiDriver;
 extern const FormatDriver kHamamatsuVmsDriver;
 extern const FormatDriver kMiraxDriver;
 extern const FormatDriver kSakuraDriver;
+extern const FormatDriver kZeissDriver;
 extern const FormatDriver kDicomDriver;
 extern const FormatDriver kOmeTiffDriver;
 extern const FormatDriver kGenericTiffDriver;

@@ -21,6 +21,7 @@ const char* compression_name(Compression c) {
     case Compression::kPng: return "png";
     case Compression::kBmp: return "bmp";
     case Compression::kJpegPlanes: return "jpeg-planes";
+    case Compression::kCziSubblock: return "czi";
   }
   return "unknown";
 }
@@ -39,7 +40,7 @@ Status CpuDecoder::supports(const TileDesc& desc) {
     return unsupported("decoding at 1/" + std::to_string(desc.scale_denom) + " scale (only JPEG at 1/2, 1/4, 1/8)");
   }
   if (desc.compression == Compression::kJpeg || desc.compression == Compression::kJpeg2000 ||
-      desc.compression == Compression::kJpegPlanes) {
+      desc.compression == Compression::kJpegPlanes || desc.compression == Compression::kCziSubblock) {
     if (desc.bits_per_sample != 8) {
       return unsupported(std::to_string(desc.bits_per_sample) + "-bit JPEG is not supported");
     }
@@ -80,6 +81,7 @@ Status CpuDecoder::decode(std::span<const uint8_t> data, const TileDesc& desc, c
   if (desc.compression == Compression::kJpeg) return jpeg_->decode(data, desc, out);
   if (desc.compression == Compression::kJpeg2000) return jpeg2000_->decode_window(data, desc, out, 0, 0);
   if (desc.compression == Compression::kJpegPlanes) return decode_planes(data, desc, out, 0, 0, false);
+  if (desc.compression == Compression::kCziSubblock) return decode_czi(data, desc, out, 0, 0);
   return decode_lossless(data, desc, out);
 }
 
@@ -103,6 +105,7 @@ Status CpuDecoder::decode_window(std::span<const uint8_t> data, const TileDesc& 
   if (desc.compression == Compression::kJpeg) return jpeg_->decode_window(data, desc, out, x, y, true);
   if (desc.compression == Compression::kJpeg2000) return jpeg2000_->decode_window(data, desc, out, x, y);
   if (desc.compression == Compression::kJpegPlanes) return decode_planes(data, desc, out, x, y, true);
+  if (desc.compression == Compression::kCziSubblock) return decode_czi(data, desc, out, x, y);
   const int32_t rows = y + out.height;
   window_rgb_.resize(static_cast<size_t>(desc.width) * rows * 3);
   const ImageView whole{window_rgb_.data(), int64_t{desc.width} * 3, desc.width, rows, 3, {}};
@@ -134,6 +137,78 @@ Status CpuDecoder::decode_planes(std::span<const uint8_t> data, const TileDesc& 
       const uint8_t* src = grey.row(r);
       uint8_t* dst = out.row(r);
       for (int32_t i = 0; i < out.width; ++i) dst[3 * i + c] = src[i];
+    }
+  }
+  return Status();
+}
+
+Status CpuDecoder::decode_czi(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out, int32_t x,
+                              int32_t y) {
+  if (data.size() < CziSubblockHeader::kSize) return corrupt("czi: the subblock is shorter than its header");
+  auto le32 = [&](size_t at) {
+    return uint32_t{data[at]} | uint32_t{data[at + 1]} << 8 | uint32_t{data[at + 2]} << 16 | uint32_t{data[at + 3]} << 24;
+  };
+  const uint32_t w = le32(0), h = le32(4);
+  const uint8_t pixel_type = data[8], compression = data[9];
+  if (w == 0 || h == 0 || w > static_cast<uint32_t>(desc.width) || h > static_cast<uint32_t>(desc.height)) {
+    return corrupt("czi: a " + std::to_string(w) + "x" + std::to_string(h) + " subblock in a level of " +
+                   std::to_string(desc.width) + "x" + std::to_string(desc.height) + " units");
+  }
+  const size_t bpp = pixel_type == 3 ? 3 : pixel_type == 4 ? 6 : 0;
+  if (!bpp) return unsupported("czi: pixel type " + std::to_string(pixel_type));
+  const size_t pixel_bytes = size_t{w} * h * bpp;
+  std::span<const uint8_t> payload = data.subspan(CziSubblockHeader::kSize);
+  const uint8_t* px = payload.data();
+  if (compression == 0) {
+    if (payload.size() != pixel_bytes) {
+      return corrupt("czi: can't read " + std::to_string(payload.size() / bpp) + " pixels into a " + std::to_string(w) +
+                     "x" + std::to_string(h) + " image");
+    }
+  } else if (compression == 5 || compression == 6) {
+    bool hilo = false;
+    if (compression == 6) {  // a header: its size (1 or 3), then chunk type 1 and the HiLo packing flag
+      if (payload.empty() || payload.size() < payload[0]) return corrupt("czi: zstd header is cut short");
+      if (payload[0] == 3) {
+        if (payload[1] != 1) return corrupt("czi: unexpected zstd chunk type " + std::to_string(payload[1]));
+        hilo = payload[2] & 1;
+      } else if (payload[0] != 1) {
+        return corrupt("czi: unexpected zstd header length " + std::to_string(payload[0]));
+      }
+      payload = payload.subspan(payload[0]);
+    }
+    czi_pixels_.resize(pixel_bytes);
+    TW_ASSIGN_OR_RETURN(size_t produced, zstd_->decode(payload, czi_pixels_));
+    if (produced != pixel_bytes) {
+      return corrupt("czi: zstd data holds " + std::to_string(produced) + " bytes, " + std::to_string(pixel_bytes) + " needed");
+    }
+    if (hilo) {  // low bytes of the 16-bit samples in the first half, high bytes in the second
+      std::vector<uint8_t> packed(czi_pixels_);
+      const size_t half = pixel_bytes / 2;
+      for (size_t i = 0; i < half; ++i) {
+        czi_pixels_[2 * i] = packed[i];
+        czi_pixels_[2 * i + 1] = packed[half + i];
+      }
+    }
+    px = czi_pixels_.data();
+  } else {
+    return unsupported("czi: compression " + std::to_string(compression));
+  }
+  // BGR (8-bit, or 16-bit little-endian of which the high byte counts) to RGB; past the subblock: zero.
+  for (int32_t r = 0; r < out.height; ++r) {
+    uint8_t* dst = out.row(r);
+    const int64_t sy = int64_t{y} + r;
+    for (int32_t i = 0; i < out.width; ++i) {
+      const int64_t sx = int64_t{x} + i;
+      if (sy >= h || sx >= w) {
+        dst[3 * i] = dst[3 * i + 1] = dst[3 * i + 2] = 0;
+        continue;
+      }
+      const uint8_t* p = px + (static_cast<size_t>(sy) * w + static_cast<size_t>(sx)) * bpp;
+      if (bpp == 3) {
+        dst[3 * i] = p[2], dst[3 * i + 1] = p[1], dst[3 * i + 2] = p[0];
+      } else {
+        dst[3 * i] = p[5], dst[3 * i + 1] = p[3], dst[3 * i + 2] = p[1];
+      }
     }
   }
   return Status();

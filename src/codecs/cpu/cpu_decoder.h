@@ -57,6 +57,8 @@ class CpuDecoder final : public Decoder {
   // interleaved.
   Status decode_planes(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out, int32_t x, int32_t y,
                        bool window);
+  // Compression::kCziSubblock: the window at (x, y) of the unit (pixels past the subblock's own size are 0).
+  Status decode_czi(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out, int32_t x, int32_t y);
   uint8_t* copy_to_scratch(const uint8_t* data, size_t bytes);
 
   std::unique_ptr<JpegDecoder> jpeg_;
@@ -66,6 +68,7 @@ class CpuDecoder final : public Decoder {
   std::vector<uint8_t> scratch_;
   std::vector<uint8_t> window_rgb_;  // a whole decoded chunk when only a window of it is wanted
   std::vector<uint8_t> plane_grey_;  // one channel of a kJpegPlanes unit, decoded
+  std::vector<uint8_t> czi_pixels_;  // a kCziSubblock unit's decompressed samples
 };
 
 }  // namespace tilewise::codecs

@@ -1,0 +1,488 @@
+// Zeiss CZI (OpenSlide's "zeiss" vendor, format "zeiss-czi"): ZISRAW segments. OpenSlide 4.0.1's reading,
+// followed here:
+// - ZISRAWFILE at 0: the subblock directory, metadata and attachment directory positions and two GUIDs.
+//   ZISRAWDIRECTORY: one DV entry per subblock (pixel type, compression, file position, dimensions X, Y
+//   (start, size, stored size: size / stored size rounded is the subblock's downsample), S (scene), C
+//   (must be 0), M (mosaic index: where subblocks overlap, the lower index shows, as OpenSlide 4.0.1 draws
+//   them, measured); any other dimension is an error).
+//   Coordinates may be negative: every subblock is moved by the smallest X and Y.
+// - ZISRAWMETADATA: the XML. Its AttachmentInfos, DisplaySetting, Information and Scaling elements become
+//   zeiss.<path> properties (attributes and non-blank text; members of a list element named by their Id or
+//   Name; elements whose name repeats among their siblings left out). Information.Image.SizeX/SizeY is the
+//   level-0 size, SizeS the scene count; Scaling's X/Y Value (metres) the mpp; the objective's
+//   NominalMagnification the objective power.
+// - Levels: every downsample that all scenes have, each a positioned grid (formats::Placement) of its
+//   subblocks at (x / downsample, y / downsample), highest mosaic index first; its size is level 0's over the
+//   downsample. openslide.region[i].* give each scene's bounds at level 0.
+// - Pixels: BGR24 or BGR48 (high bytes), uncompressed, zstd ("zstd v0") or zstd behind a small header
+//   with optional HiLo byte packing ("zstd v1"). Each subblock's data is a unit behind a 12-byte header
+//   of the driver's own (its size, pixel type, compression; codecs::CziSubblockHeader) through an
+//   io::SplicedFile, so that units of different sizes share one level.
+// - Attachments Label, SlidePreview and Thumbnail become label, macro and thumbnail: a JPEG, or a CZI of one
+//   subblock embedded in the file. quickhash-1: SHA-256 of the two GUIDs and the XML with its NUL.
+// Subblock headers (their metadata size) are read at open, one read each.
+#include <pugixml.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "codecs/jpeg_markers.h"
+#include "formats/format_registry.h"
+#include "formats/level_builder.h"
+#include "formats/property_parsing.h"
+#include "formats/quickhash.h"
+#include "formats/tiff_properties.h"
+#include "io/spliced_source.h"
+#include "util/checked_math.h"
+
+namespace tilewise::formats {
+namespace {
+
+constexpr size_t kSegmentHeader = 32;
+constexpr size_t kSubblockHeader = 288;
+constexpr size_t kDirectoryEntry = 32;
+constexpr size_t kDimensionEntry = 20;
+
+int32_t le32(const uint8_t* p) {
+  return static_cast<int32_t>(uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24);
+}
+int64_t le64(const uint8_t* p) {
+  return static_cast<int64_t>(static_cast<uint64_t>(static_cast<uint32_t>(le32(p))) |
+                              static_cast<uint64_t>(static_cast<uint32_t>(le32(p + 4))) << 32);
+}
+
+Status read_at(const io::Source& src, uint64_t offset, std::span<uint8_t> out, const char* what) {
+  if (!internal::range_inside(offset, out.size(), src.size())) {
+    return corrupt(std::string("Couldn't read ") + what + " at offset " + std::to_string(offset) +
+                   ": past the end of the file");
+  }
+  return src.pread(out, offset).with_context(std::string("Couldn't read ") + what);
+}
+
+Status check_magic(const uint8_t* found, const char* expected) {
+  if (std::memcmp(found, expected, std::strlen(expected)) != 0) {
+    return corrupt(std::string("No magic string \"") + expected + "\" in struct header");
+  }
+  return Status();
+}
+
+Status detect(const io::Source& source) {
+  uint8_t head[16];
+  if (source.size() < sizeof head || !source.pread(head, 0).ok() || std::memcmp(head, "ZISRAWFILE", 10) != 0) {
+    return unsupported("Not a Zeiss CZI file");
+  }
+  return Status();
+}
+
+struct Subblock {
+  int64_t file_pos = 0;
+  int32_t pixel_type = 0, compression = 0;
+  int64_t x = 0, y = 0, z = 0;
+  uint32_t w = 0, h = 0;
+  int32_t scene = 0;
+  int64_t downsample = 1;
+};
+
+struct Czi {
+  uint8_t primary_guid[16], file_guid[16];
+  int64_t offset = 0, dir_pos = 0, meta_pos = 0, att_pos = 0;
+  std::vector<Subblock> subblocks;
+};
+
+Result<Czi> read_czi(const io::Source& src, int64_t offset) {
+  uint8_t h[112];
+  TW_RETURN_IF_ERROR(read_at(src, static_cast<uint64_t>(offset), h, "file header"));
+  TW_RETURN_IF_ERROR(check_magic(h, "ZISRAWFILE"));
+  Czi czi;
+  std::memcpy(czi.primary_guid, h + 48, 16);
+  std::memcpy(czi.file_guid, h + 64, 16);
+  czi.offset = offset;
+  czi.dir_pos = le64(h + 84);
+  czi.meta_pos = le64(h + 92);
+  czi.att_pos = le64(h + 104);
+  uint8_t dh[160];
+  const uint64_t dir_at = static_cast<uint64_t>(offset + czi.dir_pos);
+  TW_RETURN_IF_ERROR(read_at(src, dir_at, dh, "subblock directory header"));
+  TW_RETURN_IF_ERROR(check_magic(dh, "ZISRAWDIRECTORY"));
+  const int32_t count = le32(dh + 32);
+  const int64_t used = le64(dh + 24);
+  if (count < 0 || used < 128 || used - 128 > (int64_t{1} << 30)) return corrupt("Bad subblock directory size");
+  std::vector<uint8_t> dir(static_cast<size_t>(used - 128));
+  TW_RETURN_IF_ERROR(read_at(src, dir_at + sizeof dh, dir, "subblock directory"));
+  size_t at = 0;
+  for (int32_t i = 0; i < count; ++i) {
+    if (dir.size() - at < kDirectoryEntry) return corrupt("Premature end of directory when reading directory entry");
+    const uint8_t* e = dir.data() + at;
+    if (e[0] != 'D' || e[1] != 'V') return corrupt("No magic string \"DV\" in struct header");
+    Subblock b;
+    b.pixel_type = le32(e + 2);
+    b.file_pos = le64(e + 6);
+    b.compression = le32(e + 18);
+    const int32_t ndim = le32(e + 28);
+    at += kDirectoryEntry;
+    for (int32_t d = 0; d < ndim; ++d) {
+      if (dir.size() - at < kDimensionEntry) return corrupt("Premature end of directory when reading dimension");
+      const uint8_t* m = dir.data() + at;
+      at += kDimensionEntry;
+      const std::string name(reinterpret_cast<const char*>(m), strnlen(reinterpret_cast<const char*>(m), 4));
+      const int32_t start = le32(m + 4), size = le32(m + 8), stored = le32(m + 16);
+      if (name == "X") {
+        if (stored <= 0 || size <= 0) return corrupt("Bad X dimension in directory entry");
+        b.x = start;
+        b.w = static_cast<uint32_t>(stored);
+        b.downsample = (size + stored / 2) / stored;
+      } else if (name == "Y") {
+        if (stored <= 0) return corrupt("Bad Y dimension in directory entry");
+        b.y = start;
+        b.h = static_cast<uint32_t>(stored);
+      } else if (name == "S") {
+        b.scene = start;
+      } else if (name == "C") {
+        if (start) return corrupt("Nonzero subblock channel " + std::to_string(start));
+      } else if (name == "M") {
+        b.z = start;
+      } else {
+        return corrupt("Unrecognized subblock dimension \"" + name + "\"");
+      }
+    }
+    if (!b.w || !b.h) return corrupt("Missing X or Y dimension in directory entry");
+    if (b.downsample < 1) return corrupt("Bad subblock downsample");
+    czi.subblocks.push_back(b);
+  }
+  if (at != dir.size())
+    return corrupt("Found " + std::to_string(dir.size() - at) + " trailing bytes after subblock directory");
+  int64_t min_x = INT64_MAX, min_y = INT64_MAX;
+  for (const Subblock& b : czi.subblocks) min_x = std::min(min_x, b.x), min_y = std::min(min_y, b.y);
+  for (Subblock& b : czi.subblocks) b.x -= min_x, b.y -= min_y;
+  return czi;
+}
+
+Status validate(const Subblock& b) {
+  if (b.pixel_type != 3 && b.pixel_type != 4) {
+    static const char* names[] = {"GRAY8",      "GRAY16", "GRAY32FLOAT",   "BGR24",         "BGR48",  "5",     "6", "7",
+                                  "BGR96FLOAT", "BGRA32", "GRAY64COMPLEX", "BGR192COMPLEX", "GRAY32", "GRAY64"};
+    const std::string name =
+        b.pixel_type >= 0 && b.pixel_type < 14 ? names[b.pixel_type] : std::to_string(b.pixel_type);
+    return unsupported("Pixel type " + name + " is not supported");
+  }
+  if (b.compression != 0 && b.compression != 5 && b.compression != 6) {
+    static const char* names[] = {"uncompressed", "JPEG", "LZW", "type 3", "JPEG XR", "zstd v0", "zstd v1", "unknown"};
+    if (b.compression >= 0 && b.compression < 8)
+      return unsupported(std::string(names[b.compression]) + " compression is not supported");
+    return unsupported("Compression " + std::to_string(b.compression) + " is not supported");
+  }
+  return Status();
+}
+
+// The unit of one subblock: the driver's header, then the subblock's data (read from its segment header).
+Result<std::pair<uint64_t, uint64_t>> add_unit(const io::Source& src, io::SplicedFile& file, int64_t czi_offset,
+                                               const Subblock& b) {
+  uint8_t h[48];
+  const uint64_t at = static_cast<uint64_t>(czi_offset + b.file_pos);
+  TW_RETURN_IF_ERROR(read_at(src, at, h, "subblock header"));
+  TW_RETURN_IF_ERROR(check_magic(h, "ZISRAWSUBBLOCK"));
+  const int32_t meta = le32(h + 32);
+  const int64_t data = le64(h + 40);
+  if (meta < 0 || data < 0) return corrupt("Bad subblock sizes");
+  const uint64_t data_at = at + kSubblockHeader + static_cast<uint64_t>(meta);
+  if (!internal::range_inside(data_at, static_cast<uint64_t>(data), src.size())) {
+    return corrupt("subblock data at offset " + std::to_string(data_at) + " runs past the end of the file");
+  }
+  uint8_t head[codecs::CziSubblockHeader::kSize] = {};
+  for (int i = 0; i < 4; ++i)
+    head[i] = static_cast<uint8_t>(b.w >> (8 * i)), head[4 + i] = static_cast<uint8_t>(b.h >> (8 * i));
+  head[8] = static_cast<uint8_t>(b.pixel_type);
+  head[9] = static_cast<uint8_t>(b.compression);
+  const uint64_t start = file.add_bytes(head);
+  file.add_range(data_at, static_cast<uint64_t>(data));
+  return std::make_pair(start, file.size() - start);
+}
+
+// OpenSlide's XML flattening (see the header comment).
+class XmlProperties {
+ public:
+  explicit XmlProperties(PropertyMap& props) : props_(props) {}
+  void add(const pugi::xml_node& node) { add(node, {"zeiss"}); }
+
+ private:
+  static bool blank(const char* s) {
+    for (; *s; ++s) {
+      if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r') return false;
+    }
+    return true;
+  }
+  static std::optional<std::string> element_name(const std::vector<std::string>& path, const pugi::xml_node& node) {
+    const std::string name = node.name();
+    const std::string& parent = path.back();
+    if (parent == name + "s" || (parent == "Items" && name == "Distance")) {
+      if (pugi::xml_attribute id = node.attribute("Id")) return std::string(id.value());
+      if (pugi::xml_attribute id = node.attribute("Name")) return std::string(id.value());
+      return std::nullopt;  // a list member without a name: left out
+    }
+    return name;
+  }
+  std::string joined(const std::vector<std::string>& path) const {
+    std::string s;
+    for (const std::string& p : path) s += (s.empty() ? "" : ".") + p;
+    return s;
+  }
+  void add(const pugi::xml_node& node, std::vector<std::string> path) {
+    auto name = element_name(path, node);
+    if (!name) return;
+    path.push_back(*name);
+    for (pugi::xml_attribute a : node.attributes()) {
+      if (!blank(a.value())) {
+        path.push_back(a.name());
+        props_[joined(path)] = a.value();
+        path.pop_back();
+      }
+    }
+    std::map<std::string, int> seen;
+    for (pugi::xml_node c : node.children()) {
+      if (c.type() != pugi::node_element) continue;
+      if (auto n = element_name(path, c)) ++seen[*n];
+    }
+    for (pugi::xml_node c : node.children()) {
+      if (c.type() == pugi::node_pcdata || c.type() == pugi::node_cdata) {
+        if (!blank(c.value())) props_[joined(path)] = c.value();
+        continue;
+      }
+      if (c.type() != pugi::node_element) continue;
+      auto n = element_name(path, c);
+      if (!n || seen[*n] > 1) continue;
+      add(c, path);
+    }
+  }
+  PropertyMap& props_;
+};
+
+LevelModel czi_level_shell(uint32_t unit_w, uint32_t unit_h) {
+  LevelModel level;
+  level.info.tiled = true;
+  level.info.compression = codecs::compression_name(codecs::Compression::kCziSubblock);
+  level.desc.compression = codecs::Compression::kCziSubblock;
+  level.desc.color = codecs::ColorSpace::kRgb;
+  level.desc.width = static_cast<int32_t>(unit_w);
+  level.desc.height = static_cast<int32_t>(unit_h);
+  level.info.tile_width = level.desc.width;
+  level.info.tile_height = level.desc.height;
+  return level;
+}
+
+Result<SlideModel> open(std::shared_ptr<const io::Source> source) {
+  const io::Source& src = *source;
+  TW_ASSIGN_OR_RETURN(Czi czi, read_czi(src, 0));
+  // Metadata XML.
+  uint8_t mh[kSubblockHeader];
+  TW_RETURN_IF_ERROR(read_at(src, static_cast<uint64_t>(czi.meta_pos), mh, "metadata header"));
+  TW_RETURN_IF_ERROR(check_magic(mh, "ZISRAWMETADATA"));
+  const int32_t xml_size = le32(mh + 32);
+  if (xml_size < 0 || xml_size > (1 << 28)) return corrupt("Bad metadata size");
+  std::string xml(static_cast<size_t>(xml_size), '\0');
+  TW_RETURN_IF_ERROR(read_at(src, static_cast<uint64_t>(czi.meta_pos) + sizeof mh,
+                             {reinterpret_cast<uint8_t*>(xml.data()), xml.size()}, "metadata XML"));
+  xml.resize(strnlen(xml.c_str(), xml.size()));
+  pugi::xml_document doc;
+  if (!doc.load_buffer(xml.data(), xml.size())) return corrupt("Couldn't parse metadata XML");
+  PropertyMap props;
+  XmlProperties flatten(props);
+  const pugi::xml_node metadata = doc.child("ImageDocument").child("Metadata");
+  for (const char* part : {"AttachmentInfos", "DisplaySetting", "Information", "Scaling"}) {
+    if (pugi::xml_node n = metadata.child(part)) flatten.add(n);
+  }
+  auto prop = [&](const std::string& k) -> const std::string* {
+    auto it = props.find(k);
+    return it == props.end() ? nullptr : &it->second;
+  };
+  const std::string *sx = prop("zeiss.Information.Image.SizeX"), *sy = prop("zeiss.Information.Image.SizeY");
+  if (!sx || !sy) return corrupt("Couldn't read image dimensions");
+  auto width = parse_int64(*sx), height = parse_int64(*sy);
+  if (!width || !height || *width <= 0 || *height <= 0) return corrupt("Couldn't parse image dimensions");
+  int64_t scenes = 1;
+  if (const std::string* ss = prop("zeiss.Information.Image.SizeS")) {
+    auto n = parse_int64(*ss);
+    if (!n || *n <= 0 || *n > 100000) return corrupt("Couldn't parse image scene dimension");
+    scenes = *n;
+  }
+  for (const char* axis : {"X", "Y"}) {
+    if (const std::string* m = prop(std::string("zeiss.Scaling.Items.") + axis + ".Value")) {
+      if (auto d = parse_double(*m))
+        props[std::string("openslide.mpp-") + (axis[0] == 'X' ? "x" : "y")] = format_double(*d * 1e6);
+    }
+  }
+  if (const std::string* id = prop("zeiss.Information.Image.ObjectiveSettings.ObjectiveRef.Id")) {
+    if (const std::string* mag = prop("zeiss.Information.Instrument.Objectives." + *id + ".NominalMagnification")) {
+      if (auto d = parse_double(*mag)) props["openslide.objective-power"] = format_double(*d);
+    }
+  }
+
+  // Scenes: bounds at level 0, and the largest downsample every scene has.
+  std::vector<int64_t> x1(static_cast<size_t>(scenes), INT64_MAX), y1(x1), x2(static_cast<size_t>(scenes), INT64_MIN),
+      y2(x2), max_ds(static_cast<size_t>(scenes), 0);
+  for (size_t i = 0; i < czi.subblocks.size(); ++i) {
+    const Subblock& b = czi.subblocks[i];
+    if (b.scene < 0 || b.scene >= scenes) {
+      return corrupt("Subblock " + std::to_string(i) + " specifies out-of-range scene " + std::to_string(b.scene));
+    }
+    const size_t s = static_cast<size_t>(b.scene);
+    max_ds[s] = std::max(max_ds[s], b.downsample);
+    if (b.downsample == 1) {
+      x1[s] = std::min(x1[s], b.x), y1[s] = std::min(y1[s], b.y);
+      x2[s] = std::max(x2[s], b.x + int64_t{b.w}), y2[s] = std::max(y2[s], b.y + int64_t{b.h});
+    }
+  }
+  int64_t common_ds = INT64_MAX;
+  for (int64_t s = 0; s < scenes; ++s) {
+    const size_t i = static_cast<size_t>(s);
+    if (!max_ds[i]) return corrupt("No subblocks for scene " + std::to_string(s));
+    const std::string p = "openslide.region[" + std::to_string(s) + "].";
+    props[p + "x"] = std::to_string(x1[i]);
+    props[p + "y"] = std::to_string(y1[i]);
+    props[p + "width"] = std::to_string(x2[i] - x1[i]);
+    props[p + "height"] = std::to_string(y2[i] - y1[i]);
+    common_ds = std::min(common_ds, max_ds[i]);
+  }
+
+  // Levels: one per downsample up to the common one; subblocks in mosaic order (stable for equal M).
+  std::map<int64_t, std::vector<size_t>> by_ds;
+  for (size_t i = 0; i < czi.subblocks.size(); ++i) {
+    if (czi.subblocks[i].downsample <= common_ds) by_ds[czi.subblocks[i].downsample].push_back(i);
+  }
+  if (by_ds.empty()) return corrupt("Found no levels in slide");
+  io::SplicedFile file(source);
+  SlideModel model;
+  model.vendor = "zeiss";
+  std::vector<std::vector<PlacedTile>> placements;
+  std::vector<UnitTable> tables;
+  for (auto& [ds, ids] : by_ds) {
+    // Paint order: OpenSlide 4.0.1 draws a lower mosaic index over a higher one (measured with overlapping
+    // tiles in both numberings), so the highest index is painted first.
+    std::stable_sort(ids.begin(), ids.end(),
+                     [&](size_t a, size_t b) { return czi.subblocks[a].z > czi.subblocks[b].z; });
+    uint32_t uw = 0, uh = 0;
+    UnitTable table;
+    std::vector<PlacedTile> placed;
+    for (size_t k = 0; k < ids.size(); ++k) {
+      const Subblock& b = czi.subblocks[ids[k]];
+      TW_RETURN_IF_ERROR(validate(b));
+      uw = std::max(uw, b.w), uh = std::max(uh, b.h);
+      TW_ASSIGN_OR_RETURN(auto range, add_unit(src, file, 0, b));
+      table.offsets.push_back(range.first);
+      table.lengths.push_back(range.second);
+      PlacedTile t;
+      t.x = std::llround(static_cast<double>(b.x) / static_cast<double>(ds));
+      t.y = std::llround(static_cast<double>(b.y) / static_cast<double>(ds));
+      t.width = static_cast<int32_t>(b.w);
+      t.height = static_cast<int32_t>(b.h);
+      t.unit = static_cast<int64_t>(k);
+      placed.push_back(t);
+    }
+    LevelModel level = czi_level_shell(uw, uh);
+    level.info.width = *width / ds;
+    level.info.height = *height / ds;
+    level.info.downsample = static_cast<double>(ds);
+    level.tiles_across = static_cast<int64_t>(ids.size());
+    level.tiles_down = 1;
+    model.levels.push_back(std::move(level));
+    placements.push_back(std::move(placed));
+    tables.push_back(std::move(table));
+  }
+
+  // Associated images from the attachment directory.
+  uint8_t ah[kSubblockHeader];
+  TW_RETURN_IF_ERROR(read_at(src, static_cast<uint64_t>(czi.att_pos), ah, "attachment directory header"));
+  TW_RETURN_IF_ERROR(check_magic(ah, "ZISRAWATTDIR"));
+  const int32_t attachments = le32(ah + 32);
+  if (attachments < 0 || attachments > 100000) return corrupt("Bad attachment count");
+  struct Pending {
+    std::string name;
+    uint64_t offset, length;
+    codecs::Compression kind;
+    uint32_t w, h;
+  };
+  std::vector<Pending> pending;
+  for (int32_t i = 0; i < attachments; ++i) {
+    uint8_t e[128];
+    TW_RETURN_IF_ERROR(read_at(src, static_cast<uint64_t>(czi.att_pos) + sizeof ah + 128 * static_cast<uint64_t>(i), e,
+                               "attachment directory entry"));
+    if (e[0] != 'A' || e[1] != '1') return corrupt("No magic string \"A1\" in struct header");
+    const std::string type(reinterpret_cast<const char*>(e + 40), strnlen(reinterpret_cast<const char*>(e + 40), 8));
+    const std::string name(reinterpret_cast<const char*>(e + 48), strnlen(reinterpret_cast<const char*>(e + 48), 80));
+    const char* ours = name == "Label"          ? "label"
+                       : name == "SlidePreview" ? "macro"
+                       : name == "Thumbnail"    ? "thumbnail"
+                                                : nullptr;
+    if (!ours) continue;
+    const int64_t seg = le64(e + 12);
+    const int64_t data_at = seg + static_cast<int64_t>(kSubblockHeader);
+    if (type == "JPG") {
+      uint8_t sh[36];
+      TW_RETURN_IF_ERROR(read_at(src, static_cast<uint64_t>(seg), sh, "attachment header"));
+      const int32_t size = le32(sh + 32);
+      std::vector<uint8_t> head(static_cast<size_t>(std::clamp<int32_t>(size, 0, 1 << 16)));
+      TW_RETURN_IF_ERROR(read_at(src, static_cast<uint64_t>(data_at), head, "attachment"));
+      auto frame = codecs::parse_jpeg_frame(head);
+      if (!frame.ok() || !frame->width || !frame->height) {
+        return corrupt(std::string("Reading JPEG header for associated image \"") + ours +
+                       "\": " + (frame.ok() ? "no size" : frame.status().message()));
+      }
+      pending.push_back({ours, static_cast<uint64_t>(data_at), static_cast<uint64_t>(size), codecs::Compression::kJpeg,
+                         frame->width, frame->height});
+    } else if (type == "CZI") {
+      auto inner = read_czi(src, data_at);
+      if (!inner.ok())
+        return inner.status().with_context(std::string("Reading CZI for associated image \"") + ours + "\"");
+      if (inner->subblocks.size() != 1) {
+        return corrupt(std::string("Embedded CZI for associated image \"") + ours + "\" has " +
+                       std::to_string(inner->subblocks.size()) + " subblocks, expected one");
+      }
+      const Subblock& b = inner->subblocks[0];
+      TW_RETURN_IF_ERROR(validate(b).with_context(std::string("Adding associated image \"") + ours + "\""));
+      TW_ASSIGN_OR_RETURN(auto range, add_unit(src, file, data_at, b));
+      pending.push_back({ours, range.first, range.second, codecs::Compression::kCziSubblock, b.w, b.h});
+    } else {
+      return corrupt(std::string("Associated image \"") + ours + "\" has unrecognized type \"" + type + "\"");
+    }
+  }
+  const std::shared_ptr<const io::Source> spliced = file.build();
+  for (size_t i = 0; i < model.levels.size(); ++i) {
+    LevelModel& l = model.levels[i];
+    l.units = std::make_shared<const UnitTable>(std::move(tables[i]));
+    l.parts = single_part(spliced);
+    l.placement = make_placement(std::move(placements[i]));
+  }
+  for (const Pending& p : pending) {
+    LevelModel image = czi_level_shell(p.w, p.h);
+    image.info.width = p.w;
+    image.info.height = p.h;
+    image.tiles_across = image.tiles_down = 1;
+    if (p.kind == codecs::Compression::kJpeg) {
+      image.info.compression = codecs::compression_name(codecs::Compression::kJpeg);
+      image.desc.compression = codecs::Compression::kJpeg;
+      image.desc.color = codecs::ColorSpace::kYCbCr;
+      image.parts = single_part(source);
+    } else {
+      image.parts = single_part(spliced);
+    }
+    image.units = std::make_shared<const UnitTable>(UnitTable{{p.offset}, {p.length}, {}});
+    model.associated.push_back({p.name, std::move(image), {}, {}});
+  }
+
+  Quickhash hash;
+  hash.update(czi.primary_guid, 16);
+  hash.update(czi.file_guid, 16);
+  hash.update(xml.c_str(), xml.size() + 1);
+  props["openslide.quickhash-1"] = hash.hex();
+  add_standard_properties(model, props);
+  drop_tile_size_properties(model);
+  return model;
+}
+
+}  // namespace
+
+const FormatDriver kZeissDriver = {"zeiss", nullptr, nullptr, &detect, &open};
+
+}  // namespace tilewise::formats
