@@ -21,7 +21,7 @@ echo "== Debian libraries"
 mkdir -p "$tmp/debs" "$tmp/deps"
 (cd "$tmp/debs" && apt-get download libjpeg62-turbo libjpeg62-turbo-dev libopenjp2-7 libopenjp2-7-dev libdeflate0 \
   libdeflate-dev libzstd1 libzstd-dev libpugixml1v5 libpugixml-dev libssl3 libssl-dev libgtest-dev libcharls2 libcharls-dev \
-  libpng16-16 libpng-dev zlib1g zlib1g-dev libsqlite3-0 libsqlite3-dev >/dev/null 2>&1)
+  libpng16-16 libpng-dev zlib1g zlib1g-dev libsqlite3-0 libsqlite3-dev libjxr0 libjxr-dev >/dev/null 2>&1)
 for f in "$tmp"/debs/*.deb; do dpkg -x "$f" "$tmp/deps"; done
 find "$tmp/deps" -name "*.a" ! -name "libgtest*.a" -delete
 rm -rf "$tmp/deps/usr/share/doc" "$tmp/deps/usr/share/man" "$tmp/deps/usr/bin"

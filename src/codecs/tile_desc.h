@@ -16,7 +16,8 @@ namespace tilewise::codecs {
 enum class Compression { kNone, kJpeg, kDeflate, kLzw, kZstd, kJpeg2000, kJpegLs, kPng, kBmp, kJpegPlanes, kCziSubblock };
 
 // The header the CZI driver puts before each subblock's data: width, height (32-bit little-endian), the
-// CZI pixel type (3 BGR24, 4 BGR48) and compression (0 none, 5 zstd, 6 zstd with header), two zero bytes.
+// CZI pixel type (3 BGR24, 4 BGR48) and compression (0 none, 4 JPEG XR, 5 zstd, 6 zstd with header), two
+// zero bytes.
 struct CziSubblockHeader {
   static constexpr size_t kSize = 12;
 };

@@ -15,9 +15,9 @@
 //   subblocks at (x / downsample, y / downsample), highest mosaic index first; its size is level 0's over the
 //   downsample. openslide.region[i].* give each scene's bounds at level 0.
 // - Pixels: BGR24 or BGR48 (high bytes), uncompressed, zstd ("zstd v0") or zstd behind a small header
-//   with optional HiLo byte packing ("zstd v1"). Each subblock's data is a unit behind a 12-byte header
-//   of the driver's own (its size, pixel type, compression; codecs::CziSubblockHeader) through an
-//   io::SplicedFile, so that units of different sizes share one level.
+//   with optional HiLo byte packing ("zstd v1"), and JPEG XR (jxrlib; OpenSlide refuses it). Each subblock's data is a
+//   unit behind a 12-byte header of the driver's own (its size, pixel type, compression; codecs::CziSubblockHeader)
+//   through an io::SplicedFile, so that units of different sizes share one level.
 // - Attachments Label, SlidePreview and Thumbnail become label, macro and thumbnail: a JPEG, or a CZI of one
 //   subblock embedded in the file. quickhash-1: SHA-256 of the two GUIDs and the XML with its NUL.
 // Subblock headers (their metadata size) are read at open, one read each.
@@ -168,7 +168,7 @@ Status validate(const Subblock& b) {
         b.pixel_type >= 0 && b.pixel_type < 14 ? names[b.pixel_type] : std::to_string(b.pixel_type);
     return unsupported("Pixel type " + name + " is not supported");
   }
-  if (b.compression != 0 && b.compression != 5 && b.compression != 6) {
+  if (b.compression != 0 && b.compression != 4 && b.compression != 5 && b.compression != 6) {
     static const char* names[] = {"uncompressed", "JPEG", "LZW", "type 3", "JPEG XR", "zstd v0", "zstd v1", "unknown"};
     if (b.compression >= 0 && b.compression < 8)
       return unsupported(std::string(names[b.compression]) + " compression is not supported");
@@ -358,10 +358,9 @@ Result<SlideModel> open(std::shared_ptr<const io::Source> source) {
   std::vector<std::vector<PlacedTile>> placements;
   std::vector<UnitTable> tables;
   for (auto& [ds, ids] : by_ds) {
-    // Paint order: OpenSlide 4.0.1 draws a lower mosaic index over a higher one (measured with overlapping
+    // Units in directory order (errors name a subblock as tile (k, 0): the level's k-th subblock); drawn in
+    // paint order: OpenSlide 4.0.1 draws a lower mosaic index over a higher one (measured with overlapping
     // tiles in both numberings), so the highest index is painted first.
-    std::stable_sort(ids.begin(), ids.end(),
-                     [&](size_t a, size_t b) { return czi.subblocks[a].z > czi.subblocks[b].z; });
     uint32_t uw = 0, uh = 0;
     UnitTable table;
     std::vector<PlacedTile> placed;
@@ -380,6 +379,13 @@ Result<SlideModel> open(std::shared_ptr<const io::Source> source) {
       t.unit = static_cast<int64_t>(k);
       placed.push_back(t);
     }
+    std::vector<size_t> order(ids.size());
+    for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return czi.subblocks[ids[a]].z > czi.subblocks[ids[b]].z; });
+    std::vector<PlacedTile> painted;
+    for (size_t k : order) painted.push_back(placed[k]);
+    placed.swap(painted);
     LevelModel level = czi_level_shell(uw, uh);
     level.info.width = *width / ds;
     level.info.height = *height / ds;

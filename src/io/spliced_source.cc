@@ -36,6 +36,17 @@ class Spliced final : public Source {
   }
   uint64_t size() const override { return size_; }
   const std::string& name() const override { return base_->name(); }
+  uint64_t file_offset(uint64_t offset) const override {
+    // Within a base piece: its base offset; within bytes of the splice's own: where the next base piece
+    // starts (the data they describe).
+    auto it = std::upper_bound(pieces_.begin(), pieces_.end(), offset,
+                               [](uint64_t o, const SplicedFile::Piece& p) { return o < p.start; });
+    if (it == pieces_.begin()) return offset;
+    for (--it; it != pieces_.end(); ++it) {
+      if (!it->literal) return it->at + (offset > it->start ? offset - it->start : 0);
+    }
+    return offset;
+  }
   bool is_local_file() const override { return base_->is_local_file(); }
   void prefetch(std::span<const ByteRange> ranges) const override {
     // The base ranges behind the spliced ones (literal bytes need no fetching).

@@ -19,8 +19,9 @@ int32_t TileRef::valid_cols() const {
 }
 
 std::string TileFetcher::context(const TileRef& tile, uint64_t offset) const {
-  return tile.level->unit_part(tile.index()).source->name() + ": " + std::string(tile.level_label) + " tile (" +
-         std::to_string(tile.col) + "," + std::to_string(tile.row) + ") at offset " + std::to_string(offset);
+  const io::Source& source = *tile.level->unit_part(tile.index()).source;
+  return source.name() + ": " + std::string(tile.level_label) + " tile (" + std::to_string(tile.col) + "," +
+         std::to_string(tile.row) + ") at offset " + std::to_string(source.file_offset(offset));
 }
 
 std::string TileFetcher::context(const TileRef& tile) const {

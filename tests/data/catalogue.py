@@ -25,6 +25,7 @@ import numpy as np
 import tifffile
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import czi  # noqa: E402
 import dicom_wsi  # noqa: E402
 import leica  # noqa: E402
 import mirax  # noqa: E402
@@ -619,6 +620,39 @@ def build(out: Path) -> list:
     sakura_variant("sakura-damaged-tile", "read-fails", r"level 0 tile \(1,0\).*green channel",
                    sql="UPDATE SVSlideBlobs SET data = x'FFD8FFDB' WHERE id = 'T;64|0;1;1;0';")
     sakura_variant("sakura-missing-metadata", "reads", sql="DROP TABLE SVHRScanDataXPO;")
+
+    # Zeiss CZI: ZISRAW segments edited as bytes.
+    def czi_variant(name, expect, pattern="", edit=None, **kw):
+        data = bytearray(czi.build_czi(img, **{"tile": 64, "levels": 2, "scenes": ((0, 0, 4, 3),), **kw}))
+        if edit:
+            edit(data)
+        add(f"{name}.czi", bytes(data), expect, pattern)
+
+    def replace(old, new, last=False):
+        def edit(d):
+            at = d.rindex(old) if last else d.index(old)
+            d[at:at + len(new)] = new
+        return edit
+
+    czi_variant("good-czi", "reads")
+    czi_variant("good-czi-zstd1-overlap", "reads", compression=6, overlap=(8, 4))
+    czi_variant("good-czi-jpegxr", "reads", compression=4)
+    czi_variant("czi-directory-magic", "open-fails", r'No magic string "ZISRAWDIRECTORY"',
+                edit=replace(b"ZISRAWDIRECTORY", b"ZISRAWDIRECTORX"))
+    czi_variant("czi-dimension", "open-fails", r"Unrecognized subblock dimension", edit=replace(b"M\0\0\0", b"Q\0\0\0"))
+    czi_variant("czi-scene", "open-fails", r"No subblocks for scene 1", edit=replace(b"<SizeS>1</SizeS>", b"<SizeS>2</SizeS>"))
+    czi_variant("czi-pixel-type", "open-fails", r"Pixel type GRAY8 is not supported",
+                edit=lambda d: d.__setitem__(slice(d.index(b"DV", d.index(b"ZISRAWDIRECTORY")) + 2,
+                                                   d.index(b"DV", d.index(b"ZISRAWDIRECTORY")) + 6), bytes(4)))
+    czi_variant("czi-subblock-past-eof", "open-fails", r"past the end",
+                edit=lambda d: d.__setitem__(slice(d.index(b"DV", d.index(b"ZISRAWDIRECTORY")) + 6,
+                                                   d.index(b"DV", d.index(b"ZISRAWDIRECTORY")) + 14),
+                                             (1 << 40).to_bytes(8, "little")))
+    czi_variant("czi-damaged-zstd", "read-fails", r"level 0 tile \(0,0\)", compression=5,
+                edit=lambda d: d.__setitem__(slice(d.index(b"ZISRAWSUBBLOCK") + 300, d.index(b"ZISRAWSUBBLOCK") + 360), bytes(60)))
+    good_czi = czi.build_czi(img, tile=64, levels=2)
+    for frac in (0.05, 0.3, 0.6, 0.95):
+        add(f"trunc-czi-{int(len(good_czi) * frac)}.czi", good_czi[: int(len(good_czi) * frac)], "clean", "")
 
     # Not slides at all.
     add("empty.tif", b"", "open-fails", r"empty")

@@ -125,8 +125,8 @@ Status CpuDecoder::decode_planes(std::span<const uint8_t> data, const TileDesc& 
   for (int c = 0; c < 3; ++c) {
     const char* channel = c == 0 ? "red" : c == 1 ? "green" : "blue";
     if (data.size() - at < 4) return corrupt(std::string("jpeg-planes: the ") + channel + " channel is missing");
-    const uint32_t length = uint32_t{data[at]} | uint32_t{data[at + 1]} << 8 | uint32_t{data[at + 2]} << 16 |
-                            uint32_t{data[at + 3]} << 24;
+    const uint32_t length =
+        uint32_t{data[at]} | uint32_t{data[at + 1]} << 8 | uint32_t{data[at + 2]} << 16 | uint32_t{data[at + 3]} << 24;
     at += 4;
     if (length > data.size() - at) return corrupt(std::string("jpeg-planes: the ") + channel + " channel is cut short");
     const auto bytes = data.subspan(at, length);
@@ -146,7 +146,8 @@ Status CpuDecoder::decode_czi(std::span<const uint8_t> data, const TileDesc& des
                               int32_t y) {
   if (data.size() < CziSubblockHeader::kSize) return corrupt("czi: the subblock is shorter than its header");
   auto le32 = [&](size_t at) {
-    return uint32_t{data[at]} | uint32_t{data[at + 1]} << 8 | uint32_t{data[at + 2]} << 16 | uint32_t{data[at + 3]} << 24;
+    return uint32_t{data[at]} | uint32_t{data[at + 1]} << 8 | uint32_t{data[at + 2]} << 16 |
+           uint32_t{data[at + 3]} << 24;
   };
   const uint32_t w = le32(0), h = le32(4);
   const uint8_t pixel_type = data[8], compression = data[9];
@@ -179,7 +180,8 @@ Status CpuDecoder::decode_czi(std::span<const uint8_t> data, const TileDesc& des
     czi_pixels_.resize(pixel_bytes);
     TW_ASSIGN_OR_RETURN(size_t produced, zstd_->decode(payload, czi_pixels_));
     if (produced != pixel_bytes) {
-      return corrupt("czi: zstd data holds " + std::to_string(produced) + " bytes, " + std::to_string(pixel_bytes) + " needed");
+      return corrupt("czi: zstd data holds " + std::to_string(produced) + " bytes, " + std::to_string(pixel_bytes) +
+                     " needed");
     }
     if (hilo) {  // low bytes of the 16-bit samples in the first half, high bytes in the second
       std::vector<uint8_t> packed(czi_pixels_);
@@ -189,6 +191,12 @@ Status CpuDecoder::decode_czi(std::span<const uint8_t> data, const TileDesc& des
         czi_pixels_[2 * i + 1] = packed[half + i];
       }
     }
+    px = czi_pixels_.data();
+  } else if (compression == 4) {
+    czi_pixels_.resize(pixel_bytes);
+    TW_RETURN_IF_ERROR(
+        jpegxr_decode(payload, czi_pixels_, static_cast<int32_t>(w), static_cast<int32_t>(h), static_cast<int32_t>(bpp))
+            .status());
     px = czi_pixels_.data();
   } else {
     return unsupported("czi: compression " + std::to_string(compression));
@@ -251,8 +259,8 @@ Status CpuDecoder::decode_lossless(std::span<const uint8_t> data, const TileDesc
         break;
       }
       case Compression::kJpegLs: {
-        TW_ASSIGN_OR_RETURN(produced, jpegls_decode(data, {scratch_.data(), whole}, desc.width, desc.height,
-                                                    desc.samples_per_pixel));
+        TW_ASSIGN_OR_RETURN(
+            produced, jpegls_decode(data, {scratch_.data(), whole}, desc.width, desc.height, desc.samples_per_pixel));
         break;
       }
       case Compression::kPng: {
@@ -263,7 +271,8 @@ Status CpuDecoder::decode_lossless(std::span<const uint8_t> data, const TileDesc
         TW_ASSIGN_OR_RETURN(produced, bmp_decode(data, {scratch_.data(), whole}, desc.width, desc.height));
         break;
       }
-      default: return internal_error("unexpected compression");
+      default:
+        return internal_error("unexpected compression");
     }
     if (produced < needed) {
       return corrupt(std::string(name) + ": data decompresses to " + std::to_string(produced) + " bytes, " +

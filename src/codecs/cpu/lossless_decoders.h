@@ -60,4 +60,9 @@ Result<size_t> jpegls_decode(std::span<const uint8_t> in, std::span<uint8_t> out
 Result<size_t> png_decode(std::span<const uint8_t> in, std::span<uint8_t> out, int32_t width, int32_t height);
 Result<size_t> bmp_decode(std::span<const uint8_t> in, std::span<uint8_t> out, int32_t width, int32_t height);
 
+// JPEG XR (jxrlib): a width x height stream of `bytes_per_pixel` (3: 24-bit, 6: 48-bit) samples, copied in
+// the stream's order. Returns the bytes written.
+Result<size_t> jpegxr_decode(std::span<const uint8_t> in, std::span<uint8_t> out, int32_t width, int32_t height,
+                             int32_t bytes_per_pixel);
+
 }  // namespace tilewise::codecs

@@ -1,0 +1,131 @@
+"""Zeiss CZI (issue 15): generated files (tests/data/czi.py) against OpenSlide 4.0.1 - uncompressed, zstd v0
+and v1 (HiLo packing), BGR24 and BGR48, overlapping mosaic tiles in both index orders, several scenes,
+edge tiles of their own size, label and embedded-CZI macro, every property - and JPEG XR, which OpenSlide
+cannot read, against czifile (imagecodecs' jxrlib) and the lossless source."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+
+import czi
+import slidegen
+import tilewise
+from test_formats import compare_with_openslide
+
+openslide = pytest.importorskip("openslide")
+
+
+@pytest.fixture(scope="module")
+def world() -> np.ndarray:
+    return slidegen.tissue_image(1200, 900, seed=11)
+
+
+VARIANTS = {
+    "uncompressed": dict(),
+    "zstd-v0": dict(compression=5),
+    "zstd-v1": dict(compression=6),
+    "zstd-v1-hilo-bgr48": dict(compression=6, hilo=True, pixel="bgr48"),
+    "bgr48": dict(pixel="bgr48"),
+    "overlapping-tiles": dict(overlap=(16, 8), tint=30),
+    "overlapping-tiles-reversed-mosaic-order": dict(overlap=(16, 8), tint=30, reverse_m=True),
+    "two-scenes": dict(scenes=((0, 0, 3, 2), (500, 400, 4, 3))),
+    "edge-tiles": dict(tile=120),
+}
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_czi_matches_openslide(tmp_path, world, variant):
+    path = czi.write_czi(tmp_path / "slide.czi", world, **VARIANTS[variant])
+    slide = compare_with_openslide(path, regions=25)
+    assert dict(slide.properties) == dict(openslide.OpenSlide(str(path)).properties)
+    assert slide.format == "zeiss"
+    assert slide.properties["zeiss.Information.Instrument.Microscopes.Microscope:1.Name"] == "Axioscan 7"
+    assert slide.properties["openslide.objective-power"] == "20"
+    assert slide.mpp == pytest.approx((0.22, 0.22))
+    assert set(slide.associated_images) == {"label", "macro"}
+
+
+def test_overlaps_show_the_lower_mosaic_index(tmp_path):
+    flat = np.full((500, 600, 3), 100, np.uint8)
+    path = czi.write_czi(tmp_path / "o.czi", flat, overlap=(16, 8), tint=20, levels=1, scenes=((0, 0, 2, 1),))
+    row = tilewise.open(path).read_region((0, 5), (240, 1))[0, :, 0].astype(int)
+    # tile 0 (M 0) is tinted -40, tile 1 (M 1) -20; tile 1 starts at 112 but tile 0 shows up to 128
+    assert (row[:128] == 60).all() and (row[128:] == 80).all()
+
+
+def test_jpeg_xr_against_czifile_and_the_source(tmp_path, world):
+    czifile = pytest.importorskip("czifile")
+    path = czi.write_czi(tmp_path / "jxr.czi", world, compression=4, levels=1, tint=0)
+    with pytest.raises(openslide.OpenSlideError, match="JPEG XR compression is not supported"):
+        openslide.OpenSlide(str(path))
+    slide = tilewise.open(path)
+    ours = slide.read_region((0, 0), slide.dimensions)
+    with czifile.CziFile(str(path)) as f:
+        theirs = f.asarray()[0, 0][..., ::-1]  # czifile keeps CZI's BGR order
+    assert np.array_equal(ours, theirs)
+    assert np.abs(ours.astype(int) - world[:384, :512]).max() <= 8  # jxrlib at quality 0.95
+    # a pyramid of JPEG XR subblocks and 16-bit samples
+    pyr = tilewise.open(czi.write_czi(tmp_path / "jxr48.czi", world, compression=4, levels=3, pixel="bgr48", tint=0))
+    raw = tilewise.open(czi.write_czi(tmp_path / "raw48.czi", world, compression=0, levels=3, pixel="bgr48", tint=0))
+    for level in range(3):
+        w, h = raw.levels[level].dimensions
+        a = pyr.read_region((0, 0), (w, h), level=level).astype(int)
+        b = raw.read_region((0, 0), (w, h), level=level).astype(int)
+        assert np.abs(a - b).max() <= 8, level
+
+
+def test_compat_openslide_and_loader(tmp_path, world):
+    import tilewise.openslide as tos
+
+    path = czi.write_czi(tmp_path / "c.czi", world, overlap=(16, 8), tint=20, scenes=((0, 0, 3, 2), (500, 400, 4, 3)))
+    ours, theirs = tos.OpenSlide(str(path)), openslide.OpenSlide(str(path))
+    assert tos.OpenSlide.detect_format(str(path)) == "zeiss-czi" or tos.OpenSlide.detect_format(str(path)) == "zeiss"
+    for level in range(theirs.level_count):
+        w, h = theirs.level_dimensions[level]
+        assert np.array_equal(np.asarray(ours.read_region((0, 0), level, (w, h))),
+                              np.asarray(theirs.read_region((0, 0), level, (w, h)))), level
+    slide = tilewise.open(path)
+    locs = [(int(x), int(y)) for x, y in np.random.default_rng(3).integers(-40, 1000, (24, 2))]
+    got = np.concatenate(list(slide.read_regions(locs, (96, 64), batch_size=8, num_workers=2)))
+    for i, loc in enumerate(locs):
+        assert np.array_equal(got[i], slide.read_region(loc, (96, 64)))
+
+
+def _patch(data: bytearray, old: bytes, new: bytes, last: bool = False) -> bytearray:
+    at = data.rindex(old) if last else data.index(old)
+    data[at:at + len(new)] = new
+    return data
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda d: _patch(d, b"ZISRAWDIRECTORY", b"ZISRAWDIRECTORX"), 'No magic string "ZISRAWDIRECTORY"'),
+    (lambda d: _patch(d, b"M\0\0\0", b"Q\0\0\0"), 'Unrecognized subblock dimension "Q"'),
+    (lambda d: _patch(d, b"C\0\0\0\0\0\0\0", b"C\0\0\0\1\0\0\0"), "Nonzero subblock channel 1"),
+    (lambda d: _patch(d, b"<SizeS>1</SizeS>", b"<SizeS>2</SizeS>"), "No subblocks for scene 1"),
+    (lambda d: _patch(d, b"<SizeX>", b"<SizeQ>"), "Couldn't parse metadata XML|Couldn't read image dimensions"),
+    # the last attachment directory is the file's own (the embedded preview CZI has one too)
+    (lambda d: _patch(d, b"ZISRAWATTDIR", b"ZISRAWATTDIX", last=True), 'No magic string "ZISRAWATTDIR"'),
+], ids=["directory-magic", "dimension", "channel", "scene", "size", "attachment-directory"])
+def test_damaged_files_fail_clearly(tmp_path, world, edit, message):
+    path = czi.write_czi(tmp_path / "d.czi", world[:400, :500], levels=1)
+    path.write_bytes(bytes(edit(bytearray(path.read_bytes()))))
+    with pytest.raises(tilewise.TilewiseError, match=message):
+        tilewise.open(path)
+    with pytest.raises(openslide.OpenSlideError):
+        openslide.OpenSlide(str(path))
+
+
+def test_a_damaged_subblock_fails_only_its_reads(tmp_path, world):
+    path = czi.write_czi(tmp_path / "z.czi", world[:400, :500], levels=1, compression=5)
+    data = bytearray(path.read_bytes())
+    first = data.index(b"ZISRAWSUBBLOCK") + 288 + 20
+    data[first:first + 64] = bytes(64)
+    path.write_bytes(bytes(data))
+    slide = tilewise.open(path)
+    with pytest.raises(tilewise.TilewiseError) as e:
+        slide.read_region((0, 0), (64, 64))
+    assert "z.czi" in str(e.value) and "level 0 tile (0,0)" in str(e.value)
+    slide.read_region((300, 200), (64, 64))
