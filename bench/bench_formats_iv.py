@@ -1,5 +1,5 @@
-"""Formats IV (issue 15): random 256x256 level-0 patches from Leica SCN, Ventana BIF, Trestle and Sakura SVSlide
-slides of real tissue (`ihc.png` tiled; JPEG q85 tiles of 256 pixels; generated once into bench/data by the
+"""Formats IV (issue 15): random 256x256 level-0 patches from Leica SCN, Ventana BIF, Trestle, Sakura SVSlide and
+Zeiss CZI slides of real tissue (`ihc.png` tiled; JPEG q85 tiles of 256 pixels; generated once into bench/data by the
 test suite's writers), tilewise against OpenSlide 4.0.1, caches off, 1 thread and one per core, each tool
 in its own process (MIRAX has its own benchmark, bench_mirax.py).
 
@@ -17,6 +17,7 @@ import numpy as np
 from common import DATA, REPO, Table, child_row, publish, random_patch_rates, slidegen
 
 sys.path.insert(0, str(REPO / "tests" / "data"))
+import czi  # noqa: E402
 import leica  # noqa: E402
 import sakura  # noqa: E402
 import trestle  # noqa: E402
@@ -37,8 +38,9 @@ def slides(size: int) -> dict:
         "Ventana BIF": (folder / "slide.bif", "camera tiles overlapping by 16 x 8, JPEG"),
         "Trestle": (folder / "slide.tif", "tiles overlapping by 16 x 8, JPEG"),
         "Sakura SVSlide": (folder / "slide.svslide", "3 grey JPEGs per tile in SQLite"),
+        "Zeiss CZI": (folder / "slide.czi", "zstd v1 BGR24 subblocks of 512 pixels"),
     }
-    if not (folder / ".complete").exists():
+    if not (folder / ".complete").exists() or not made["Zeiss CZI"][0].exists():
         print(f"generating {folder.name} ...", flush=True)
         w = world(size)
         half = size // 2
@@ -49,6 +51,8 @@ def slides(size: int) -> dict:
                           compression="jpeg", tint=0)
         trestle.write_trestle(made["Trestle"][0], w, tile=256, overlaps=((16, 8), (8, 4), (4, 2)), tint=0, trim=0)
         sakura.write_svslide(made["Sakura SVSlide"][0], w, tile=256, levels=3)
+        czi.write_czi(made["Zeiss CZI"][0], w, tile=512, levels=3, compression=6, tint=0,
+                      scenes=((0, 0, size // 512, size // 512),), origin=(0, 0))
         (folder / ".complete").write_text("")
     return made
 

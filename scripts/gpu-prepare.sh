@@ -73,7 +73,7 @@ vendor_tiff.write_aperio(d + "bench_j2k_3840.svs", ihc, codec="j2k-ycbcr", tile=
 for codec, folder in (("jpeg", "dicom_jpeg"), ("jpeg2000", "dicom_j2k"), ("jpegls", "dicom_jpegls")):
     dicom_wsi.write_series(d + folder, im[:1024, :1536], levels=2, codec=codec, associated=codec == "jpeg")
 # Formats IV: positioned grids (MIRAX, Leica, Ventana BIF, Trestle) and Sakura's channel planes.
-import leica, mirax, sakura, trestle, ventana
+import czi, leica, mirax, sakura, trestle, ventana
 small = im[:1024, :1536]
 mirax.write_mirax(d + "mirax_jpeg/slide.mrxs", small, tile=128, fmt="JPEG", levels=4)
 mirax.write_mirax(d + "mirax_png/slide.mrxs", small[:512, :768], tile=128, fmt="PNG", levels=3)
@@ -81,5 +81,6 @@ leica.write_scn(d + "leica.scn", small, [(32, 32, 640, 512), (700, 400, 768, 576
 ventana.write_bif(d + "ventana.bif", small, [(40, 36, 6, 4), (800, 480, 4, 3)], compression="jpeg")
 trestle.write_trestle(d + "trestle.tif", small)
 sakura.write_svslide(d + "sakura.svslide", small, tile=128, levels=3)
+czi.write_czi(d + "zeiss.czi", small, compression=6, overlap=(16, 8), scenes=((0, 0, 5, 3), (700, 400, 4, 3)))
 PY
 du -sh .gpu/* .gpu

@@ -1,5 +1,7 @@
 #include "formats/level_builder.h"
 
+#include "codecs/jpeg_markers.h"
+
 #include "codecs/cpu/cpu_decoder.h"
 #include "tiff/tags.h"
 #include "util/checked_math.h"
@@ -140,6 +142,31 @@ Result<std::vector<LevelModel>> build_levels(const tiff::TiffFile& tiff, const s
   }
   compute_downsamples(levels);
   return levels;
+}
+
+Result<LevelModel> whole_jpeg_level(std::shared_ptr<const io::Source> source, uint64_t offset, uint64_t length) {
+  if (!internal::range_inside(offset, length, source->size())) {
+    return corrupt("the image at offset " + std::to_string(offset) + " runs past the end of " + source->name());
+  }
+  std::vector<uint8_t> head(static_cast<size_t>(std::min<uint64_t>(length, 1 << 16)));
+  TW_RETURN_IF_ERROR(source->pread(head, offset));
+  TW_ASSIGN_OR_RETURN(codecs::JpegFrame frame, codecs::parse_jpeg_frame(head));
+  if (frame.width == 0 || frame.height == 0) return corrupt("the JPEG has no size");
+  if (uint64_t{frame.width} * frame.height * 3 > ModelLimits{}.max_chunk_bytes) return unsupported("the JPEG is too large");
+  LevelModel level;
+  level.info.width = frame.width;
+  level.info.height = frame.height;
+  level.info.tile_width = static_cast<int32_t>(frame.width);
+  level.info.tile_height = static_cast<int32_t>(frame.height);
+  level.info.compression = codecs::compression_name(codecs::Compression::kJpeg);
+  level.desc.compression = codecs::Compression::kJpeg;
+  level.desc.color = codecs::ColorSpace::kYCbCr;
+  level.desc.width = static_cast<int32_t>(frame.width);
+  level.desc.height = static_cast<int32_t>(frame.height);
+  level.tiles_across = level.tiles_down = 1;
+  level.units = std::make_shared<const UnitTable>(UnitTable{{offset}, {length}, {}});
+  level.parts = single_part(std::move(source));
+  return level;
 }
 
 }  // namespace tilewise::formats

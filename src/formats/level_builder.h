@@ -25,6 +25,11 @@ Result<codecs::TileDesc> describe_chunks(const tiff::Ifd& ifd, const std::string
 // a warning instead: associated images never stop a slide from opening.
 void add_associated_image(SlideModel& model, const std::string& name, const tiff::Ifd& ifd);
 
+// A JPEG stored whole at [offset, offset + length) of `source` as a one-unit level (associated images of
+// MIRAX, Trestle, Sakura, Zeiss): its size from its header; Corrupt when the range runs past the source or
+// the header has no size, Unsupported when the image exceeds the decode-unit limit.
+Result<LevelModel> whole_jpeg_level(std::shared_ptr<const io::Source> source, uint64_t offset, uint64_t length);
+
 // Sets every level's downsample from level 0, as OpenSlide does: the mean of the width and height ratios.
 void compute_downsamples(std::vector<LevelModel>& levels);
 

@@ -39,6 +39,7 @@
 #include "codecs/jpeg_markers.h"
 #include "formats/format_registry.h"
 #include "formats/key_file.h"
+#include "formats/level_builder.h"
 #include "formats/property_parsing.h"
 #include "formats/quickhash.h"
 #include "formats/tiff_properties.h"
@@ -277,34 +278,6 @@ Result<std::vector<int64_t>> camera_positions(const Index& index, uint64_t nonhi
     pos[2 * i + 1] = int64_t{le(p + 5)} * concat0;
   }
   return pos;
-}
-
-// A JPEG stored whole at an extent of a data file (associated images).
-Result<LevelModel> jpeg_at(std::shared_ptr<const io::Source> src, const Extent& e) {
-  if (!internal::range_inside(static_cast<uint64_t>(e.offset), static_cast<uint64_t>(e.length), src->size())) {
-    return corrupt("the image runs past the end of " + src->name());
-  }
-  std::vector<uint8_t> head(static_cast<size_t>(std::min<int64_t>(e.length, 1 << 16)));
-  TW_RETURN_IF_ERROR(src->pread(head, static_cast<uint64_t>(e.offset)));
-  TW_ASSIGN_OR_RETURN(codecs::JpegFrame frame, codecs::parse_jpeg_frame(head));
-  if (frame.width == 0 || frame.height == 0) return corrupt("the JPEG has no size");
-  if (uint64_t{frame.width} * frame.height * 3 > ModelLimits{}.max_chunk_bytes)
-    return unsupported("the JPEG is too large");
-  LevelModel level;
-  level.info.width = frame.width;
-  level.info.height = frame.height;
-  level.info.tile_width = static_cast<int32_t>(frame.width);
-  level.info.tile_height = static_cast<int32_t>(frame.height);
-  level.info.compression = codecs::compression_name(codecs::Compression::kJpeg);
-  level.desc.compression = codecs::Compression::kJpeg;
-  level.desc.color = codecs::ColorSpace::kYCbCr;
-  level.desc.width = static_cast<int32_t>(frame.width);
-  level.desc.height = static_cast<int32_t>(frame.height);
-  level.tiles_across = level.tiles_down = 1;
-  level.units = std::make_shared<const UnitTable>(
-      UnitTable{{static_cast<uint64_t>(e.offset)}, {static_cast<uint64_t>(e.length)}, {}});
-  level.parts = single_part(std::move(src));
-  return level;
 }
 
 // What OpenSlide derives per zoom level (see the header comment).
@@ -582,7 +555,8 @@ Result<SlideModel> Builder::build(std::shared_ptr<const io::Source> slidedat) {
     Result<LevelModel> image = e.status();
     if (e.ok()) {
       auto src = files_.get(e->file);
-      image = src.ok() ? jpeg_at(*src, *e) : Result<LevelModel>(src.status());
+      image = src.ok() ? whole_jpeg_level(*src, static_cast<uint64_t>(e->offset), static_cast<uint64_t>(e->length))
+                       : Result<LevelModel>(src.status());
     }
     if (!image.ok()) return image.status().with_context(std::string("Cannot read ") + a.name + " associated image");
     model.associated.push_back({a.name, std::move(image).value(), {}, {}});

@@ -22,7 +22,6 @@
 #include <map>
 #include <tuple>
 
-#include "codecs/jpeg_markers.h"
 #include "formats/format_registry.h"
 #include "formats/level_builder.h"
 #include "formats/property_parsing.h"
@@ -152,15 +151,13 @@ struct Blob {
   uint32_t length = 0;
 };
 
-// An associated image: the one row `sql` returns (rowid, length, JPEG header bytes).
-std::optional<std::pair<Blob, codecs::JpegFrame>> associated_blob(sqlite3* db, const std::string& sql) {
+// An associated image's blob: the one row `sql` returns (rowid, length), nullopt when none or several.
+std::optional<Blob> associated_blob(sqlite3* db, const std::string& sql) {
   Stmt s(db, sql);
-  if (!s.ok().ok() || s.step() != SQLITE_ROW || s.is_null(2)) return std::nullopt;
+  if (!s.ok().ok() || s.step() != SQLITE_ROW || s.is_null(1)) return std::nullopt;
   Blob b{sqlite3_column_int64(s.get(), 0), static_cast<uint32_t>(sqlite3_column_int64(s.get(), 1))};
-  const auto* data = static_cast<const uint8_t*>(sqlite3_column_blob(s.get(), 2));
-  auto frame = codecs::parse_jpeg_frame({data, static_cast<size_t>(sqlite3_column_bytes(s.get(), 2))});
-  if (!frame.ok() || frame->width == 0 || frame->height == 0 || s.step() != SQLITE_DONE) return std::nullopt;
-  return std::make_pair(b, *frame);
+  if (s.step() != SQLITE_DONE) return std::nullopt;
+  return b;
 }
 
 Result<SlideModel> open(std::shared_ptr<const io::Source> source) {
@@ -272,38 +269,19 @@ Result<SlideModel> open(std::shared_ptr<const io::Source> source) {
                             "JOIN SVSlideDataXPO ON SVSlideDataXPO.m_overviewScan = SVScannedImageDataXPO.OID"},
                            {"thumbnail", "SVHRScanDataXPO", "ThumbnailImage",
                             "JOIN SVSlideDataXPO ON SVHRScanDataXPO.ParentSlide = SVSlideDataXPO.OID"}};
-  std::vector<std::pair<const char*, std::pair<uint64_t, codecs::JpegFrame>>> found;
+  std::vector<std::pair<const char*, std::pair<uint64_t, uint64_t>>> found;  // name, blob range in the file
   for (const Wanted& w : wanted) {
-    const std::string sql = std::string("SELECT ") + w.table + ".rowid, length(" + w.column + "), substr(" + w.column +
-                            ", 1, 65536) FROM " + w.table + " " + w.join;
+    const std::string sql = std::string("SELECT ") + w.table + ".rowid, length(" + w.column + ") FROM " + w.table + " " + w.join;
     auto blob = associated_blob(db.db, sql);
     if (!blob) continue;
-    const uint64_t at = file.add_blob(file.column(w.table, w.column), blob->first.rowid, blob->first.length);
-    found.push_back({w.name, {at, blob->second}});
+    const uint64_t at = file.add_blob(file.column(w.table, w.column), blob->rowid, blob->length);
+    found.push_back({w.name, {at, blob->length}});
   }
   const std::shared_ptr<const io::Source> tiles = file.build();
   for (LevelModel& level : model.levels) level.parts = single_part(tiles);
-  for (const auto& [name, where] : found) {
-    const codecs::JpegFrame& frame = where.second;
-    LevelModel image;
-    image.info.width = frame.width;
-    image.info.height = frame.height;
-    image.info.tile_width = static_cast<int32_t>(frame.width);
-    image.info.tile_height = static_cast<int32_t>(frame.height);
-    image.info.compression = codecs::compression_name(codecs::Compression::kJpeg);
-    image.desc.compression = codecs::Compression::kJpeg;
-    image.desc.color = codecs::ColorSpace::kYCbCr;
-    image.desc.width = static_cast<int32_t>(frame.width);
-    image.desc.height = static_cast<int32_t>(frame.height);
-    image.tiles_across = image.tiles_down = 1;
-    model.associated.push_back({name, std::move(image), {}, {}});
-  }
-  // Each associated image's unit: its blob's range in the virtual file.
-  for (size_t i = 0; i < model.associated.size(); ++i) {
-    const uint64_t at = found[i].second.first;
-    const uint64_t end = i + 1 < found.size() ? found[i + 1].second.first : tiles->size();
-    model.associated[i].image.units = std::make_shared<const UnitTable>(UnitTable{{at}, {end - at}, {}});
-    model.associated[i].image.parts = single_part(tiles);
+  for (const auto& [name, range] : found) {  // unreadable ones are left out, as OpenSlide leaves them
+    auto image = whole_jpeg_level(tiles, range.first, range.second);
+    if (image.ok()) model.associated.push_back({name, std::move(image).value(), {}, {}});
   }
 
   PropertyMap props;

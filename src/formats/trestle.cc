@@ -10,7 +10,6 @@
 // IFD 0's strings.
 #include <cstdlib>
 
-#include "codecs/jpeg_markers.h"
 #include "formats/format_registry.h"
 #include "formats/level_builder.h"
 #include "formats/property_parsing.h"
@@ -33,25 +32,8 @@ Status detect(const tiff::TiffFile& tiff) {
 // The ".Full" companion: a whole JPEG file.
 Result<LevelModel> full_jpeg(const std::string& path) {
   TW_ASSIGN_OR_RETURN(std::shared_ptr<const io::Source> src, io::open_file(path));
-  std::vector<uint8_t> head(static_cast<size_t>(std::min<uint64_t>(src->size(), 1 << 16)));
-  TW_RETURN_IF_ERROR(src->pread(head, 0));
-  TW_ASSIGN_OR_RETURN(codecs::JpegFrame frame, codecs::parse_jpeg_frame(head));
-  if (frame.width == 0 || frame.height == 0) return corrupt("the JPEG has no size");
-  if (uint64_t{frame.width} * frame.height * 3 > ModelLimits{}.max_chunk_bytes) return unsupported("too large");
-  LevelModel level;
-  level.info.width = frame.width;
-  level.info.height = frame.height;
-  level.info.tile_width = static_cast<int32_t>(frame.width);
-  level.info.tile_height = static_cast<int32_t>(frame.height);
-  level.info.compression = codecs::compression_name(codecs::Compression::kJpeg);
-  level.desc.compression = codecs::Compression::kJpeg;
-  level.desc.color = codecs::ColorSpace::kYCbCr;
-  level.desc.width = static_cast<int32_t>(frame.width);
-  level.desc.height = static_cast<int32_t>(frame.height);
-  level.tiles_across = level.tiles_down = 1;
-  level.units = std::make_shared<const UnitTable>(UnitTable{{0}, {src->size()}, {}});
-  level.parts = single_part(std::move(src));
-  return level;
+  const uint64_t size = src->size();
+  return whole_jpeg_level(std::move(src), 0, size);
 }
 
 Result<SlideModel> open(std::shared_ptr<const tiff::TiffFile> tiff) {

@@ -29,7 +29,6 @@
 #include <map>
 #include <set>
 
-#include "codecs/jpeg_markers.h"
 #include "formats/format_registry.h"
 #include "formats/level_builder.h"
 #include "formats/property_parsing.h"
@@ -381,8 +380,9 @@ Result<SlideModel> open(std::shared_ptr<const io::Source> source) {
     }
     std::vector<size_t> order(ids.size());
     for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+    const std::vector<size_t>& members = ids;  // a structured binding: not capturable before C++20 in clang 14
     std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return czi.subblocks[ids[a]].z > czi.subblocks[ids[b]].z; });
+                     [&](size_t a, size_t b) { return czi.subblocks[members[a]].z > czi.subblocks[members[b]].z; });
     std::vector<PlacedTile> painted;
     for (size_t k : order) painted.push_back(placed[k]);
     placed.swap(painted);
@@ -406,10 +406,10 @@ Result<SlideModel> open(std::shared_ptr<const io::Source> source) {
   struct Pending {
     std::string name;
     uint64_t offset, length;
-    codecs::Compression kind;
     uint32_t w, h;
   };
   std::vector<Pending> pending;
+  std::vector<AssociatedModel> jpegs;
   for (int32_t i = 0; i < attachments; ++i) {
     uint8_t e[128];
     TW_RETURN_IF_ERROR(read_at(src, static_cast<uint64_t>(czi.att_pos) + sizeof ah + 128 * static_cast<uint64_t>(i), e,
@@ -428,15 +428,11 @@ Result<SlideModel> open(std::shared_ptr<const io::Source> source) {
       uint8_t sh[36];
       TW_RETURN_IF_ERROR(read_at(src, static_cast<uint64_t>(seg), sh, "attachment header"));
       const int32_t size = le32(sh + 32);
-      std::vector<uint8_t> head(static_cast<size_t>(std::clamp<int32_t>(size, 0, 1 << 16)));
-      TW_RETURN_IF_ERROR(read_at(src, static_cast<uint64_t>(data_at), head, "attachment"));
-      auto frame = codecs::parse_jpeg_frame(head);
-      if (!frame.ok() || !frame->width || !frame->height) {
-        return corrupt(std::string("Reading JPEG header for associated image \"") + ours +
-                       "\": " + (frame.ok() ? "no size" : frame.status().message()));
+      auto image = whole_jpeg_level(source, static_cast<uint64_t>(data_at), static_cast<uint64_t>(std::max(size, 0)));
+      if (!image.ok()) {
+        return image.status().with_context(std::string("Reading JPEG header for associated image \"") + ours + "\"");
       }
-      pending.push_back({ours, static_cast<uint64_t>(data_at), static_cast<uint64_t>(size), codecs::Compression::kJpeg,
-                         frame->width, frame->height});
+      jpegs.push_back({ours, std::move(image).value(), {}, {}});
     } else if (type == "CZI") {
       auto inner = read_czi(src, data_at);
       if (!inner.ok())
@@ -448,7 +444,7 @@ Result<SlideModel> open(std::shared_ptr<const io::Source> source) {
       const Subblock& b = inner->subblocks[0];
       TW_RETURN_IF_ERROR(validate(b).with_context(std::string("Adding associated image \"") + ours + "\""));
       TW_ASSIGN_OR_RETURN(auto range, add_unit(src, file, data_at, b));
-      pending.push_back({ours, range.first, range.second, codecs::Compression::kCziSubblock, b.w, b.h});
+      pending.push_back({ours, range.first, range.second, b.w, b.h});
     } else {
       return corrupt(std::string("Associated image \"") + ours + "\" has unrecognized type \"" + type + "\"");
     }
@@ -460,22 +456,16 @@ Result<SlideModel> open(std::shared_ptr<const io::Source> source) {
     l.parts = single_part(spliced);
     l.placement = make_placement(std::move(placements[i]));
   }
-  for (const Pending& p : pending) {
+  for (const Pending& p : pending) {  // embedded CZIs: their one subblock through the spliced file
     LevelModel image = czi_level_shell(p.w, p.h);
     image.info.width = p.w;
     image.info.height = p.h;
     image.tiles_across = image.tiles_down = 1;
-    if (p.kind == codecs::Compression::kJpeg) {
-      image.info.compression = codecs::compression_name(codecs::Compression::kJpeg);
-      image.desc.compression = codecs::Compression::kJpeg;
-      image.desc.color = codecs::ColorSpace::kYCbCr;
-      image.parts = single_part(source);
-    } else {
-      image.parts = single_part(spliced);
-    }
+    image.parts = single_part(spliced);
     image.units = std::make_shared<const UnitTable>(UnitTable{{p.offset}, {p.length}, {}});
     model.associated.push_back({p.name, std::move(image), {}, {}});
   }
+  for (AssociatedModel& a : jpegs) model.associated.push_back(std::move(a));
 
   Quickhash hash;
   hash.update(czi.primary_guid, 16);

@@ -308,11 +308,12 @@ def test_vms_units_from_many_files_on_the_device(tmp_path):
 
 @pytest.mark.parametrize("name,on_gpu", [
     ("mirax_jpeg/slide.mrxs", True), ("mirax_png/slide.mrxs", False), ("leica.scn", True), ("ventana.bif", True),
-    ("trestle.tif", True), ("sakura.svslide", False)])
+    ("trestle.tif", True), ("sakura.svslide", False), ("zeiss.czi", False)])
 def test_formats_iv_on_the_device(name, on_gpu):
     """MIRAX, Leica, Ventana BIF and Trestle levels are positioned grids (tiles at their own places,
     overlapping): single device reads and device batches equal the CPU path's; the lanes decode their JPEG
-    units in batches. PNG units and Sakura's channel planes have no GPU decoder: CPU, then uploaded."""
+    units in batches. PNG units, Sakura's channel planes and CZI's subblocks have no GPU decoder: CPU, then
+    uploaded."""
     s = slide(name)
     rng = np.random.default_rng(7)
     before = tilewise._core.gpu_stats(0)["gpu_tiles"]
