@@ -113,6 +113,8 @@ def main() -> None:
     ap.add_argument("--patches", type=int, default=200)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--tools", default="tilewise,tiffslide,tiffslide-64k", help="comma-separated tools to run")
+    ap.add_argument("--latencies", default="0,20", help="comma-separated injected latencies (ms)")
     ap.add_argument("--child", nargs=6, metavar=("TOOL", "URL", "KIND", "THREADS", "N", "REPS"))
     args = ap.parse_args()
     if args.child:
@@ -129,11 +131,12 @@ def main() -> None:
     table = Table(f"CPU, {ncores} cores: remote reads of {path.name} over HTTP on the loopback address (nginx "
                   "behind a latency proxy), each tool in its own process")
     try:
-        for latency in (0, 20):
+        tools = args.tools.split(",")
+        for latency in (int(v) for v in args.latencies.split(",")):
             proxy, url = servers.fault_proxy(base, state, latency_ms=latency)
             slide_url = f"{url}/{path.name}"
             try:
-                for tool in ("tilewise", "tiffslide", "tiffslide-64k"):
+                for tool in tools:
                     opens = 3 if tool != "tilewise" and latency else 5
                     before = servers.proxy_stats(url)
                     r = run_child([tool, slide_url, "open", 1, opens, 0])
@@ -148,7 +151,7 @@ def main() -> None:
                                   f"{(after['requests'] - before['requests']) / opens:.1f} requests per open")
                 for threads in (1, 8):
                     name = f"random 256x256 patches, {latency} ms latency, {threads} thread{'s' if threads > 1 else ''}"
-                    for tool in ("tilewise", "tiffslide", "tiffslide-64k"):
+                    for tool in tools:
                         before = servers.proxy_stats(url)
                         r = run_child([tool, slide_url, "patches", threads, args.patches, args.reps])
                         after = servers.proxy_stats(url)

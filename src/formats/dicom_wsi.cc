@@ -37,6 +37,7 @@
 #include "formats/property_parsing.h"
 #include "formats/quickhash.h"
 #include "formats/tiff_properties.h"
+#include "io/object_listing.h"
 #include "util/checked_math.h"
 
 namespace tilewise::formats {
@@ -298,26 +299,37 @@ std::vector<uint8_t> icc_of(const Instance& in) {
   return icc ? icc->value : std::vector<uint8_t>{};
 }
 
-bool is_url(const std::string& name) { return name.rfind("http://", 0) == 0 || name.rfind("https://", 0) == 0; }
+bool is_url(const std::string& name) { return name.find("://") != std::string::npos; }
 
-// A folder's regular files, sorted by name.
-std::vector<std::string> sorted_files(const std::filesystem::path& folder, std::error_code& ec) {
+// A folder's regular files (a local folder, or the objects of a bucket's folder), sorted by name.
+Result<std::vector<std::string>> sorted_files(const std::string& folder) {
+  if (io::is_listable_url(folder)) return io::list_objects_beside(folder);
   std::vector<std::string> out;
+  std::error_code ec;
   for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
     if (it->is_regular_file(ec)) out.push_back(it->path().string());
   }
+  if (ec) return io_error(folder + ": cannot list the folder: " + ec.message());
   std::sort(out.begin(), out.end());
   return out;
 }
 
 // The other files of the opened file's folder, by name (the order decides which of two conflicting
-// instances wins, so it must not depend on the file system).
-std::vector<std::string> folder_files(const io::Source& source) {
-  if (!source.is_local_file()) return {};
-  const std::filesystem::path path(source.name());
-  std::error_code ec;
-  std::vector<std::string> out = sorted_files(path.has_parent_path() ? path.parent_path() : ".", ec);
-  std::erase_if(out, [&](const std::string& f) { return std::filesystem::path(f).filename() == path.filename(); });
+// instances wins, so it must not depend on the file system). Over plain HTTP there is no folder to list; a
+// bucket that cannot be listed (read access without list access) leaves the instance alone, with a warning.
+std::vector<std::string> folder_files(const io::Source& source, std::vector<std::string>& warnings) {
+  const std::string& name = source.name();
+  if (!source.is_local_file() && !io::is_listable_url(name)) return {};
+  std::string folder = name.substr(0, name.rfind('/') == std::string::npos ? 0 : name.rfind('/') + 1);
+  if (source.is_local_file() && folder.empty()) folder = ".";
+  auto listed = sorted_files(io::is_listable_url(name) ? name : folder);
+  if (!listed.ok()) {
+    warnings.push_back(name + ": the other instances of its series were not looked for: " + listed.status().message());
+    return {};
+  }
+  std::vector<std::string> out = std::move(listed).value();
+  const std::string own = std::filesystem::path(name).filename().string();
+  std::erase_if(out, [&](const std::string& f) { return std::filesystem::path(f).filename() == own; });
   return out;
 }
 
@@ -326,7 +338,7 @@ Result<SlideModel> open(std::shared_ptr<const io::Source> source) {
   std::vector<Instance> instances;
   std::vector<std::string> warnings;
   instances.push_back(std::move(start));
-  for (const std::string& path : folder_files(*source)) {
+  for (const std::string& path : folder_files(*source, warnings)) {
     auto s = io::open_file(path);
     if (!s.ok() || !detect(**s).ok()) continue;  // not a DICOM WSI file (its file meta alone says so)
     auto in = load(*s);
@@ -421,14 +433,13 @@ Result<SlideModel> open(std::shared_ptr<const io::Source> source) {
 }  // namespace
 
 bool is_folder(const std::string& path) {
+  if (io::is_listable_url(path)) return path.back() == '/';  // s3://bucket/series/
   std::error_code ec;
   return !is_url(path) && std::filesystem::is_directory(path, ec);
 }
 
 Result<std::string> slide_file_in_folder(const std::string& folder) {
-  std::error_code ec;
-  const std::vector<std::string> files = sorted_files(folder, ec);
-  if (ec) return io_error(folder + ": cannot list the folder: " + ec.message());
+  TW_ASSIGN_OR_RETURN(const std::vector<std::string> files, sorted_files(folder));
   for (const std::string& f : files) {
     auto s = io::open_file(f);
     if (s.ok() && detect(**s).ok()) return f;

@@ -71,9 +71,13 @@ class GroupRead {
 
     // The tiles to decode (not cache hits), their bytes read on the pool.
     std::vector<size_t> todo;
+    std::vector<int64_t> units;
     for (size_t i = 0; i < tiles_.size(); ++i) {
-      if (!tiles_[i].cache_hit) todo.push_back(i);
+      if (tiles_[i].cache_hit) continue;
+      todo.push_back(i);
+      units.push_back(tiles_[i].planned.tile.index());
     }
+    region::prefetch_units(*any.request.level, units);  // remote sources: the batch's bytes together
     std::vector<LaneJob> all_jobs(todo.size());
     std::vector<Status> read_status(todo.size());
     internal::global_pool().parallel_for(static_cast<int64_t>((todo.size() + kReadChunk - 1) / kReadChunk),

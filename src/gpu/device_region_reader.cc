@@ -12,6 +12,14 @@ namespace tilewise::gpu {
 
 namespace {
 
+// Remote sources fetch the tiles' bytes together (region/tile_fetcher.h).
+void prefetch(const DeviceRead& read, const std::vector<DeviceTile>& tiles) {
+  std::vector<int64_t> units;
+  units.reserve(tiles.size());
+  for (const DeviceTile& t : tiles) units.push_back(t.planned.tile.index());
+  region::prefetch_units(*read.request.level, units);
+}
+
 // The tiles for the GPU decoders: cache hits are cropped, the rest decoded by the lanes (or by this thread
 // assisting) and cut tiles cropped; tiles a GPU decoder failed on move to `fallback` (decoded on the CPU).
 Status decode_on_gpu(const DeviceRead& read, uint64_t slide_uid, std::vector<DeviceTile> tiles,
@@ -28,6 +36,7 @@ Status decode_on_gpu(const DeviceRead& read, uint64_t slide_uid, std::vector<Dev
       std::stable_partition(tiles.begin(), tiles.end(), [](const DeviceTile& t) { return !t.cache_hit; });
   std::vector<DeviceTile> hits(std::make_move_iterator(first_hit), std::make_move_iterator(tiles.end()));
   tiles.erase(first_hit, tiles.end());
+  prefetch(read, tiles);
   std::vector<DeviceCopy> crops;
   if (!tiles.empty()) {
     std::vector<LaneJob> jobs(tiles.size());
@@ -101,6 +110,7 @@ Status DeviceRegionReader::read(const region::RegionRequest& req, DeviceContext*
     (gpu_codec ? gpu_tiles : cpu_tiles).push_back(std::move(tile));
   }
   if (!gpu_tiles.empty()) TW_RETURN_IF_ERROR(decode_on_gpu(read, slide_uid_, std::move(gpu_tiles), cpu_tiles));
+  if (!gpu_codec) prefetch(read, cpu_tiles);
   TW_RETURN_IF_ERROR(upload_cpu_tiles(read, cpu_tiles));
   return ops.synchronize(read.stream);
 }

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "io/source.h"
+#include "io/http_source.h"
 
 namespace tilewise::io {
 
@@ -16,6 +16,10 @@ bool is_gcs_url(const std::string& path);
 
 // The object's HTTP(S) URL; InvalidArgument for a URL without bucket or key.
 Result<std::string> resolve_gcs(const std::string& gs_url);
+
+// Where the XML API is (without a trailing '/'), and the bearer-token header (none without a token).
+std::string gcs_endpoint();
+RequestSigner gcs_signer();
 
 Result<std::shared_ptr<const Source>> open_gcs(const std::string& gs_url);
 

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <condition_variable>
 #include <list>
 #include <map>
 #include <mutex>
@@ -77,6 +78,36 @@ size_t on_header(char* data, size_t size, size_t count, void* user) {
   if (key == "last-modified") r->last_modified = value;
   if (key == "content-range") r->content_range = value;
   return size * count;
+}
+
+// Sets up and performs one GET (`range` empty: the whole document); the response's status, headers and body
+// go to `r`.
+CURLcode perform(CURL* h, const std::string& url, const std::string& range, curl_slist* headers, Response& r) {
+  curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+  if (!range.empty()) curl_easy_setopt(h, CURLOPT_RANGE, range.c_str());
+  curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+  curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+  curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);  // a stalled transfer: under 1 byte/s for 30 s
+  curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, 30L);
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &r);
+  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(h, CURLOPT_HEADERDATA, &r);
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+  const CURLcode rc = curl_easy_perform(h);
+  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r.status);
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, nullptr);
+  return rc;
+}
+
+// Whether a failed transfer (no HTTP status to judge) is worth another attempt.
+bool transient(CURLcode rc) {
+  return rc == CURLE_COULDNT_CONNECT || rc == CURLE_OPERATION_TIMEDOUT || rc == CURLE_RECV_ERROR ||
+         rc == CURLE_SEND_ERROR || rc == CURLE_GOT_NOTHING || rc == CURLE_PARTIAL_FILE ||
+         rc == CURLE_SSL_CONNECT_ERROR || rc == CURLE_COULDNT_RESOLVE_HOST;
 }
 
 // Easy handles kept between requests, so connections (and TLS sessions) are reused. A forked child must not
@@ -158,8 +189,8 @@ class HttpSource final : public Source {
       from = offset / block * block;
       to = std::min(size_, std::max(to, from + block));
     }
-    TW_ASSIGN_OR_RETURN(std::shared_ptr<const std::vector<uint8_t>> bytes, fetch(from, to - from));
-    std::copy_n(bytes->begin() + static_cast<ptrdiff_t>(offset - from), out.size(), out.begin());
+    TW_ASSIGN_OR_RETURN(Piece piece, fetch({offset, out.size()}, {from, to - from}));
+    std::copy_n(piece.bytes->begin() + static_cast<ptrdiff_t>(offset - piece.start), out.size(), out.begin());
     return Status();
   }
 
@@ -170,8 +201,10 @@ class HttpSource final : public Source {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       for (const ByteRange& r : ranges) {
-        if (r.length && internal::range_inside(r.offset, r.length, size_) && !find(r.offset, r.length))
+        if (r.length && internal::range_inside(r.offset, r.length, size_) && !find(r.offset, r.length) &&
+            !flight_over(r.offset, r.length)) {
           missing.push_back(r);
+        }
       }
     }
     if (missing.empty()) return;
@@ -189,12 +222,12 @@ class HttpSource final : public Source {
       }
     }
     if (merged.size() == 1) {
-      (void)fetch(merged[0].offset, merged[0].length);
+      (void)fetch(merged[0], merged[0]);
       return;
     }
     std::atomic<size_t> next{0};
     auto worker = [&] {
-      for (size_t i; (i = next.fetch_add(1)) < merged.size();) (void)fetch(merged[i].offset, merged[i].length);
+      for (size_t i; (i = next.fetch_add(1)) < merged.size();) (void)fetch(merged[i], merged[i]);
     };
     std::vector<std::thread> threads;
     for (size_t t = 1; t < std::min<size_t>(kParallel, merged.size()); ++t) threads.emplace_back(worker);
@@ -225,23 +258,7 @@ class HttpSource final : public Source {
         for (const std::string& header : signer_("bytes=" + range))
           headers = curl_slist_append(headers, header.c_str());
       }
-      curl_easy_setopt(h, CURLOPT_URL, url_.c_str());
-      curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
-      curl_easy_setopt(h, CURLOPT_RANGE, range.c_str());
-      curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
-      curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
-      curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-      curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
-      curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);  // a stalled transfer: under 1 byte/s for 30 s
-      curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, 30L);
-      curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-      curl_easy_setopt(h, CURLOPT_WRITEDATA, &r);
-      curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-      curl_easy_setopt(h, CURLOPT_HEADERDATA, &r);
-      curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-      const CURLcode rc = curl_easy_perform(h);
-      curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r.status);
-      curl_easy_setopt(h, CURLOPT_HTTPHEADER, nullptr);
+      const CURLcode rc = perform(h, url_, range, headers, r);
       curl_slist_free_all(headers);
       handles_.put(h);
       const std::string where = name_ + ": bytes " + range;
@@ -256,11 +273,7 @@ class HttpSource final : public Source {
       const bool answered = r.status >= 300 && (rc == CURLE_OK || rc == CURLE_WRITE_ERROR);
       if (rc != CURLE_OK && !answered) {
         last_error = where + ": " + curl_easy_strerror(rc);
-        const bool transient = rc == CURLE_COULDNT_CONNECT || rc == CURLE_OPERATION_TIMEDOUT ||
-                               rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR || rc == CURLE_GOT_NOTHING ||
-                               rc == CURLE_PARTIAL_FILE || rc == CURLE_SSL_CONNECT_ERROR ||
-                               rc == CURLE_COULDNT_RESOLVE_HOST;
-        if (transient) continue;
+        if (transient(rc)) continue;
         return io_error(last_error);
       }
       if (r.status == 206) {
@@ -294,14 +307,67 @@ class HttpSource final : public Source {
     return io_error(last_error + " (after " + std::to_string(kAttempts) + " attempts)");
   }
 
-  // One request for [offset, offset + length), kept in the cache.
-  Result<std::shared_ptr<const std::vector<uint8_t>>> fetch(uint64_t offset, uint64_t length) const {
+  // Bytes of the object from `start` on.
+  struct Piece {
+    uint64_t start = 0;
+    std::shared_ptr<const std::vector<uint8_t>> bytes;
+  };
+
+  // A request in flight, which readers wanting bytes inside it wait for instead of asking again (several
+  // loader threads reading one tile, a prefetch and the read that follows it).
+  struct Flight {
+    uint64_t start = 0, end = 0;
+    std::mutex mutex;
+    std::condition_variable done_cv;
+    bool done = false;
+    Status status;
+    std::shared_ptr<const std::vector<uint8_t>> bytes;
+  };
+
+  // The bytes `want` names: from the cache, from a request in flight that holds them, or from a new request
+  // for `ask` (which holds `want`), kept in the cache.
+  Result<Piece> fetch(ByteRange want, ByteRange ask) const {
+    std::shared_ptr<Flight> theirs, mine;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (const Extent* e = find(want.offset, want.length)) return Piece{e->start, e->bytes};  // fetched meanwhile
+      theirs = flight_over(want.offset, want.length);
+      if (!theirs) {
+        mine = std::make_shared<Flight>();
+        mine->start = ask.offset, mine->end = ask.offset + ask.length;
+        flights_.push_back(mine);
+      }
+    }
+    if (theirs) {
+      std::unique_lock<std::mutex> lock(theirs->mutex);
+      theirs->done_cv.wait(lock, [&] { return theirs->done; });
+      if (!theirs->status.ok()) return theirs->status;
+      return Piece{theirs->start, theirs->bytes};
+    }
     Response r;
-    TW_RETURN_IF_ERROR(request(offset, length, /*check_version=*/true, r));
-    auto data = std::make_shared<const std::vector<uint8_t>>(std::move(r.body));
-    std::lock_guard<std::mutex> lock(mutex_);
-    insert(offset, data);
-    return data;
+    const Status status = request(ask.offset, ask.length, /*check_version=*/true, r);
+    std::shared_ptr<const std::vector<uint8_t>> data;
+    if (status.ok()) data = std::make_shared<const std::vector<uint8_t>>(std::move(r.body));
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (data) insert(ask.offset, data);
+      std::erase(flights_, mine);
+    }
+    {
+      std::lock_guard<std::mutex> lock(mine->mutex);
+      mine->done = true, mine->status = status, mine->bytes = data;
+    }
+    mine->done_cv.notify_all();
+    if (!status.ok()) return status;
+    return Piece{ask.offset, std::move(data)};
+  }
+
+  // A request in flight whose bytes hold [offset, offset + length); mutex_ held.
+  std::shared_ptr<Flight> flight_over(uint64_t offset, uint64_t length) const {
+    for (const std::shared_ptr<Flight>& f : flights_) {
+      if (f->start <= offset && offset + length <= f->end) return f;
+    }
+    return nullptr;
   }
 
   // Copies [offset, offset + out.size()) from a cached extent that holds all of it.
@@ -359,9 +425,46 @@ class HttpSource final : public Source {
   mutable std::list<uint64_t> lru_;
   mutable std::map<uint64_t, Extent> extents_;
   mutable uint64_t bytes_ = 0;
+  mutable std::vector<std::shared_ptr<Flight>> flights_;  // requests in flight (mutex_)
 };
 
 }  // namespace
+
+Result<std::string> http_get(const std::string& url, const std::string& name, const RequestSigner& signer,
+                             size_t max_bytes) {
+  global_init();
+  static HandlePool handles;
+  std::string last_error;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(50 << (attempt - 1)));
+    Response r;
+    r.limit = max_bytes;
+    CURL* h = handles.get();
+    if (h == nullptr) return io_error(name + ": cannot create an HTTP handle");
+    curl_slist* headers = nullptr;
+    if (signer) {
+      for (const std::string& header : signer("")) headers = curl_slist_append(headers, header.c_str());
+    }
+    const CURLcode rc = perform(h, url, "", headers, r);
+    curl_slist_free_all(headers);
+    handles.put(h);
+    if (r.over_limit) return io_error(name + ": the answer is over " + std::to_string(max_bytes) + " bytes");
+    if (rc != CURLE_OK) {
+      last_error = name + ": " + curl_easy_strerror(rc);
+      if (transient(rc)) continue;
+      return io_error(last_error);
+    }
+    if (r.status == 200) return std::string(r.body.begin(), r.body.end());
+    if (r.status == 404 || r.status == 410) return not_found(name + ": not found (HTTP " + std::to_string(r.status) + ")");
+    if (r.status == 401 || r.status == 403) {
+      return io_error(name + ": access denied (HTTP " + std::to_string(r.status) + ")");
+    }
+    last_error = name + ": HTTP " + std::to_string(r.status);
+    if (r.status >= 500 || r.status == 429 || r.status == 408) continue;
+    return io_error(last_error);
+  }
+  return io_error(last_error + " (after " + std::to_string(kAttempts) + " attempts)");
+}
 
 Result<std::shared_ptr<const Source>> open_http(const std::string& url, std::string name, RequestSigner signer) {
   global_init();

@@ -32,11 +32,19 @@ using RequestSigner = std::function<std::vector<std::string>(const std::string& 
 // open_http with the name errors show (instead of the redacted URL) and a signer called for every request.
 Result<std::shared_ptr<const Source>> open_http(const std::string& url, std::string name, RequestSigner signer);
 
+// One GET of a whole document (an object listing): retried as range reads are (connection failures, 5xx,
+// 429); NotFound for 404, IoError for access denied, other statuses and answers over `max_bytes`.
+// `signer` is called with an empty range. Unsupported without libcurl.
+Result<std::string> http_get(const std::string& url, const std::string& name, const RequestSigner& signer,
+                             size_t max_bytes = 16u << 20);
+
 // The URL as errors show it: without user information and without the query string.
 std::string redact_url(const std::string& url);
 
 // Percent-encodes a URL path (an object key): every byte but the unreserved characters and '/', as
 // Signature Version 4 and the object stores' XML APIs expect.
 std::string encode_url_path(const std::string& path);
+// The same for a query parameter's name or value: '/' encoded too.
+std::string encode_url_component(const std::string& text);
 
 }  // namespace tilewise::io

@@ -12,4 +12,8 @@ Result<std::shared_ptr<const Source>> open_http(const std::string&, std::string 
   return unsupported(name + ": tilewise was built without libcurl: no remote sources");
 }
 
+Result<std::string> http_get(const std::string&, const std::string& name, const RequestSigner&, size_t) {
+  return unsupported(name + ": tilewise was built without libcurl: no remote sources");
+}
+
 }  // namespace tilewise::io

@@ -100,17 +100,20 @@ Result<S3Object> resolve_s3(const std::string& s3_url) {
   if (slash == std::string::npos || slash == 0 || slash + 1 == rest.size()) {
     return invalid_argument(redact_url(s3_url) + ": an S3 URL names a bucket and a key (s3://bucket/key)");
   }
-  const std::string bucket = rest.substr(0, slash), key = rest.substr(slash + 1);
+  return resolve_s3_object(rest.substr(0, slash), rest.substr(slash + 1));
+}
+
+Result<S3Object> resolve_s3_object(const std::string& bucket, const std::string& key) {
   S3Object o;
   o.region = env("AWS_REGION").empty() ? env("AWS_DEFAULT_REGION") : env("AWS_REGION");
   if (o.region.empty()) o.region = "us-east-1";
   std::string endpoint = env("AWS_ENDPOINT_URL_S3").empty() ? env("AWS_ENDPOINT_URL") : env("AWS_ENDPOINT_URL_S3");
   while (!endpoint.empty() && endpoint.back() == '/') endpoint.pop_back();
-  if (!endpoint.empty()) {  // path style: <endpoint>/<bucket>/<key>
+  if (!endpoint.empty()) {  // path style: <endpoint>/<bucket>/<key> (the bucket itself: <endpoint>/<bucket>)
     const size_t scheme = endpoint.find("://");
     if (scheme == std::string::npos) return invalid_argument("AWS_ENDPOINT_URL: not a URL: " + redact_url(endpoint));
     o.host = endpoint.substr(scheme + 3);
-    o.canonical_uri = encode_url_path("/" + bucket + "/" + key);
+    o.canonical_uri = encode_url_path("/" + bucket + (key.empty() ? "" : "/" + key));
     o.url = endpoint + o.canonical_uri;
   } else {
     o.host = bucket + ".s3." + o.region + ".amazonaws.com";
@@ -141,7 +144,7 @@ std::vector<std::string> sign_s3_get(const S3Object& o, const std::string& range
     headers += "x-amz-security-token:" + c.session_token + "\n";
     names += ";x-amz-security-token";
   }
-  const std::string canonical = "GET\n" + o.canonical_uri + "\n\n" + headers + "\n" + names + "\n" + kEmptyPayload;
+  const std::string canonical = "GET\n" + o.canonical_uri + "\n" + o.canonical_query + "\n" + headers + "\n" + names + "\n" + kEmptyPayload;
   const std::string scope = std::string(day) + "/" + o.region + "/s3/aws4_request";
   const std::string to_sign = std::string("AWS4-HMAC-SHA256\n") + stamp + "\n" + scope + "\n" + sha256_hex(canonical);
   const std::string key = hmac(hmac(hmac(hmac("AWS4" + c.secret_access_key, day), o.region), "s3"), "aws4_request");

@@ -30,12 +30,16 @@ struct S3Object {
   std::string url;            // the HTTP(S) URL of the object
   std::string host;           // as signed (host[:port])
   std::string canonical_uri;  // the URL's path, each segment URI-encoded as SigV4 requires
+  std::string canonical_query;  // the URL's query (parameters sorted by name, URI-encoded); empty for objects
   std::string region;
   AwsCredentials credentials;
 };
 
 // Resolves `s3://bucket/key` with the environment (above). InvalidArgument for a URL without bucket or key.
 Result<S3Object> resolve_s3(const std::string& s3_url);
+
+// The object `key` of `bucket` (an empty key: the bucket itself, as object listings address it).
+Result<S3Object> resolve_s3_object(const std::string& bucket, const std::string& key);
 
 // The headers that sign a GET of the object with the Range header value `range` ("bytes=0-9"; empty: no
 // range) at `when`: x-amz-content-sha256, x-amz-date, Authorization and the session token; none for

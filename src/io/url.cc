@@ -29,11 +29,13 @@ std::string redact_url(const std::string& url) {
   return out;
 }
 
-std::string encode_url_path(const std::string& path) {
+namespace {
+
+std::string percent_encode(const std::string& text, bool keep_slash) {
   static const char kHex[] = "0123456789ABCDEF";
   std::string out;
-  for (unsigned char c : path) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || c == '/') {
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || (keep_slash && c == '/')) {
       out += static_cast<char>(c);
     } else {
       out += '%';
@@ -43,5 +45,11 @@ std::string encode_url_path(const std::string& path) {
   }
   return out;
 }
+
+}  // namespace
+
+std::string encode_url_path(const std::string& path) { return percent_encode(path, true); }
+
+std::string encode_url_component(const std::string& text) { return percent_encode(text, false); }
 
 }  // namespace tilewise::io

@@ -38,24 +38,15 @@ void copy_rect(const uint8_t* src, int64_t src_stride, const ImageView& dst, int
 // A remote source (HTTP, S3) fetches the bytes of the region's tiles together, coalesced and in parallel,
 // before they are decoded one by one; cut tiles the tile cache holds are left out.
 void HostRegionReader::prefetch_tiles(const RegionPlan& plan, bool caching, int32_t cache_level) const {
-  if (plan.tiles.empty()) return;
-  const formats::LevelModel& level = *plan.tiles.front().tile.level;
-  const int64_t first = plan.tiles.front().tile.index();
-  if (level.unit_part(first).source->is_local_file()) return;
-  std::vector<std::pair<const io::Source*, io::ByteRange>> ranges;
+  if (plan.tiles.empty() || plan.tiles.front().tile.level->unit_part(plan.tiles.front().tile.index()).source->is_local_file())
+    return;
+  std::vector<int64_t> units;
   for (const PlannedTile& t : plan.tiles) {
     const int64_t i = t.tile.index();
     if (t.empty || (caching && !t.whole && cache::TileCache::global().contains({slide_uid_, cache_level, i}))) continue;
-    ranges.push_back({level.unit_part(i).source.get(), {level.unit_offset(i), level.unit_length(i)}});
+    units.push_back(i);
   }
-  std::sort(ranges.begin(), ranges.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (size_t at = 0; at < ranges.size();) {
-    size_t end = at;
-    std::vector<io::ByteRange> same;
-    while (end < ranges.size() && ranges[end].first == ranges[at].first) same.push_back(ranges[end++].second);
-    ranges[at].first->prefetch(same);
-    at = end;
-  }
+  prefetch_units(*plan.tiles.front().tile.level, units);
 }
 
 Status HostRegionReader::read(const RegionRequest& req) const {

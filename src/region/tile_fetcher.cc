@@ -9,6 +9,23 @@
 
 namespace tilewise::region {
 
+void prefetch_units(const formats::LevelModel& level, std::span<const int64_t> units) {
+  if (units.empty() || level.unit_part(units.front()).source->is_local_file()) return;
+  std::vector<std::pair<const io::Source*, io::ByteRange>> ranges;
+  ranges.reserve(units.size());
+  for (const int64_t i : units) {
+    ranges.push_back({level.unit_part(i).source.get(), {level.unit_offset(i), level.unit_length(i)}});
+  }
+  std::stable_sort(ranges.begin(), ranges.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t at = 0; at < ranges.size();) {
+    size_t end = at;
+    std::vector<io::ByteRange> same;
+    while (end < ranges.size() && ranges[end].first == ranges[at].first) same.push_back(ranges[end++].second);
+    ranges[at].first->prefetch(same);
+    at = end;
+  }
+}
+
 int32_t TileRef::valid_rows() const {
   if (level->placement) return level->desc.height;  // a placed unit's pixels are all its own
   return static_cast<int32_t>(std::min<int64_t>(level->desc.height, level->info.height - y0()));

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,10 @@ struct TileRef {
   int32_t valid_rows() const;
   int32_t valid_cols() const;
 };
+
+// A hint that the bytes of these units of `level` are about to be read: remote sources fetch them together
+// (io::Source::prefetch), grouped by the source they lie in; local ones return at once.
+void prefetch_units(const formats::LevelModel& level, std::span<const int64_t> units);
 
 class TileFetcher {
  public:

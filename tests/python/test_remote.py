@@ -156,6 +156,37 @@ def test_latency_costs_round_trips_not_correctness(server, tmp_path):
         servers.stop(proc)
 
 
+def test_concurrent_readers_share_requests(server, tmp_path):
+    """Eight threads reading one patch at once (tile cache off, 50 ms per request): the bytes in flight for one
+    are waited for by the others, not asked for eight times."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    path = server["root"] / "large.tif"  # tiles well past the first block, which opening fetches
+    if not path.exists():
+        slidegen.write_vips_pyramid(path, slidegen.tissue_image(3000, 2400, seed=64), tile=256)
+    proc, url = servers.fault_proxy(server["url"], tmp_path, latency_ms=50)
+    capacity = tilewise.cache_capacity()
+    loc, size = (2100, 1700), (300, 260)
+    try:
+        local = tilewise.open(path)
+        tilewise.set_cache_capacity(0)
+        expected = local.read_region(loc, size)
+        alone = tilewise.open(f"{url}/large.tif")
+        before = servers.proxy_stats(url)["requests"]
+        assert np.array_equal(alone.read_region(loc, size), expected)
+        one = servers.proxy_stats(url)["requests"] - before
+        remote = tilewise.open(f"{url}/large.tif")
+        before = servers.proxy_stats(url)["requests"]
+        with ThreadPoolExecutor(8) as pool:
+            out = list(pool.map(lambda _: remote.read_region(loc, size), range(8)))
+        shared = servers.proxy_stats(url)["requests"] - before
+        assert all(np.array_equal(o, expected) for o in out)
+        assert 1 <= one and shared <= 2 * one, (one, shared)
+    finally:
+        tilewise.set_cache_capacity(capacity)
+        servers.stop(proc)
+
+
 def test_gcs_objects_with_and_without_a_token(server, tmp_path, monkeypatch):
     """gs://bucket/object through the XML API path (here: nginx, with the proxy asking for a bearer token)."""
     bucket = server["root"] / "lab-bucket" / "cohort"

@@ -29,7 +29,7 @@ def moto_server(tmp_path_factory, auth: bool):
     port = servers.free_port()
     env = {k: v for k, v in os.environ.items() if k not in AWS_ENV}
     if auth:
-        env["INITIAL_NO_AUTH_ACTION_COUNT"] = "3"  # create the user, its key and its policy; then every request is checked
+        env["INITIAL_NO_AUTH_ACTION_COUNT"] = "6"  # create two users, their keys and policies; then every request is checked
     log = open(tmp_path_factory.mktemp("moto") / "server.log", "w")
     proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)], env=env,
                             stdout=log, stderr=subprocess.STDOUT)
@@ -46,6 +46,16 @@ def slides(tmp_path_factory):
     vendor_tiff.write_aperio(files["aperio.svs"], img, codec="jpeg-ycbcr", tile=128, downsamples=(4,))
     files["dir/slide one.dcm"] = dicom_wsi.write_instance(root / "slide one.dcm", img, series=dicom_wsi.new_series(),
                                                           tile=128)
+    # A DICOM series of one object per instance (levels, label, overview, thumbnail), as the Imaging Data
+    # Commons stores them, beside an object of another kind and a deeper folder whose series is another one.
+    series = dicom_wsi.write_series(root / "series", slidegen.tissue_image(1400, 1000, seed=72), levels=3, tile=128,
+                                    name="case 7")
+    for f in sorted(series.parent.glob("*.dcm")):
+        files[f"series/{f.name}"] = f
+    (root / "notes.txt").write_text("not a slide")
+    files["series/notes.txt"] = root / "notes.txt"
+    files["series/deeper/other.dcm"] = dicom_wsi.write_instance(root / "other.dcm", img, series=dicom_wsi.new_series(),
+                                                                tile=128)
     return files
 
 
@@ -64,10 +74,15 @@ def signed(tmp_path_factory, slides):
     key = iam.create_access_key(UserName="reader")["AccessKey"]
     iam.put_user_policy(UserName="reader", PolicyName="s3", PolicyDocument=(
         '{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}'))
+    iam.create_user(UserName="getter")  # may read objects, may not list the bucket
+    getter = iam.create_access_key(UserName="getter")["AccessKey"]
+    iam.put_user_policy(UserName="getter", PolicyName="get", PolicyDocument=(
+        '{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:GetObject", "Resource": "*"}]}'))
     s3 = boto3.client("s3", endpoint_url=url, region_name="us-east-1", aws_access_key_id=key["AccessKeyId"],
                       aws_secret_access_key=key["SecretAccessKey"])
     upload(s3, "slides", slides)
-    yield {"url": url, "key": key["AccessKeyId"], "secret": key["SecretAccessKey"]}
+    yield {"url": url, "key": key["AccessKeyId"], "secret": key["SecretAccessKey"],
+           "getter": (getter["AccessKeyId"], getter["SecretAccessKey"])}
     servers.stop(proc)
 
 
@@ -107,29 +122,58 @@ def test_signed_reads_equal_local_files(signed, slides, aws_env):
     aws_env.setenv("AWS_ACCESS_KEY_ID", signed["key"])
     aws_env.setenv("AWS_SECRET_ACCESS_KEY", signed["secret"])
     for key, path in slides.items():
+        if key.endswith(".txt"):
+            continue
         assert_same(tilewise.open(f"s3://slides/{key}"), tilewise.open(path))
 
 
-def test_credentials_file_profile(signed, slides, aws_env, tmp_path):
-    creds = tmp_path / "credentials"
-    creds.write_text(f"[default]\naws_access_key_id = wrong\naws_secret_access_key = wrong\n\n"
-                     f"[lab]\naws_access_key_id = {signed['key']}\naws_secret_access_key = {signed['secret']}\n")
-    aws_env.setenv("AWS_ENDPOINT_URL", signed["url"])
-    aws_env.setenv("AWS_SHARED_CREDENTIALS_FILE", str(creds))
-    aws_env.setenv("AWS_PROFILE", "lab")
-    assert tilewise.open("s3://slides/vips.tif").levels == tilewise.open(slides["vips.tif"]).levels
+def dicom_series(slides):
+    return sorted(k for k in slides if k.startswith("series/") and k.count("/") == 1 and k.endswith(".dcm"))
 
 
-def test_wrong_or_missing_signatures_are_access_denied(signed, aws_env):
+def test_a_dicom_series_is_listed_beside_the_object(signed, slides, aws_env):
+    """Any instance of a series, or its folder, opens the whole series: the bucket's folder is listed (signed
+    requests), as a local folder is scanned; the deeper folder's and the text object are not part of it."""
     aws_env.setenv("AWS_ENDPOINT_URL_S3", signed["url"])
     aws_env.setenv("AWS_ACCESS_KEY_ID", signed["key"])
-    aws_env.setenv("AWS_SECRET_ACCESS_KEY", "not-the-secret")
-    with pytest.raises(tilewise.IoError, match=r"s3://slides/vips.tif: access denied \(HTTP 403\)") as e:
-        tilewise.open("s3://slides/vips.tif")
-    assert "not-the-secret" not in str(e.value)
-    aws_env.setenv("AWS_NO_SIGN_REQUEST", "1")
-    with pytest.raises(tilewise.IoError, match="access denied"):
-        tilewise.open("s3://slides/vips.tif")
+    aws_env.setenv("AWS_SECRET_ACCESS_KEY", signed["secret"])
+    level0 = next(k for k in dicom_series(slides) if "level0" in k)
+    local = tilewise.open(slides[level0])
+    assert local.level_count == 3 and sorted(local.associated_images) == ["label", "macro", "thumbnail"]
+    for url in (f"s3://slides/{level0}", "s3://slides/series/", f"s3://slides/{dicom_series(slides)[-1]}"):
+        remote = tilewise.open(url)
+        assert_same(remote, local)
+        assert sorted(remote.associated_images) == sorted(local.associated_images)
+        for key in local.associated_images:
+            assert np.array_equal(remote.associated_images[key], local.associated_images[key])
+
+
+def test_object_listings_are_read_page_by_page(signed, slides, aws_env):
+    """Listings of more keys than a page holds follow the store's markers (pages of 2 keys here)."""
+    code = ("import tilewise, sys; s = tilewise.open(sys.argv[1]); "
+            "print(s.level_count, sorted(s.associated_images))")
+    env = {k: v for k, v in os.environ.items() if k not in AWS_ENV}
+    env.update(AWS_ENDPOINT_URL_S3=signed["url"], AWS_ACCESS_KEY_ID=signed["key"],
+               AWS_SECRET_ACCESS_KEY=signed["secret"], HOME="/nonexistent", TILEWISE_LIST_PAGE_KEYS="2")
+    out = subprocess.run([sys.executable, "-c", code, "s3://slides/series/"], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[0] == "3 ['label', 'macro', 'thumbnail']"
+
+
+def test_an_unlistable_bucket_opens_the_instance_alone(signed, slides, aws_env):
+    """A key that may read objects but not list the bucket: an instance opens alone and says why; the folder
+    itself cannot be opened (access denied, named by its URL)."""
+    aws_env.setenv("AWS_ENDPOINT_URL_S3", signed["url"])
+    aws_env.setenv("AWS_ACCESS_KEY_ID", signed["getter"][0])
+    aws_env.setenv("AWS_SECRET_ACCESS_KEY", signed["getter"][1])
+    level0 = next(k for k in dicom_series(slides) if "level0" in k)
+    alone = tilewise.open(f"s3://slides/{level0}")
+    assert alone.level_count == 1 and not alone.associated_images
+    assert any("other instances of its series were not looked for" in w and "access denied (HTTP 403)" in w
+               for w in alone.warnings), alone.warnings
+    with pytest.raises(tilewise.IoError, match=r"s3://slides/series/: access denied \(HTTP 403\)"):
+        tilewise.open("s3://slides/series/")
 
 
 def test_anonymous_reads_and_missing_objects(anonymous, slides, aws_env):
@@ -139,3 +183,9 @@ def test_anonymous_reads_and_missing_objects(anonymous, slides, aws_env):
         tilewise.open("s3://public/missing.svs")
     with pytest.raises(tilewise.InvalidArgumentError, match="names a bucket and a key"):
         tilewise.open("s3://public")
+    # GCS lists a bucket through the same XML answer (ListBucketResult): moto's stands in for it.
+    aws_env.setenv("TILEWISE_GCS_ENDPOINT", anonymous["url"])
+    level0 = next(k for k in dicom_series(slides) if "level0" in k)
+    remote = tilewise.open(f"gs://public/{level0}")
+    assert_same(remote, tilewise.open(slides[level0]))
+    assert sorted(remote.associated_images) == ["label", "macro", "thumbnail"]
