@@ -8,9 +8,12 @@ below the slide's size, as for real slides.
 - open: seconds per open (median of 5; 3 for tiffslide at 20 ms) and the requests it took (the proxy's count);
 - random 256x256 level-0 patches, tile caches off, 1 and 8 threads: patches/s and the bytes fetched per
   patch (the proxy's count), against what a perfect reader fetches (the compressed tiles each patch
-  touches, from the file's tile tables).
+  touches, from the file's tile tables);
+- tilewise with a disk cache (TILEWISE_HTTP_DISK_CACHE): the first pass of a process into a fresh cache
+  (three processes, one pass each), then another process over the same locations (a later epoch), which
+  reads from the disk.
 
-    bench_remote.py [--patches N] [--reps R] [--quick]"""
+    bench_remote.py [--patches N] [--reps R] [--quick] [--tools a,b] [--latencies 0,20]"""
 
 from __future__ import annotations
 
@@ -30,8 +33,8 @@ sys.path.insert(0, str(REPO / "tests" / "data"))
 import servers  # noqa: E402
 
 
-def locations(w: int, h: int, n: int) -> list:
-    rng = np.random.default_rng(7)
+def locations(w: int, h: int, n: int, seed: int = 7) -> list:
+    rng = np.random.default_rng(seed)
     return [(int(rng.integers(0, w - 256)), int(rng.integers(0, h - 256))) for _ in range(n)]
 
 
@@ -53,7 +56,9 @@ def perfect_bytes(path: Path, locs: list) -> float:
 
 
 def child(tool: str, url: str, kind: str, threads: int, n: int, reps: int) -> dict:
-    if tool == "tilewise":
+    if tool.startswith("tilewise"):
+        if tool == "tilewise-disk":  # the folder comes from the parent (BENCH_DISK_CACHE)
+            os.environ["TILEWISE_HTTP_DISK_CACHE"] = os.environ["BENCH_DISK_CACHE"]
         # A fetched-bytes cache smaller than the slide, as for the gigabyte slides of real use (with the
         # default 64 MiB much of a small slide would stay cached between passes).
         os.environ["TILEWISE_HTTP_CACHE_BYTES"] = "2M"
@@ -89,19 +94,22 @@ def child(tool: str, url: str, kind: str, threads: int, n: int, reps: int) -> di
     w, h = s.dimensions
     locs = locations(w, h, n)
     read = reader(s)
+    if reps == 0:  # one timed pass over locations not read before, after a warm-up over others (connections)
+        read_all(read, locations(w, h, n, seed=8), threads)
     rates = []
-    for rep in range(reps + 1):
+    for rep in range(max(1, reps + 1) if reps else 1):
         t = time.perf_counter()
         read_all(read, locs, threads)
-        if rep:
+        if rep or reps == 0:
             rates.append(n / (time.perf_counter() - t))
     return {"rates": rates}
 
 
-def run_child(args: list) -> dict:
+def run_child(args: list, env: dict = None) -> dict:
     import subprocess
 
-    p = subprocess.run([sys.executable, __file__, "--child", *map(str, args)], capture_output=True, text=True)
+    p = subprocess.run([sys.executable, __file__, "--child", *map(str, args)], capture_output=True, text=True,
+                       env=dict(os.environ, **(env or {})))
     lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
     if p.returncode != 0 or not lines:
         return {"error": (p.stderr.strip() or "no output")[-200:], "exit": p.returncode}
@@ -113,7 +121,8 @@ def main() -> None:
     ap.add_argument("--patches", type=int, default=200)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--tools", default="tilewise,tiffslide,tiffslide-64k", help="comma-separated tools to run")
+    ap.add_argument("--tools", default="tilewise,tilewise-disk,tiffslide,tiffslide-64k",
+                    help="comma-separated tools to run")
     ap.add_argument("--latencies", default="0,20", help="comma-separated injected latencies (ms)")
     ap.add_argument("--child", nargs=6, metavar=("TOOL", "URL", "KIND", "THREADS", "N", "REPS"))
     args = ap.parse_args()
@@ -136,7 +145,7 @@ def main() -> None:
             proxy, url = servers.fault_proxy(base, state, latency_ms=latency)
             slide_url = f"{url}/{path.name}"
             try:
-                for tool in tools:
+                for tool in (t for t in tools if t != "tilewise-disk"):
                     opens = 3 if tool != "tilewise" and latency else 5
                     before = servers.proxy_stats(url)
                     r = run_child([tool, slide_url, "open", 1, opens, 0])
@@ -151,19 +160,35 @@ def main() -> None:
                                   f"{(after['requests'] - before['requests']) / opens:.1f} requests per open")
                 for threads in (1, 8):
                     name = f"random 256x256 patches, {latency} ms latency, {threads} thread{'s' if threads > 1 else ''}"
+                    runs = []
                     for tool in tools:
+                        if tool != "tilewise-disk":
+                            runs.append((tool, tool, args.reps, None))
+                            continue
+                        # Its first pass fills a fresh disk cache (whole 4 KiB pages); a second process, as a
+                        # later epoch, reads from it.
+                        folders = [{"BENCH_DISK_CACHE": str(state / f"disk-cache-{latency}-{threads}-{k}")}
+                                   for k in range(3)]
+                        runs.append(("tilewise-disk", "tilewise + disk cache, first pass", 0, folders))
+                        runs.append(("tilewise-disk", "tilewise + disk cache, next process", args.reps, folders[-1:]))
+                    for tool, label, reps, envs in runs:
                         before = servers.proxy_stats(url)
-                        r = run_child([tool, slide_url, "patches", threads, args.patches, args.reps])
+                        results = [run_child([tool, slide_url, "patches", threads, args.patches, reps], env)
+                                   for env in (envs or [None])]
                         after = servers.proxy_stats(url)
+                        r = next((x for x in results if "error" in x), None) or {
+                            "rates": [rate for x in results for rate in x["rates"]]}
                         if "error" in r:
-                            table.add(name, f"{tool} FAILED (exit {r['exit']})", float("nan"), float("nan"),
+                            table.add(name, f"{label} FAILED (exit {r['exit']})", float("nan"), float("nan"),
                                       float("nan"), "patches/s", r["error"])
                             continue
                         if perfect is None:
                             perfect = perfect_bytes(path, locations(*_dims(path), args.patches))
-                        per_patch = (after["bytes"] - before["bytes"]) / (args.patches * (args.reps + 1))
+                        # reps 0: a warm-up pass and the timed one
+                        per_patch = (after["bytes"] - before["bytes"]) / (args.patches * (reps + 1 if reps else 2) *
+                                                                         len(results))
                         rates = sorted(r["rates"])
-                        table.add(name, tool, float(np.median(rates)), rates[0], rates[-1], "patches/s",
+                        table.add(name, label, float(np.median(rates)), rates[0], rates[-1], "patches/s",
                                   f"{per_patch / 1024:.0f} KiB fetched per patch ({per_patch / perfect:.2f}x a "
                                   f"perfect reader's {perfect / 1024:.0f} KiB)")
             finally:

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "io/disk_cache.h"
 #include "util/checked_math.h"
 #include "util/fork_safe.h"
 #include "util/settings.h"
@@ -166,7 +167,9 @@ class HttpSource final : public Source {
     } catch (...) {
       return io_error(name_ + ": unreadable Content-Range: " + r.content_range);
     }
+    disk_ = DiskCache::open(name_, size_, etag_.empty() ? last_modified_ : etag_);
     if (!r.body.empty() && r.body.size() <= size_) {
+      if (disk_) disk_->write(r.body, 0);
       std::lock_guard<std::mutex> lock(mutex_);
       insert(0, std::make_shared<const std::vector<uint8_t>>(std::move(r.body)));
     }
@@ -180,6 +183,7 @@ class HttpSource final : public Source {
                      " is past the end of the file (" + std::to_string(size_) + " bytes)");
     }
     if (copy_cached(out, offset)) return Status();
+    if (disk_ && disk_->read(out, offset)) return Status();
     // A read smaller than a block (directory entries, tags) fetches the aligned block around it, so that
     // opening a slide costs few requests; a larger one fetches exactly its bytes. (A region's tiles are
     // fetched exactly beforehand, through prefetch.)
@@ -189,7 +193,9 @@ class HttpSource final : public Source {
       from = offset / block * block;
       to = std::min(size_, std::max(to, from + block));
     }
-    TW_ASSIGN_OR_RETURN(Piece piece, fetch({offset, out.size()}, {from, to - from}));
+    ByteRange ask{from, to - from};
+    if (disk_) ask = disk_->pages_around(ask);  // whole pages, which the disk cache keeps
+    TW_ASSIGN_OR_RETURN(Piece piece, fetch({offset, out.size()}, ask));
     std::copy_n(piece.bytes->begin() + static_cast<ptrdiff_t>(offset - piece.start), out.size(), out.begin());
     return Status();
   }
@@ -202,7 +208,7 @@ class HttpSource final : public Source {
       std::lock_guard<std::mutex> lock(mutex_);
       for (const ByteRange& r : ranges) {
         if (r.length && internal::range_inside(r.offset, r.length, size_) && !find(r.offset, r.length) &&
-            !flight_over(r.offset, r.length)) {
+            !flight_over(r.offset, r.length) && !(disk_ && disk_->has(r))) {
           missing.push_back(r);
         }
       }
@@ -221,13 +227,14 @@ class HttpSource final : public Source {
         merged.push_back(missing[i]);
       }
     }
+    auto get = [&](const ByteRange& m) { (void)fetch(m, disk_ ? disk_->pages_around(m) : m); };
     if (merged.size() == 1) {
-      (void)fetch(merged[0], merged[0]);
+      get(merged[0]);
       return;
     }
     std::atomic<size_t> next{0};
     auto worker = [&] {
-      for (size_t i; (i = next.fetch_add(1)) < merged.size();) (void)fetch(merged[i], merged[i]);
+      for (size_t i; (i = next.fetch_add(1)) < merged.size();) get(merged[i]);
     };
     std::vector<std::thread> threads;
     for (size_t t = 1; t < std::min<size_t>(kParallel, merged.size()); ++t) threads.emplace_back(worker);
@@ -348,6 +355,7 @@ class HttpSource final : public Source {
     const Status status = request(ask.offset, ask.length, /*check_version=*/true, r);
     std::shared_ptr<const std::vector<uint8_t>> data;
     if (status.ok()) data = std::make_shared<const std::vector<uint8_t>>(std::move(r.body));
+    if (data && disk_) disk_->write(*data, ask.offset);
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (data) insert(ask.offset, data);
@@ -420,6 +428,7 @@ class HttpSource final : public Source {
   RequestSigner signer_;
   std::string etag_, last_modified_;
   uint64_t size_ = 0;
+  std::shared_ptr<const DiskCache> disk_;  // null: no disk cache (io/disk_cache.h)
   mutable HandlePool handles_;
   mutable std::mutex mutex_;  // the cache of fetched extents, by start offset, least recently used last
   mutable std::list<uint64_t> lru_;

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "io/digest.h"
 #include "io/http_source.h"
 
 namespace tilewise::io {
@@ -18,23 +19,6 @@ constexpr const char* kEmptyPayload = "e3b0c44298fc1c149afbf4c8996fb92427ae41e46
 std::string env(const char* name) {
   const char* v = std::getenv(name);
   return v ? v : "";
-}
-
-std::string hex(const unsigned char* p, size_t n) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < n; ++i) {
-    out += kHex[p[i] >> 4];
-    out += kHex[p[i] & 15];
-  }
-  return out;
-}
-
-std::string sha256_hex(const std::string& s) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int n = 0;
-  EVP_Digest(s.data(), s.size(), md, &n, EVP_sha256(), nullptr);
-  return hex(md, n);
 }
 
 std::string hmac(const std::string& key, const std::string& data) {
@@ -153,7 +137,7 @@ std::vector<std::string> sign_s3_get(const S3Object& o, const std::string& range
       std::string("x-amz-content-sha256: ") + kEmptyPayload,
       std::string("x-amz-date: ") + stamp,
       "Authorization: AWS4-HMAC-SHA256 Credential=" + c.access_key_id + "/" + scope + ", SignedHeaders=" + names +
-          ", Signature=" + hex(reinterpret_cast<const unsigned char*>(signature.data()), signature.size()),
+          ", Signature=" + to_hex(reinterpret_cast<const unsigned char*>(signature.data()), signature.size()),
   };
   if (!c.session_token.empty()) out.push_back("x-amz-security-token: " + c.session_token);
   return out;

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace tilewise::internal {
@@ -21,6 +22,8 @@ struct Settings {
   uint64_t http_block_bytes = 256ull << 10;       // TILEWISE_HTTP_BLOCK_BYTES: what a smaller remote read fetches
   uint64_t http_coalesce_bytes = 16ull << 10;     // TILEWISE_HTTP_COALESCE_BYTES: ranges this close share a request
   uint64_t http_cache_bytes = 64ull << 20;        // TILEWISE_HTTP_CACHE_BYTES: fetched bytes kept per remote slide
+  std::string http_disk_cache;                    // TILEWISE_HTTP_DISK_CACHE: folder of the disk cache (empty: off)
+  uint64_t http_disk_cache_bytes = 10ull << 30;   // TILEWISE_HTTP_DISK_CACHE_BYTES: its budget
   int list_page_keys = 0;                         // TILEWISE_LIST_PAGE_KEYS: keys per object-listing page (0: the store's)
   uint64_t gpu_pool_bytes = 1024ull << 20;        // TILEWISE_GPU_POOL_BYTES: idle device blocks kept per device
   uint64_t gpu_tile_cache_bytes = 256ull << 20;   // TILEWISE_GPU_TILE_CACHE_BYTES: device tile cache per device

@@ -187,6 +187,67 @@ def test_concurrent_readers_share_requests(server, tmp_path):
         servers.stop(proc)
 
 
+DISK_CHILD = """
+import sys, numpy as np, tilewise
+tilewise.set_cache_capacity(0)
+slide = tilewise.open(sys.argv[1])
+rng = np.random.default_rng(9)
+w, h = slide.dimensions
+out = [slide.read_region((int(x), int(y)), (256, 256)) for x, y in zip(rng.integers(0, w - 256, 12), rng.integers(0, h - 256, 12))]
+np.save(sys.argv[2], np.stack(out))
+"""
+
+
+def test_a_disk_cache_serves_the_next_process(server, tmp_path):
+    """TILEWISE_HTTP_DISK_CACHE: a second process reads what the first fetched from disk (one request: the
+    opening one, which checks the object's version); a damaged page is fetched again, never served; a
+    replaced object gets a new entry; the budget deletes the least recently used object."""
+    path = server["root"] / "disk.tif"
+    slidegen.write_vips_pyramid(path, slidegen.tissue_image(2600, 2000, seed=65), tile=256)
+    proc, url = servers.fault_proxy(server["url"], tmp_path)
+    cache = tmp_path / "cache"
+    env = dict(os.environ, TILEWISE_HTTP_DISK_CACHE=str(cache))
+
+    def run(name, **extra):
+        before = servers.proxy_stats(url)["requests"]
+        out = tmp_path / f"{name}.npy"
+        subprocess.run([sys.executable, "-c", DISK_CHILD, f"{url}/disk.tif", str(out)], env=dict(env, **extra),
+                       check=True, timeout=120)
+        return np.load(out), servers.proxy_stats(url)["requests"] - before
+
+    try:
+        subprocess.run([sys.executable, "-c", DISK_CHILD, str(path), str(tmp_path / "local.npy")], check=True, timeout=120)
+        local = np.load(tmp_path / "local.npy")
+        first, asked = run("first")
+        assert np.array_equal(first, local) and asked > 1
+        second, asked = run("second")
+        assert np.array_equal(second, local) and asked == 1, asked
+        data = next(cache.glob("*.data"))
+        size = data.stat().st_size
+        with open(data, "r+b") as f:  # damage every present page's first bytes
+            for offset in range(0, size, 4096):
+                f.seek(offset)
+                chunk = f.read(8)
+                if any(chunk):
+                    f.seek(offset)
+                    f.write(bytes(b ^ 0x5A for b in chunk))
+        third, asked = run("third")
+        assert np.array_equal(third, local) and asked > 1
+        fourth, asked = run("fourth")  # the damaged pages were fetched and stored again
+        assert np.array_equal(fourth, local) and asked == 1, asked
+        # The object replaced: a new version, a new entry; then a budget below two entries keeps the newer.
+        time.sleep(1.1)  # a new Last-Modified second
+        slidegen.write_vips_pyramid(path, slidegen.tissue_image(2600, 2000, seed=66), tile=256)
+        subprocess.run([sys.executable, "-c", DISK_CHILD, str(path), str(tmp_path / "local2.npy")], check=True, timeout=120)
+        fifth, asked = run("fifth", TILEWISE_HTTP_DISK_CACHE_BYTES=str(int(1.5 * size)))
+        assert np.array_equal(fifth, np.load(tmp_path / "local2.npy")) and asked > 1
+        sixth, _ = run("sixth", TILEWISE_HTTP_DISK_CACHE_BYTES="1K")  # opening keeps the object it opens
+        assert np.array_equal(sixth, fifth)
+        assert len(list(cache.glob("*.data"))) == 1 and len(list(cache.glob("*.pages"))) == 1
+    finally:
+        servers.stop(proc)
+
+
 def test_gcs_objects_with_and_without_a_token(server, tmp_path, monkeypatch):
     """gs://bucket/object through the XML API path (here: nginx, with the proxy asking for a bearer token)."""
     bucket = server["root"] / "lab-bucket" / "cohort"

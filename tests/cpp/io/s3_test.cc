@@ -40,6 +40,22 @@ TEST(S3, SignsAsTheDocumentationsExample) {
   EXPECT_TRUE(sign_s3_get(o, "bytes=0-9", 1369353600).empty());  // anonymous: unsigned
 }
 
+// The same documentation's "GET Bucket (List Objects)" example: the query in the canonical request, no Range.
+TEST(S3, SignsAListingAsTheDocumentationsExample) {
+  S3Object o;
+  o.host = "examplebucket.s3.amazonaws.com";
+  o.canonical_uri = "/";
+  o.canonical_query = "max-keys=2&prefix=J";
+  o.region = "us-east-1";
+  o.credentials = {"AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", ""};
+  const std::vector<std::string> headers = sign_s3_get(o, "", 1369353600);
+  ASSERT_EQ(headers.size(), 3u);
+  EXPECT_EQ(headers[2],
+            "Authorization: AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, "
+            "SignedHeaders=host;x-amz-content-sha256;x-amz-date, "
+            "Signature=34b48302e7b5fa45bde8084f4b7868a86f0a534bc59db6670ed5711ef69dc6f7");
+}
+
 TEST(S3, ResolvesEndpointsRegionsAndCredentials) {
   ScopedEnv endpoint("AWS_ENDPOINT_URL_S3", nullptr), generic("AWS_ENDPOINT_URL", nullptr);
   ScopedEnv region("AWS_REGION", "eu-west-1"), key("AWS_ACCESS_KEY_ID", "AK"), secret("AWS_SECRET_ACCESS_KEY", "SK");
@@ -57,6 +73,16 @@ TEST(S3, ResolvesEndpointsRegionsAndCredentials) {
     EXPECT_EQ(o->host, "127.0.0.1:9000");
     EXPECT_TRUE(o->credentials.access_key_id.empty());
   }
+  {
+    ScopedEnv custom("AWS_ENDPOINT_URL", "http://127.0.0.1:9000");
+    o = resolve_s3_object("bucket", "");  // the bucket itself, as listings address it
+    ASSERT_TRUE(o.ok());
+    EXPECT_EQ(o->url, "http://127.0.0.1:9000/bucket");
+    EXPECT_EQ(o->canonical_uri, "/bucket");
+  }
+  o = resolve_s3_object("bucket", "");
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->url, "https://bucket.s3.eu-west-1.amazonaws.com/");
   EXPECT_EQ(resolve_s3("s3://bucket").status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(resolve_s3("s3:///key").status().code(), StatusCode::kInvalidArgument);
 }
