@@ -11,15 +11,12 @@ bench/data), tilewise against OpenSlide 4.0.1, each tool in its own process:
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
-import time
 
 import numpy as np
 
-from common import DATA, REPO, Table, child_row, jpeg_ceiling, peak_rss_mib, publish, random_patch_rates, slidegen
+from common import DATA, REPO, Table, child_row, jpeg_ceiling, open_and_patch_args, publish, slidegen
 
 sys.path.insert(0, str(REPO / "tests" / "data"))
 import dicom_wsi  # noqa: E402
@@ -42,43 +39,8 @@ def dicom_series(size: int, sparse: bool = False) -> "os.PathLike":
     return first
 
 
-def open_child(tool: str, path: str, opens: int) -> dict:
-    """Seconds per open of the series (median-able list), in this process."""
-    times = []
-    for i in range(opens + 1):
-        t = time.perf_counter()
-        if tool == "tilewise":
-            import tilewise
-
-            s = tilewise.open(path)
-            n = len(s.levels)
-        else:
-            import openslide
-
-            s = openslide.OpenSlide(path)
-            n = s.level_count
-            s.close()
-        if i:
-            times.append(1.0 / (time.perf_counter() - t))  # opens per second
-        del s
-    return {"rates": times, "peak_mib": peak_rss_mib(), "levels": n}
-
-
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--patches", type=int, default=400)
-    ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--opens", type=int, default=20)
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--child", nargs=5, metavar=("KIND", "TOOL", "PATH", "THREADS", "N"))
-    args = ap.parse_args()
-    if args.child:
-        kind, tool, path, threads, n = args.child
-        if kind == "open":
-            print(json.dumps(open_child(tool, path, int(n))))
-        else:
-            print(json.dumps(random_patch_rates(tool, path, int(threads), int(n), args.reps)))
-        return
+    args = open_and_patch_args()
     size = 4096 if args.quick else 20480
     if args.quick:
         args.patches, args.reps, args.opens = 60, 3, 5

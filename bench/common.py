@@ -142,6 +142,52 @@ def random_patch_rates(tool: str, path: str, threads: int, patches: int, reps: i
     return {"rates": rates, "peak_mib": peak_rss_mib()}
 
 
+def open_rates(tool: str, path: str, opens: int) -> dict:
+    """Opens per second of one tool (tilewise or OpenSlide) in this process, after a warm-up, and the level
+    count it saw."""
+    rates = []
+    levels = 0
+    for i in range(opens + 1):
+        t = time.perf_counter()
+        if tool == "tilewise":
+            import tilewise
+
+            s = tilewise.open(path)
+            levels = len(s.levels)
+        else:
+            import openslide
+
+            s = openslide.OpenSlide(path)
+            levels = s.level_count
+            s.close()
+        if i:
+            rates.append(1.0 / (time.perf_counter() - t))
+        del s
+    return {"rates": rates, "peak_mib": peak_rss_mib(), "levels": levels}
+
+
+def open_and_patch_args(patches: int = 400):
+    """The arguments of a benchmark of opens and random patches, each measured in a child of its own
+    (`--child KIND TOOL PATH THREADS N`, which prints its JSON line and ends the process)."""
+    import argparse
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--patches", type=int, default=patches)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--opens", type=int, default=20)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--child", nargs=5, metavar=("KIND", "TOOL", "PATH", "THREADS", "N"))
+    args = ap.parse_args()
+    if args.child:
+        kind, tool, path, threads, n = args.child
+        if kind == "open":
+            print(json.dumps(open_rates(tool, path, int(n))))
+        else:
+            print(json.dumps(random_patch_rates(tool, path, int(threads), int(n), args.reps)))
+        sys.exit(0)
+    return args
+
+
 def child_row(table: "Table", name: str, tool: str, command: List[str], unit: str = "patches/s") -> None:
     """Runs a child that prints {"rates": [...], "peak_mib": ...} as its last JSON line and adds its row:
     median with min-max; a child that fails is a FAILED row with its error, never a number."""

@@ -2,6 +2,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <bit>
 #include <map>
 #include <memory>
@@ -194,6 +195,64 @@ void return_stream(Stream s, int device) {
   m.devices[device].streams.push_back(static_cast<cudaStream_t>(s));
 }
 
+// Page-locked host blocks by size class, kept for reuse up to kPinnedIdleBytes (cudaHostAlloc takes
+// milliseconds for tens of megabytes: a large region's staging would otherwise cost more than its upload).
+constexpr size_t kPinnedIdleBytes = size_t{512} << 20;
+
+struct PinnedPool {
+  std::mutex mutex;
+  std::multimap<size_t, void*> idle;
+  std::unordered_map<void*, size_t> live;
+  size_t idle_bytes = 0;
+};
+
+PinnedPool& pinned() {
+  static auto* p = new internal::ForkSafe<PinnedPool>([] { return new PinnedPool(); });
+  return p->get();
+}
+
+Result<void*> pinned_malloc(size_t bytes) {
+  const size_t cls = size_class(std::max<size_t>(bytes, 1));
+  PinnedPool& pool = pinned();
+  {
+    std::lock_guard<std::mutex> lock(pool.mutex);
+    auto it = pool.idle.find(cls);
+    if (it != pool.idle.end()) {
+      void* p = it->second;
+      pool.idle.erase(it);
+      pool.idle_bytes -= cls;
+      pool.live[p] = cls;
+      return p;
+    }
+  }
+  void* p = nullptr;
+  const cudaError_t e = cudaHostAlloc(&p, cls, cudaHostAllocPortable);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return out_of_memory("cudaHostAlloc of " + std::to_string(cls) + " bytes: " + cudaGetErrorString(e));
+  }
+  std::lock_guard<std::mutex> lock(pool.mutex);
+  pool.live[p] = cls;
+  return p;
+}
+
+void pinned_free(void* p) {
+  if (!p) return;
+  PinnedPool& pool = pinned();
+  std::unique_lock<std::mutex> lock(pool.mutex);
+  auto it = pool.live.find(p);
+  if (it == pool.live.end()) return;
+  const size_t cls = it->second;
+  pool.live.erase(it);
+  if (pool.idle_bytes + cls <= kPinnedIdleBytes) {
+    pool.idle.emplace(cls, p);
+    pool.idle_bytes += cls;
+    return;
+  }
+  lock.unlock();
+  cudaFreeHost(p);
+}
+
 }  // namespace
 
 class CudaOps final : public DeviceOps {
@@ -226,6 +285,8 @@ class CudaOps final : public DeviceOps {
     cudaError_t e = cudaStreamSynchronize(static_cast<cudaStream_t>(s));
     return e == cudaSuccess ? Status() : cuda_error("synchronize", e);
   }
+  Result<void*> allocate_host(size_t bytes) override { return pinned_malloc(bytes); }
+  void release_host(void* p) override { pinned_free(p); }
 
  private:
   int device_;

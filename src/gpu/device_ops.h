@@ -9,7 +9,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <span>
+#include <string>
 
 #include "gpu/device_copy.h"
 #include "tilewise/status.h"
@@ -40,6 +42,14 @@ class DeviceOps {
     return Status();
   }
   virtual Status synchronize(Stream s) = 0;
+  // Host memory for uploads that run while other work goes on: page-locked in the CUDA implementation (an
+  // upload from pageable memory is staged and synchronous), ordinary memory by default.
+  virtual Result<void*> allocate_host(size_t bytes) {
+    void* p = std::malloc(bytes);
+    if (!p) return out_of_memory("cannot allocate " + std::to_string(bytes) + " bytes of host memory");
+    return p;
+  }
+  virtual void release_host(void* p) { std::free(p); }
 };
 
 // A stream on loan from `ops`, returned when the lease ends.

@@ -82,6 +82,20 @@ Status DeviceRegionReader::read(const region::RegionRequest& req, DeviceContext*
   if (!context) {
     TW_ASSIGN_OR_RETURN(context, device_context(req.out.device.index));
   }
+  if (const auto cut = split_row(req, plan, *context)) return read_split(req, *cut, *context);
+  return read_planned(req, plan, *context);
+}
+
+Status DeviceRegionReader::read_on_device(const region::RegionRequest& req, DeviceContext& context) const {
+  TW_ASSIGN_OR_RETURN(const region::RegionPlan plan,
+                      region::plan_region(*req.level, req.level_label, req.x, req.y, req.width, req.height));
+  if (plan.region.empty()) return Status();
+  return read_planned(req, plan, context);
+}
+
+Status DeviceRegionReader::read_planned(const region::RegionRequest& req, const region::RegionPlan& plan,
+                                        DeviceContext& given) const {
+  DeviceContext* context = &given;
   DeviceOps& ops = context->ops();
   TW_ASSIGN_OR_RETURN(StreamLease stream, StreamLease::acquire(ops));
   const region::TileFetcher fetcher(model_);

@@ -12,6 +12,8 @@
 //     thread the smallest windows;
 //  4. tiles no GPU decoder takes, and tiles a GPU decoder failed on, are decoded on the CPU and uploaded (the
 //     fallback chain: GPU backend, then CPU backend, per tile).
+// A region of at least TILEWISE_GPU_SPLIT_TILES tiles is first cut at a tile row: the rows above take this
+// path, the rows below the host reader on the CPU's cores, uploaded band by band (device_region_split.cc).
 // The call returns when the output is complete (the read's stream is synchronised), so any stream may use it.
 //
 // Thread behaviour: const and stateless apart from the context's shared lanes, cache and pools; any number of
@@ -19,11 +21,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "formats/slide_model.h"
 #include "gpu/device_context.h"
+#include "region/region_plan.h"
 #include "region/region_request.h"
 #include "tilewise/status.h"
 
@@ -42,6 +46,15 @@ class DeviceRegionReader {
                                  DeviceContext* context = nullptr) const;
 
  private:
+  // The lanes' path for one planned region (steps 1-4 above).
+  Status read_planned(const region::RegionRequest& request, const region::RegionPlan& plan,
+                      DeviceContext& context) const;
+  Status read_on_device(const region::RegionRequest& request, DeviceContext& context) const;
+  // A large region shared between the lanes and the CPU (device_region_split.cc): the level row to cut at,
+  // or nothing; and the read of both halves at once.
+  std::optional<int64_t> split_row(const region::RegionRequest& request, const region::RegionPlan& plan,
+                                   DeviceContext& context) const;
+  Status read_split(const region::RegionRequest& request, int64_t cut, DeviceContext& context) const;
   const formats::SlideModel& model_;
   uint64_t slide_uid_;
 };

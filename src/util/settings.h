@@ -37,6 +37,8 @@ struct Settings {
                                                   //   read's queued tiles (0 = by measured speeds)
   bool gpu_in_place = true;                       // TILEWISE_GPU_IN_PLACE: decode whole tiles into the output
   bool gpu_async_allocator = false;               // TILEWISE_GPU_ALLOCATOR: "pool" (default) or "async"
+  int gpu_split_tiles = 64;                       // TILEWISE_GPU_SPLIT_TILES: a device region of this many tiles
+                                                  //   is shared with the CPU (0 = never)
   int loader_device_chunk = 0;                    // TILEWISE_LOADER_DEVICE_CHUNK: regions per device batch read
                                                   //   of the loader (0 = the whole batch)
 };

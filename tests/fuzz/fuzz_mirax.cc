@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "read_everything.h"
 #include "tilewise/tilewise.h"
 
 namespace {
@@ -52,16 +53,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   write(d + "/slide/Data0001.dat", at + ini + index, size - 8 - ini - index);
   auto slide = tilewise::Slide::open(d + "/slide.mrxs");
   if (!slide.ok()) return 0;
-  tilewise::set_cache_capacity(1 << 20);
-  std::vector<uint8_t> pixels(128 * 128 * 3);
-  tilewise::ImageView view{pixels.data(), 128 * 3, 128, 128, 3, {}};
-  for (int level = 0; level < slide->level_count(); ++level) {
-    (void)slide->read_level_region(level, 0, 0, 128, 128, view);
-    (void)slide->read_level_region(level, -17, 33, 128, 128, view);
-    (void)slide->stored_area(level, -40, -40, 300, 300);
-  }
-  for (const auto& a : slide->associated_images()) {
-    if (a.width * a.height <= (int64_t{4} << 20)) (void)slide->read_associated_image(a.name);
-  }
+  tilewise_fuzz::read_everything(*slide);
   return 0;
 }

@@ -332,3 +332,56 @@ def test_formats_iv_on_the_device(name, on_gpu):
         for a, b in zip(gpu, cpu):
             assert np.abs(a.astype(int) - b.astype(int)).max() <= JPEG_TOLERANCE, (name, level)
     assert (tilewise._core.gpu_stats(0)["gpu_tiles"] > before) == on_gpu
+
+
+def test_remote_slides_on_the_device():
+    """A slide over HTTP (tests/data/range_server.py on the loopback address): single device reads and
+    device batches equal the local file's CPU reads, the lanes decode the tiles, and a batch's tiles are
+    fetched together (prefetched: far fewer requests than tiles)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "data"))
+    from range_server import RangeServer
+
+    local = slide("vips_jpeg.tif")
+    server = RangeServer(DATA)
+    url = server.start()
+    capacity = tilewise.cache_capacity()
+    try:
+        tilewise.set_cache_capacity(0)
+        try:
+            remote = tilewise.open(f"{url}/vips_jpeg.tif")
+        except tilewise.UnsupportedError as e:  # a build without libcurl
+            pytest.skip(str(e))
+        assert remote.levels == local.levels
+        rng = np.random.default_rng(11)
+        before = tilewise._core.gpu_stats(0)["gpu_tiles"]
+        for level in range(local.level_count):
+            for x, y, w, h in regions(local, level, rng, n=6):
+                gpu = to_host(remote.read_region((x, y), (w, h), level=level, device="cuda"))
+                cpu = local.read_region((x, y), (w, h), level=level)
+                diff = int(np.abs(gpu.astype(int) - cpu.astype(int)).max()) if cpu.size else 0
+                assert diff <= JPEG_TOLERANCE, (level, x, y, w, h, diff)
+        # A batch of 64 patches of the 6144^2 slide, read by a fresh open each way: the device batch fetches
+        # its tiles together, as exactly as the host path fetches each region's (without the prefetch, each
+        # tile would fetch the 256 KiB block around it).
+        big = slide("bench_ihc_6144.tif")
+        w0, h0 = big.dimensions
+        locs = [(int(rng.integers(0, w0 - 256)), int(rng.integers(0, h0 - 256))) for _ in range(64)]
+        fetched = {}
+        for device in ("cpu", "cuda"):
+            r = tilewise.open(f"{url}/bench_ihc_6144.tif")
+            start = dict(server.stats)
+            out = list(r.read_regions(locs, (256, 256), batch_size=64, device=device))
+            fetched[device] = (server.stats["requests"] - start["requests"], server.stats["bytes"] - start["bytes"])
+            assert len(out) == 1
+            fetched[device + "_pixels"] = out[0] if device == "cpu" else to_host(out[0])
+        expected = list(big.read_regions(locs, (256, 256), batch_size=64))[0]
+        assert np.array_equal(fetched["cpu_pixels"], expected)
+        assert np.abs(fetched["cuda_pixels"].astype(int) - expected.astype(int)).max() <= JPEG_TOLERANCE
+        assert tilewise._core.gpu_stats(0)["gpu_tiles"] > before
+        (cpu_requests, cpu_bytes), (gpu_requests, gpu_bytes) = fetched["cpu"], fetched["cuda"]
+        assert 1 <= gpu_requests <= cpu_requests and gpu_bytes <= 1.5 * cpu_bytes, (fetched["cpu"], fetched["cuda"])
+    finally:
+        tilewise.set_cache_capacity(capacity)
+        server.stop()

@@ -50,7 +50,12 @@ class HostOps final : public DeviceOps {
     return Status();
   }
   Status synchronize(Stream) override { return Status(); }
+  Result<void*> allocate_host(size_t bytes) override {
+    ++host_allocations;
+    return DeviceOps::allocate_host(bytes);
+  }
   std::atomic<int> live{0};
+  std::atomic<int> host_allocations{0};  // staging of regions shared with the CPU
 
  private:
   int token_ = 0;
@@ -201,6 +206,23 @@ TEST(DeviceRegionReader, GivesTheHostReadersPixelsThroughTheLanes) {
   EXPECT_GT(context.started().stats().gpu_tiles, 0u);
   EXPECT_EQ(context.started().stats().cpu_tiles, 0u);  // assist off
   // Scratch is released; what stays allocated is the device tile cache's entries.
+  EXPECT_EQ(context.ops_.live.load(), static_cast<int>(context.tile_cache()->stats().entries));
+}
+
+TEST(DeviceRegionReader, LargeRegionsAreSharedWithTheCpuAtATileRow) {
+  Fixture f(1024, 512, 64, 32);  // 16 x 16 tiles
+  HostContext context;
+  // Whole, unaligned, and reaching past the level (background on both sides of the cut); the second round
+  // cuts by the rates the first measured.
+  for (int round = 0; round < 2; ++round) {
+    f.expect_same(context, 0, 0, 1024, 512, /*use_cache=*/false);
+    f.expect_same(context, 13, 7, 900, 480, /*use_cache=*/false);
+    f.expect_same(context, -20, 300, 700, 300, /*use_cache=*/false);
+  }
+  EXPECT_EQ(context.ops_.host_allocations.load(), 6) << "each region had a CPU half";
+  EXPECT_GT(context.started().stats().gpu_tiles, 0u) << "and a GPU half";
+  f.expect_same(context, 100, 100, 200, 100);  // 4 x 5 tiles: below TILEWISE_GPU_SPLIT_TILES, lanes only
+  EXPECT_EQ(context.ops_.host_allocations.load(), 6);
   EXPECT_EQ(context.ops_.live.load(), static_cast<int>(context.tile_cache()->stats().entries));
 }
 

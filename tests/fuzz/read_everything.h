@@ -1,0 +1,28 @@
+// What the whole-slide fuzz targets do with a slide that opened, as a user would: a bounded region of every
+// level (aligned and unaligned), the stored area, every associated image that is not huge, the properties.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "tilewise/tilewise.h"
+
+namespace tilewise_fuzz {
+
+inline void read_everything(const tilewise::Slide& slide) {
+  tilewise::set_cache_capacity(1 << 20);
+  std::vector<uint8_t> pixels(128 * 128 * 3);
+  tilewise::ImageView view{pixels.data(), 128 * 3, 128, 128, 3, {}};
+  for (int level = 0; level < slide.level_count(); ++level) {
+    (void)slide.read_level_region(level, 0, 0, 128, 128, view);
+    (void)slide.read_level_region(level, -17, 33, 128, 128, view);
+    (void)slide.stored_area(level, -40, -40, 300, 300);
+  }
+  for (const auto& a : slide.associated_images()) {
+    if (a.width * a.height <= (int64_t{4} << 20)) (void)slide.read_associated_image(a.name);
+  }
+  volatile size_t n = slide.properties().size();
+  (void)n;
+}
+
+}  // namespace tilewise_fuzz
