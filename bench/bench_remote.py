@@ -9,6 +9,7 @@ below the slide's size, as for real slides.
 - random 256x256 level-0 patches, tile caches off, 1 and 8 threads: patches/s and the bytes fetched per
   patch (the proxy's count), against what a perfect reader fetches (the compressed tiles each patch
   touches, from the file's tile tables);
+- tilewise's batch loader (`read_regions`, batches of 64, 1 or 8 workers) over the same locations;
 - tilewise with a disk cache (TILEWISE_HTTP_DISK_CACHE): the first pass of a process into a fresh cache
   (three processes, one pass each), then another process over the same locations (a later epoch), which
   reads from the disk.
@@ -93,6 +94,18 @@ def child(tool: str, url: str, kind: str, threads: int, n: int, reps: int) -> di
     s = open_slide()
     w, h = s.dimensions
     locs = locations(w, h, n)
+    if kind == "loader":  # tilewise's batch loader: batches of 64, `threads` workers
+        def read_batches(points):
+            for _ in s.read_regions(np.asarray(points), (256, 256), batch_size=64, num_workers=threads):
+                pass
+
+        rates = []
+        for rep in range(reps + 1):
+            t = time.perf_counter()
+            read_batches(locs)
+            if rep:
+                rates.append(n / (time.perf_counter() - t))
+        return {"rates": rates}
     read = reader(s)
     if reps == 0:  # one timed pass over locations not read before, after a warm-up over others (connections)
         read_all(read, locations(w, h, n, seed=8), threads)
@@ -161,19 +174,23 @@ def main() -> None:
                 for threads in (1, 8):
                     name = f"random 256x256 patches, {latency} ms latency, {threads} thread{'s' if threads > 1 else ''}"
                     runs = []
+                    if "tilewise" in tools:  # the batch loader: the patches' tiles fetched together
+                        runs.append(("tilewise", f"tilewise read_regions ({threads} worker{'s' if threads > 1 else ''})",
+                                     args.reps, None, "loader"))
                     for tool in tools:
                         if tool != "tilewise-disk":
-                            runs.append((tool, tool, args.reps, None))
+                            runs.append((tool, tool, args.reps, None, "patches"))
                             continue
                         # Its first pass fills a fresh disk cache (whole 4 KiB pages); a second process, as a
                         # later epoch, reads from it.
                         folders = [{"BENCH_DISK_CACHE": str(state / f"disk-cache-{latency}-{threads}-{k}")}
                                    for k in range(3)]
-                        runs.append(("tilewise-disk", "tilewise + disk cache, first pass", 0, folders))
-                        runs.append(("tilewise-disk", "tilewise + disk cache, next process", args.reps, folders[-1:]))
-                    for tool, label, reps, envs in runs:
+                        runs.append(("tilewise-disk", "tilewise + disk cache, first pass", 0, folders, "patches"))
+                        runs.append(("tilewise-disk", "tilewise + disk cache, next process", args.reps, folders[-1:],
+                                     "patches"))
+                    for tool, label, reps, envs, kind in runs:
                         before = servers.proxy_stats(url)
-                        results = [run_child([tool, slide_url, "patches", threads, args.patches, reps], env)
+                        results = [run_child([tool, slide_url, kind, threads, args.patches, reps], env)
                                    for env in (envs or [None])]
                         after = servers.proxy_stats(url)
                         r = next((x for x in results if "error" in x), None) or {

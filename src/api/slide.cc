@@ -47,10 +47,7 @@ Status SlideImpl::read(const region::RegionRequest& request) const {
 
 std::vector<Status> SlideImpl::read_batch(std::span<const region::RegionRequest> requests) const {
   if (!requests.empty() && !requests.front().out.device.is_cpu()) return device_reader.read_batch(requests);
-  std::vector<Status> statuses;
-  statuses.reserve(requests.size());
-  for (const region::RegionRequest& r : requests) statuses.push_back(read(r));
-  return statuses;
+  return host_reader.read_batch(requests);
 }
 
 }  // namespace internal

@@ -33,6 +33,9 @@ class Source {
   // A hint that these ranges are about to be read (a region's tiles): remote sources fetch them together,
   // coalesced and in parallel, so that the reads that follow cost no round trip. Local sources ignore it.
   virtual void prefetch(std::span<const ByteRange> ranges) const { (void)ranges; }
+  // The fetched bytes a remote source keeps in memory (what a prefetch may fetch ahead of the reads that
+  // use it without evicting them); 0 for sources that fetch nothing.
+  virtual uint64_t cache_bytes() const { return 0; }
   // The offset in the file name() names that `offset` of this source reads (the same, except for sources
   // spliced from pieces of a file: io/spliced_source.h); for error messages.
   virtual uint64_t file_offset(uint64_t offset) const { return offset; }

@@ -49,6 +49,50 @@ void HostRegionReader::prefetch_tiles(const RegionPlan& plan, bool caching, int3
   prefetch_units(*plan.tiles.front().tile.level, units);
 }
 
+// Calls of fewer regions read them one by one (each prefetching its own tiles). Measured over HTTP on the
+// loopback (2 cores, 200 random patches, loader batches of 64): 1 worker (one call of 64) 1,400 -> 1,700
+// patches/s grouped, 45 -> 141 behind 20 ms of latency; 8 workers (calls of 8) 3,100 -> 2,400 grouped
+// against nginx, and through the test suite's Python proxy 860 -> 93: 8 workers in flight already hide the
+// round trips, and grouping their small calls only makes bursts.
+constexpr size_t kMinGroupedRegions = 16;
+
+std::vector<Status> HostRegionReader::read_batch(std::span<const RegionRequest> requests) const {
+  std::vector<Status> statuses(requests.size());
+  for (size_t at = 0; at < requests.size();) {
+    size_t end = at + 1;
+    const formats::LevelModel& level = *requests[at].level;
+    const io::Source& source = *level.unit_part(0).source;
+    const uint64_t budget = source.cache_bytes() / 8;
+    if (budget > 0 && !source.is_local_file() && requests.size() >= kMinGroupedRegions) {
+      // One group: regions of this level while their tiles' bytes fit an eighth of the cache (at least one
+      // region), so that the groups of several loader workers fit it together.
+      std::vector<int64_t> units;
+      uint64_t bytes = 0;
+      for (end = at; end < requests.size() && requests[end].level == &level; ++end) {
+        const RegionRequest& r = requests[end];
+        auto plan = plan_region(level, r.level_label, r.x, r.y, r.width, r.height);
+        if (!plan.ok()) continue;  // read() reports it
+        uint64_t more = 0;
+        const size_t before = units.size();
+        for (const PlannedTile& t : plan->tiles) {
+          if (t.empty) continue;
+          units.push_back(t.tile.index());
+          more += level.unit_length(t.tile.index());
+        }
+        if (end > at && bytes + more > budget) {
+          units.resize(before);
+          break;
+        }
+        bytes += more;
+      }
+      prefetch_units(level, units);
+    }
+    for (size_t i = at; i < end; ++i) statuses[i] = read(requests[i]);
+    at = end;
+  }
+  return statuses;
+}
+
 Status HostRegionReader::read(const RegionRequest& req) const {
   TW_ASSIGN_OR_RETURN(const RegionPlan plan,
                       plan_region(*req.level, req.level_label, req.x, req.y, req.width, req.height));

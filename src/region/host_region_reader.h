@@ -12,6 +12,9 @@
 #include <cstdint>
 
 #include "formats/slide_model.h"
+#include <span>
+#include <vector>
+
 #include "region/region_plan.h"
 #include "region/region_request.h"
 #include "tilewise/image_view.h"
@@ -24,6 +27,10 @@ class HostRegionReader {
   HostRegionReader(const formats::SlideModel& model, uint64_t slide_uid) : model_(model), slide_uid_(slide_uid) {}
   // Reads into request.out, a 3-channel host view at least the region's size.
   Status read(const RegionRequest& request) const;
+  // Reads each request as read() does, one status each; from a remote source the tiles of many regions are
+  // fetched together first (in groups whose bytes fit an eighth of the source's cache), so a batch of patches costs a
+  // few parallel round trips rather than one per patch.
+  std::vector<Status> read_batch(std::span<const RegionRequest> requests) const;
 
  private:
   void prefetch_tiles(const RegionPlan& plan, bool caching, int32_t cache_level) const;

@@ -187,6 +187,36 @@ def test_concurrent_readers_share_requests(server, tmp_path):
         servers.stop(proc)
 
 
+def test_a_batch_fetches_its_patches_tiles_together(server, tmp_path):
+    """read_regions over HTTP (tile cache off, 20 ms per request): a batch's tiles are fetched together,
+    in far fewer requests than reading its patches one by one, with the same pixels."""
+    path = server["root"] / "large.tif"
+    if not path.exists():
+        slidegen.write_vips_pyramid(path, slidegen.tissue_image(3000, 2400, seed=64), tile=256)
+    proc, url = servers.fault_proxy(server["url"], tmp_path, latency_ms=20)
+    capacity = tilewise.cache_capacity()
+    try:
+        tilewise.set_cache_capacity(0)
+        local = tilewise.open(path)
+        rng = np.random.default_rng(21)
+        locs = np.stack([rng.integers(0, 3000 - 256, 48), rng.integers(0, 2400 - 256, 48)], axis=1)
+        expected = [local.read_region((int(x), int(y)), (256, 256)) for x, y in locs]
+        one_by_one = tilewise.open(f"{url}/large.tif")
+        before = servers.proxy_stats(url)["requests"]
+        for (x, y), want in zip(locs, expected):
+            assert np.array_equal(one_by_one.read_region((int(x), int(y)), (256, 256)), want)
+        singly = servers.proxy_stats(url)["requests"] - before
+        batched = tilewise.open(f"{url}/large.tif")
+        before = servers.proxy_stats(url)["requests"]
+        got = [p for b in batched.read_regions(locs, (256, 256), batch_size=48, num_workers=1) for p in b]
+        together = servers.proxy_stats(url)["requests"] - before
+        assert all(np.array_equal(a, b) for a, b in zip(got, expected)) and len(got) == 48
+        assert together * 2 <= singly, (together, singly)
+    finally:
+        tilewise.set_cache_capacity(capacity)
+        servers.stop(proc)
+
+
 DISK_CHILD = """
 import sys, numpy as np, tilewise
 tilewise.set_cache_capacity(0)
