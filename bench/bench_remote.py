@@ -151,7 +151,7 @@ def main() -> None:
     perfect = None
     ncores = os.cpu_count() or 1
     table = Table(f"CPU, {ncores} cores: remote reads of {path.name} over HTTP on the loopback address (nginx "
-                  "behind a latency proxy), each tool in its own process")
+                  "behind a latency proxy), each tool in its own process", base_tool="tilewise")
     try:
         tools = args.tools.split(",")
         for latency in (int(v) for v in args.latencies.split(",")):

@@ -219,8 +219,11 @@ def publish(table: "Table", filename: str, header: Optional[str] = None) -> None
 class Table:
     """Rows of (workload, tool, value, unit, min, max); prints ratios to tilewise within each workload."""
 
-    def __init__(self, title: str):
+    def __init__(self, title: str, base_tool: Optional[str] = None):
+        """`base_tool`: the tilewise row other tools are compared with (default: the best tilewise row of the
+        workload). Ratios read as tilewise's speed-up: for times (ms, s) the tool's time over tilewise's."""
         self.title = title
+        self.base_tool = base_tool
         self.rows: List[dict] = []
 
     def add(self, workload: str, tool: str, value: float, lo: float, hi: float, unit: str, note: str = "") -> None:
@@ -231,9 +234,12 @@ class Table:
                  "| workload | tool | median | min-max | unit | tilewise / tool | note |",
                  "|---|---|---:|---:|---|---:|---|"]
         for r in self.rows:
-            base = max((x["value"] for x in self.rows if x["workload"] == r["workload"]
-                        and x["tool"].startswith("tilewise")), default=None)
-            ratio = f"{base / r['value']:.2f}x" if base and r["value"] and not r["tool"].startswith("tilewise") else ""
+            time_unit = r["unit"] in ("ms", "s")
+            ours = [x["value"] for x in self.rows if x["workload"] == r["workload"] and x["value"] == x["value"]
+                    and (x["tool"] == self.base_tool if self.base_tool else x["tool"].startswith("tilewise"))]
+            base = (min(ours) if time_unit else max(ours)) if ours else None
+            speedup = (r["value"] / base if time_unit else base / r["value"]) if base and r["value"] else None
+            ratio = f"{speedup:.2f}x" if speedup and not r["tool"].startswith("tilewise") else ""
             rng = f"{r['lo']:.1f}-{r['hi']:.1f}" if r["lo"] == r["lo"] else ""
             lines.append(f"| {r['workload']} | {r['tool']} | {r['value']:.1f} | {rng} | {r['unit']} | {ratio} | "
                          f"{r['note']} |")
