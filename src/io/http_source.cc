@@ -213,11 +213,12 @@ class HttpSource final : public Source {
       std::lock_guard<std::mutex> lock(mutex_);
       for (const ByteRange& r : ranges) {
         if (r.length && internal::range_inside(r.offset, r.length, size_) && !find(r.offset, r.length) &&
-            !flight_over(r.offset, r.length) && !(disk_ && disk_->has(r))) {
+            !flight_over(r.offset, r.length)) {
           missing.push_back(r);
         }
       }
     }
+    if (disk_) std::erase_if(missing, [&](const ByteRange& r) { return disk_->has(r); });  // outside the lock
     if (missing.empty()) return;
     std::sort(missing.begin(), missing.end(),
               [](const ByteRange& a, const ByteRange& b) { return a.offset < b.offset; });
