@@ -94,11 +94,14 @@ Status DeviceRegionReader::read_split(const region::RegionRequest& req, int64_t 
     TW_ASSIGN_OR_RETURN(void* staging, ops.allocate_host(bytes));
     const region::HostRegionReader host(model_, slide_uid_);
     Status s;
-    const int64_t band = kBandRows * req.level->desc.height;
-    for (int64_t y = bottom.y; s.ok() && y < bottom.y + bottom.height; y += band) {
+    const int64_t th = req.level->desc.height, end = bottom.y + bottom.height;
+    for (int64_t y = bottom.y, next; s.ok() && y < end; y = next) {
+      // Bands end on tile rows, so that no tile is decoded by two bands.
+      const int64_t row = y >= 0 ? y / th : -((-y + th - 1) / th);
+      next = std::min(end, (row + kBandRows) * th);
       region::RegionRequest part = bottom;
       part.y = y;
-      part.height = std::min(band, bottom.y + bottom.height - y);
+      part.height = next - y;
       uint8_t* at = static_cast<uint8_t*>(staging) + (y - bottom.y) * row_bytes;
       part.out = ImageView{at, row_bytes, static_cast<int32_t>(part.width), static_cast<int32_t>(part.height), 3,
                            Device{}};
