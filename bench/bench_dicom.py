@@ -42,8 +42,6 @@ def dicom_series(size: int, sparse: bool = False) -> "os.PathLike":
 def main() -> None:
     args = open_and_patch_args()
     size = 4096 if args.quick else 20480
-    if args.quick:
-        args.patches, args.reps, args.opens = 60, 3, 5
     path = dicom_series(size)
     files = len([f for f in path.parent.iterdir() if f.suffix == ".dcm"])
     ncores = os.cpu_count() or 1

@@ -39,8 +39,6 @@ def mirax_slide(size: int) -> "os.PathLike":
 def main() -> None:
     args = open_and_patch_args()
     size = 4096 if args.quick else 16384
-    if args.quick:
-        args.patches, args.reps, args.opens = 60, 3, 5
     path = mirax_slide(size)
     ncores = os.cpu_count() or 1
     import tilewise

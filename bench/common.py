@@ -168,7 +168,8 @@ def open_rates(tool: str, path: str, opens: int) -> dict:
 
 def open_and_patch_args(patches: int = 400):
     """The arguments of a benchmark of opens and random patches, each measured in a child of its own
-    (`--child KIND TOOL PATH THREADS N`, which prints its JSON line and ends the process)."""
+    (`--child KIND TOOL PATH THREADS N`, which prints its JSON line and ends the process); `--quick` sets
+    60 patches, 3 repetitions and 5 opens."""
     import argparse
 
     ap = argparse.ArgumentParser()
@@ -185,6 +186,8 @@ def open_and_patch_args(patches: int = 400):
         else:
             print(json.dumps(random_patch_rates(tool, path, int(threads), int(n), args.reps)))
         sys.exit(0)
+    if args.quick:
+        args.patches, args.reps, args.opens = 60, 3, 5
     return args
 
 
