@@ -60,8 +60,9 @@ chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/bin:/bin LANG=C.UTF-8 /bin/b
   /venv/bin/pip install -q --upgrade pip >/dev/null
   /venv/bin/pip install -q /dist/*.whl
   /venv/bin/python -c "import tilewise, sys; print(\"installed:\", tilewise.__file__)"
-  # Every native library of the extension and the CLI resolves inside the wheel, or to glibc / libstdc++ / zlib.
-  for elf in /venv/lib/python3*/site-packages/tilewise/_core*.so /venv/lib/python3*/site-packages/tilewise.scripts/tilewise; do
+  # Every native library of the extension, the JPEG XR helper and the CLI resolves inside the wheel, or to glibc / libstdc++ / zlib.
+  for elf in /venv/lib/python3*/site-packages/tilewise/_core*.so /venv/lib/python3*/site-packages/tilewise/tilewise-jpegxr-worker \
+             /venv/lib/python3*/site-packages/tilewise.scripts/tilewise; do
     outside=$(ldd "$elf" | grep "=>" | grep -v -E "tilewise.libs|lib(c|m|stdc\+\+|gcc_s|z|pthread|dl|rt|resolv)\.so" || true)
     [ -z "$outside" ] || { echo "$elf links outside the wheel: $outside"; exit 1; }
   done

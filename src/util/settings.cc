@@ -72,6 +72,8 @@ std::optional<int64_t> parse_count(std::string_view text) {
   return static_cast<int64_t>(*v);
 }
 
+std::optional<std::string> parse_text(std::string_view text) { return std::string(text); }
+
 }  // namespace
 
 Settings read_settings(EnvLookup lookup) {
@@ -82,10 +84,10 @@ Settings read_settings(EnvLookup lookup) {
   read(lookup, "TILEWISE_HTTP_BLOCK_BYTES", s.http_block_bytes, parse_bytes);
   read(lookup, "TILEWISE_HTTP_COALESCE_BYTES", s.http_coalesce_bytes, parse_bytes);
   read(lookup, "TILEWISE_HTTP_CACHE_BYTES", s.http_cache_bytes, parse_bytes);
-  read(lookup, "TILEWISE_HTTP_DISK_CACHE", s.http_disk_cache,
-       [](std::string_view t) -> std::optional<std::string> { return std::string(t); });
+  read(lookup, "TILEWISE_HTTP_DISK_CACHE", s.http_disk_cache, parse_text);
   read(lookup, "TILEWISE_HTTP_DISK_CACHE_BYTES", s.http_disk_cache_bytes, parse_bytes);
   read(lookup, "TILEWISE_LIST_PAGE_KEYS", s.list_page_keys, parse_count);
+  read(lookup, "TILEWISE_JPEGXR_WORKER", s.jpegxr_worker, parse_text);
   if (s.http_block_bytes < 4096) s.http_block_bytes = 4096;
   auto mib = [](std::string_view t) -> std::optional<uint64_t> {
     auto v = parse_count(t);

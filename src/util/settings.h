@@ -24,6 +24,8 @@ struct Settings {
   uint64_t http_cache_bytes = 64ull << 20;        // TILEWISE_HTTP_CACHE_BYTES: fetched bytes kept per remote slide
   std::string http_disk_cache;                    // TILEWISE_HTTP_DISK_CACHE: folder of the disk cache (empty: off)
   uint64_t http_disk_cache_bytes = 10ull << 30;   // TILEWISE_HTTP_DISK_CACHE_BYTES: its budget
+  std::string jpegxr_worker;                      // TILEWISE_JPEGXR_WORKER: the JPEG XR helper executable
+                                                  //   (empty: found beside the library)
   int list_page_keys = 0;                         // TILEWISE_LIST_PAGE_KEYS: keys per object-listing page (0: the store's)
   uint64_t gpu_pool_bytes = 1024ull << 20;        // TILEWISE_GPU_POOL_BYTES: idle device blocks kept per device
   uint64_t gpu_tile_cache_bytes = 256ull << 20;   // TILEWISE_GPU_TILE_CACHE_BYTES: device tile cache per device

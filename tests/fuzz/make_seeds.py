@@ -1,6 +1,7 @@
 """Seed corpora for the fuzzers, from the catalogue's good files: whole files (tiff, dicom, open_read), MIRAX sets
 joined as fuzz_mirax reads them, and, for TIFF
-files, their tiles prefixed with the codec selector bytes fuzz_codecs expects. (An index file of a file set,
+files, their tiles prefixed with the codec selector bytes fuzz_codecs expects; JPEG XR streams (as Zeiss CZI
+stores them) behind the size bytes fuzz_jpegxr expects. (An index file of a file set,
 such as Hamamatsu VMS, seeds open_read alone: its parser runs, its members cannot be found from memory.)"""
 
 from __future__ import annotations
@@ -9,15 +10,29 @@ import json
 import sys
 from pathlib import Path
 
+import imagecodecs
+import numpy as np
 import tifffile
 
 SELECTOR = {7: 0, 33003: 1, 33005: 1, 8: 2, 32946: 2, 5: 3, 50000: 4, 1: 5}
 
 
+def jpegxr_seeds(out: Path) -> None:
+    """Streams of the kinds CZI holds (BGR 8 and 16 bits, lossy and lossless, one or several tiles' worth)."""
+    rng = np.random.default_rng(7)
+    for w, h, dtype, level in ((64, 48, np.uint8, 0.9), (300, 200, np.uint8, 1.0), (40, 30, np.uint16, 0.95)):
+        gradient = (np.add.outer(np.arange(h), np.arange(w)) * 3 % 251).astype(dtype)
+        pixels = np.stack([gradient, gradient[::-1], rng.integers(0, 200, (h, w)).astype(dtype)], axis=-1)
+        stream = imagecodecs.jpegxr_encode(pixels, level=level)
+        head = bytes([1 if dtype == np.uint16 else 0]) + (w - 1).to_bytes(2, "little") + (h - 1).to_bytes(2, "little")
+        (out / f"bgr{8 * np.dtype(dtype).itemsize}-{w}x{h}-{level}").write_bytes(head + stream)
+
+
 def main(catalogue: Path, out: Path) -> None:
     entries = json.loads((catalogue / "catalogue.json").read_text())
-    for d in ("tiff", "dicom", "codecs", "open_read", "mirax"):
+    for d in ("tiff", "dicom", "codecs", "open_read", "mirax", "jpegxr"):
         (out / d).mkdir(parents=True, exist_ok=True)
+    jpegxr_seeds(out / "jpegxr")
     n = 0
     for e in entries:
         if not e["name"].startswith("good-"):

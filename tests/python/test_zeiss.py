@@ -129,3 +129,33 @@ def test_a_damaged_subblock_fails_only_its_reads(tmp_path, world):
         slide.read_region((0, 0), (64, 64))
     assert "z.czi" in str(e.value) and "level 0 tile (0,0)" in str(e.value)
     slide.read_region((300, 200), (64, 64))
+
+
+def test_a_jpeg_xr_stream_that_crashes_jxrlib_fails_only_its_reads(tmp_path, world, monkeypatch):
+    """jxrlib reads far out of bounds on this 64x48 stream (found by fuzz_jpegxr; one byte of a good stream
+    changed): the helper process dies, the read of that subblock is a clear error, the process and the other
+    subblocks live on."""
+    from pathlib import Path
+
+    regression = Path(__file__).parents[1] / "fuzz" / "regressions" / "jpegxr" / "jxrlib-significant-run-segv"
+    crashing = regression.read_bytes()[5:]  # after fuzz_jpegxr's selector bytes
+    good = bytearray(crashing)
+    good[861] = 194  # the byte the fuzzer changed
+    streams = [crashing, bytes(good)]  # the two JPEG XR subblocks' (the embedded macro CZI is uncompressed)
+    encode = czi._encode
+    monkeypatch.setattr(czi, "_encode", lambda pixels, compression, hilo: streams.pop(0) if compression == 4
+                        else encode(pixels, compression, hilo))
+    path = czi.write_czi(tmp_path / "x.czi", world[:48, :128], tile=64, levels=1, compression=4,
+                         scenes=((0, 0, 2, 1),))
+    slide = tilewise.open(path)
+    assert slide.dimensions == (128, 48)
+    for _ in range(2):  # a failed tile is not cached as anything
+        with pytest.raises(tilewise.TilewiseError) as e:
+            slide.read_region((0, 0), (64, 48))
+        message = str(e.value)
+        assert "x.czi" in message and "level 0 tile" in message and "jpeg-xr: the decoder process died" in message
+    right = np.asarray(slide.read_region((64, 0), (64, 48)))
+    # the good stream is the fuzz seed: channel 0 (blue, stored first) a sawtooth of x + y
+    expected = (np.add.outer(np.arange(48), np.arange(64)) * 3 % 251)
+    inner = (expected > 16) & (expected < 235)
+    assert np.abs(right[..., 2].astype(int) - expected)[inner].mean() < 6

@@ -1,67 +1,71 @@
-// JPEG XR through jxrlib (Debian's libjxr, the reference implementation): Zeiss CZI subblocks may be JPEG
-// XR, which OpenSlide cannot read. The samples are copied in the stream's own order (CZI stores BGR whatever
-// the stream's pixel-format label says), so no format converter runs.
+// JPEG XR: Zeiss CZI subblocks may be JPEG XR, which OpenSlide cannot read. jxrlib, the one decoder there
+// is, crashes on corrupt streams, so it runs in helper processes (tilewise-jpegxr-worker, see
+// util/worker_process.h) and this side only ships streams to them: a stream that kills a helper is a
+// Corrupt error of that tile. The cost is one copy of the stream and of the pixels through a socket
+// (bench/RESULTS.md, Zeiss CZI).
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstring>
-#include <memory>
-#include <string>
+#include <thread>
+#include <vector>
 
 #include "codecs/cpu/lossless_decoders.h"
-
-// jxrlib's headers define min and max as macros: included after every C++ header, and the macros dropped.
-#include <JXRGlue.h>
-#undef min
-#undef max
+#include "codecs/jpegxr_worker/jxrlib_decode.h"
+#include "util/fork_safe.h"
+#include "util/settings.h"
+#include "util/worker_process.h"
 
 namespace tilewise::codecs {
 
 namespace {
-Status jxr_error(const char* what, ERR e) {
-  return corrupt(std::string("jpeg-xr: ") + what + " failed (" + std::to_string(e) + ")");
+
+constexpr char kWorker[] = "tilewise-jpegxr-worker";
+
+bool executable(const std::string& path) { return !path.empty() && ::access(path.c_str(), X_OK) == 0; }
+
+// TILEWISE_JPEGXR_WORKER, else beside the code that links tilewise (the Python extension's folder holds it
+// in a wheel), else where `cmake --install` puts it, else the build tree's.
+Result<std::string> locate_worker() {
+  const std::string& configured = internal::settings().jpegxr_worker;
+  if (!configured.empty()) {
+    if (executable(configured)) return configured;
+    return unsupported("jpeg-xr: TILEWISE_JPEGXR_WORKER=" + configured + " is not an executable");
+  }
+  std::vector<std::string> candidates;
+  const std::string here = internal::directory_of_this_code();
+  if (!here.empty()) {
+    candidates = {here + "/" + kWorker, here + "/../libexec/tilewise/" + kWorker, here + "/../tilewise/" + kWorker};
+  }
+#ifdef TILEWISE_JPEGXR_WORKER_INSTALLED
+  candidates.emplace_back(TILEWISE_JPEGXR_WORKER_INSTALLED);
+#endif
+#ifdef TILEWISE_JPEGXR_WORKER_BUILT
+  candidates.emplace_back(TILEWISE_JPEGXR_WORKER_BUILT);
+#endif
+  std::string looked;
+  for (const std::string& c : candidates) {
+    if (executable(c)) return c;
+    looked += (looked.empty() ? "" : ", ") + c;
+  }
+  return unsupported(std::string("jpeg-xr: the decoder helper ") + kWorker + " was not found (looked for " + looked +
+                     "); set TILEWISE_JPEGXR_WORKER to its path");
 }
+
+internal::WorkerProcessPool& pool() {
+  static internal::ForkSafe<internal::WorkerProcessPool> instance([] {
+    const size_t threads = std::max(1u, std::thread::hardware_concurrency());
+    return new internal::WorkerProcessPool("jpeg-xr", locate_worker, threads, std::chrono::seconds(60));
+  });
+  return instance.get();
+}
+
 }  // namespace
 
 Result<size_t> jpegxr_decode(std::span<const uint8_t> in, std::span<uint8_t> out, int32_t width, int32_t height,
                              int32_t bytes_per_pixel) {
-  PKFactory* factory = nullptr;
-  ERR e = PKCreateFactory(&factory, PK_SDK_VERSION);
-  if (Failed(e)) return jxr_error("PKCreateFactory", e);
-  std::unique_ptr<PKFactory, void (*)(PKFactory*)> factory_guard(factory, [](PKFactory* f) { f->Release(&f); });
-  WMPStream* stream = nullptr;
-  e = factory->CreateStreamFromMemory(&stream, const_cast<uint8_t*>(in.data()), in.size());
-  if (Failed(e)) return jxr_error("CreateStreamFromMemory", e);
-  PKImageDecode* decoder = nullptr;
-  e = PKImageDecode_Create_WMP(&decoder);
-  if (Failed(e)) {
-    stream->Close(&stream);
-    return jxr_error("PKImageDecode_Create_WMP", e);
-  }
-  std::unique_ptr<PKImageDecode, void (*)(PKImageDecode*)> decoder_guard(decoder,
-                                                                         [](PKImageDecode* d) { d->Release(&d); });
-  decoder->fStreamOwner = !0;  // the decoder closes the stream
-  e = decoder->Initialize(decoder, stream);
-  if (Failed(e)) return corrupt("jpeg-xr: not a JPEG XR stream (" + std::to_string(e) + ")");
-  I32 w = 0, h = 0;
-  decoder->GetSize(decoder, &w, &h);
-  PKPixelFormatGUID format;
-  decoder->GetPixelFormat(decoder, &format);
-  int32_t bpp = 0;
-  if (IsEqualGUID(format, GUID_PKPixelFormat24bppBGR) || IsEqualGUID(format, GUID_PKPixelFormat24bppRGB)) bpp = 3;
-  if (IsEqualGUID(format, GUID_PKPixelFormat48bppRGB)) bpp = 6;
-  if (bpp != bytes_per_pixel) {
-    return corrupt("jpeg-xr: the stream's pixel format has " + std::to_string(bpp) + " bytes per pixel, the subblock " +
-                   std::to_string(bytes_per_pixel));
-  }
-  if (w != width || h != height) {
-    return corrupt("jpeg-xr: the stream is " + std::to_string(w) + "x" + std::to_string(h) + ", the subblock " +
-                   std::to_string(width) + "x" + std::to_string(height));
-  }
-  const size_t stride = static_cast<size_t>(width) * static_cast<size_t>(bpp);
-  const size_t bytes = stride * static_cast<size_t>(height);
-  if (bytes > out.size()) return corrupt("jpeg-xr: the stream holds more pixels than the subblock");
-  PKRect rect = {0, 0, width, height};
-  e = decoder->Copy(decoder, &rect, out.data(), static_cast<U32>(stride));
-  if (Failed(e)) return jxr_error("decoding", e);
-  return bytes;
+  const jpegxr_worker::Request request{width, height, bytes_per_pixel};
+  return pool().call({reinterpret_cast<const uint8_t*>(&request), sizeof request}, in, out);
 }
 
 }  // namespace tilewise::codecs
