@@ -44,6 +44,7 @@ Result<JpegFrame> parse_jpeg_frame(std::span<const uint8_t> b) {
     if (is_sof(marker)) {
       if (length < 8) return corrupt("jpeg: SOF segment is too short");
       f.sof_offset = pos;
+      f.sof_marker = marker;
       f.height = be16(seg + 1);
       f.width = be16(seg + 3);
       f.components = seg[5];
@@ -66,6 +67,8 @@ Result<JpegFrame> parse_jpeg_frame(std::span<const uint8_t> b) {
       f.restart_interval = be16(seg);
     } else if (marker == 0xDA) {
       if (!have_sof) return corrupt("jpeg: SOS before any SOF");
+      if (length < 3) return corrupt("jpeg: SOS segment is too short");
+      f.scan_components = seg[0];
       f.header_end = pos + 2 + length;
       return f;
     } else if (marker == 0xD9) {

@@ -21,6 +21,8 @@ struct JpegFrame {
   int mcu_width = 8;            // 8 x the largest horizontal sampling factor
   int mcu_height = 8;
   uint32_t restart_interval = 0;  // MCUs per restart interval (DRI); 0 = none
+  uint8_t sof_marker = 0;         // 0xC0 baseline, 0xC1 extended sequential, 0xC2 progressive, ...
+  int scan_components = 0;        // components in the first scan (== components: interleaved)
   bool has_comment = false;       // a COM segment came before SOS
   std::string comment;            // the first COM segment, up to its first NUL
 };

@@ -4,6 +4,8 @@
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
+
+#include "codecs/jpeg_markers.h"
 // clang-format off
 #include <jpeglib.h>
 #include <jerror.h>
@@ -21,6 +23,7 @@ struct JpegDecoder::State {
   ErrorManager err;
   std::vector<uint8_t> scratch;     // rows decoded wider than the output view (cropped or padded tiles)
   std::vector<JSAMPROW> row_ptrs;  // one per output row: libjpeg-turbo upsamples fastest given many rows
+  std::vector<uint8_t> narrowed;   // a one-MCU-row stream with its SOF narrowed to a window (below)
 
   static void on_error(j_common_ptr cinfo) {
     auto* e = reinterpret_cast<ErrorManager*>(cinfo->err);
@@ -67,10 +70,35 @@ struct Window {
   int32_t x, y;  // offset of the output view inside the tile
 };
 
+// A stream one MCU row high (a Hamamatsu restart-interval unit: 1,024-4,096 x 8 pixels) is read left to
+// right, one MCU after another, so a window of it needs no MCU right of the window: the SOF's width is
+// narrowed to the window's right edge plus one iMCU (the margin fancy upsampling reads, as for crops
+// below), rounded up to whole MCUs, and libjpeg-turbo stops entropy-decoding there. Taller streams cannot
+// be cut this way (their next MCU row follows the first in the stream). Sequential interleaved scans only;
+// returns `data` itself when the stream does not qualify or the window reaches its right edge anyway.
+std::span<const uint8_t> narrowed_to_window(JpegDecoder::State* st, std::span<const uint8_t> data,
+                                            const TileDesc& desc, Window win, int32_t window_width) {
+  if (desc.height > 16) return data;  // cheap refusal before any parsing: a tile, not a one-row unit
+  Result<JpegFrame> frame = parse_jpeg_frame(data);
+  if (!frame.ok() || frame->height == 0 || frame->height > static_cast<uint32_t>(frame->mcu_height) ||
+      (frame->sof_marker != 0xC0 && frame->sof_marker != 0xC1) || frame->scan_components != frame->components) {
+    return data;
+  }
+  const uint64_t denom = static_cast<uint64_t>(std::max(1, desc.scale_denom));
+  const uint64_t mcu = static_cast<uint64_t>(frame->mcu_width);
+  const uint64_t right = (static_cast<uint64_t>(win.x) + static_cast<uint64_t>(window_width)) * denom + mcu;
+  const uint64_t narrowed = (right + mcu - 1) / mcu * mcu;
+  if (narrowed >= frame->width) return data;
+  st->narrowed.assign(data.begin(), data.end());
+  set_frame_size(st->narrowed, *frame, static_cast<uint16_t>(narrowed), static_cast<uint16_t>(frame->height));
+  return st->narrowed;
+}
+
 // Everything between setjmp and a possible longjmp is plain C data or owned by State: no destructor is
 // skipped by the jump.
 bool decode_impl(JpegDecoder::State* st, std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out,
                  Window win, bool partial) {
+  if (partial) data = narrowed_to_window(st, data, desc, win, out.width);
   jpeg_decompress_struct* cinfo = &st->cinfo;
   char* error = st->err.message;
   if (setjmp(st->err.jump)) {

@@ -155,6 +155,38 @@ TEST_P(JpegWindows, PartialDecodeEqualsTheFullDecodeCropped) {
   }
 }
 
+// Streams one MCU row high (Hamamatsu's restart-interval units) are narrowed to the window's right edge
+// before decoding (jpeg_decoder.cc): the window must still equal the full decode, at every scale, for
+// windows that end anywhere, including inside the last MCUs.
+TEST_P(JpegWindows, OneMcuRowStreamsNarrowedToTheWindowEqualTheFullDecode) {
+  const Case k = GetParam();
+  const int w = 1024, h = 8 * k.v_samp;
+  auto pixels = test_image(w, h, k.channels);
+  Encoded self = jpeg_encode(pixels, w, h, k.channels, k.rgb_components, k.h_samp, k.v_samp, false);
+  CpuDecoder decoder;
+  std::mt19937 rng(23);
+  for (int denom : {1, 2, 4, 8}) {
+    const int sw = w / denom, sh = std::max(1, h / denom);
+    TileDesc desc = jpeg_desc(k, sw, sh);
+    desc.scale_denom = denom;
+    std::vector<uint8_t> full(static_cast<size_t>(sw) * sh * 3);
+    ASSERT_TRUE(decoder.decode(self.image, desc, ImageView{full.data(), sw * 3, sw, sh, 3, {}}).ok());
+    for (int i = 0; i < 120; ++i) {
+      const int x = i < 4 ? std::vector<int>{0, 0, sw - 1, sw / 2}[i] : static_cast<int>(rng() % sw);
+      const int ww = i == 1 ? sw : 1 + static_cast<int>(rng() % std::min(sw - x, 300));
+      const int y = static_cast<int>(rng() % sh), hh = 1 + static_cast<int>(rng() % (sh - y));
+      std::vector<uint8_t> win(static_cast<size_t>(ww) * hh * 3);
+      Status s = decoder.decode_window(self.image, desc, ImageView{win.data(), ww * 3, ww, hh, 3, {}}, x, y);
+      ASSERT_TRUE(s.ok()) << s.message();
+      for (int r = 0; r < hh; ++r) {
+        ASSERT_EQ(0, std::memcmp(win.data() + static_cast<size_t>(r) * ww * 3,
+                                 full.data() + (static_cast<size_t>(y + r) * sw + x) * 3, static_cast<size_t>(ww) * 3))
+            << "1/" << denom << " window (" << x << "," << y << ") " << ww << "x" << hh << " row " << r;
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Layouts, JpegWindows,
                          ::testing::Values(Case{false, 2, 2, 3}, Case{false, 2, 1, 3}, Case{false, 1, 2, 3},
                                            Case{false, 1, 1, 3}, Case{true, 1, 1, 3}, Case{false, 1, 1, 1}));
