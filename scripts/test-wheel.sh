@@ -48,7 +48,8 @@ cp "$wheel" "$root/dist/"
 printf '#!/bin/sh\nexit 101\n' > "$root/usr/sbin/policy-rc.d" && chmod +x "$root/usr/sbin/policy-rc.d"
 # The tests, their generators and fixtures; not the package's sources (the chroot has no compiler either).
 cp -r tests pyproject.toml requirements-dev.txt requirements-oracles.txt "$root/src/"
-rm -rf "$root/src/tests/cpp" "$root/src/tests/fuzz" "$root/src/tests/package"
+rm -rf "$root/src/tests/cpp" "$root/src/tests/package"
+find "$root/src/tests/fuzz" -maxdepth 1 -type f -delete  # the fuzz targets' sources; their regression inputs stay
 
 echo "test-wheel: $(basename "$wheel") into Debian $(cat "$root/etc/debian_version") ($(chroot "$root" python3 -V))"
 chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/bin:/bin LANG=C.UTF-8 /bin/bash -euo pipefail -c '
