@@ -1,0 +1,76 @@
+"""How the CPU batch loader scales with workers (issue 11, item 3): random unaligned 256 x 256 level-0 patches
+of one slide through `read_regions` on the CPU, caches off, for 1, 2, 4, ... workers up to the cores;
+patches/s (median and min-max of the repetitions) and the scaling against N x the 1-worker rate.
+
+  cpu_scaling.py [--slide PATH] [--patches N] [--reps R] [--workers 1,2,4,8,16]
+  cpu_scaling.py --hold W --seconds S     (W workers reading for S seconds: a window for perf)
+
+The slide defaults to $TILEWISE_GPU_DATA/bench_ihc_6144.tif (the GPU machine's), else the 2-core
+benchmark slide."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+import tilewise
+from common import benchmark_slide, time_runs
+
+
+def default_slide() -> Path:
+    gpu = Path(os.environ.get("TILEWISE_GPU_DATA", "")) / "bench_ihc_6144.tif"
+    return gpu if gpu.is_file() else benchmark_slide(8192)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--slide", type=Path)
+    ap.add_argument("--patches", type=int, default=4000)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--workers", default="")
+    ap.add_argument("--hold", type=int, default=0)
+    ap.add_argument("--seconds", type=float, default=8)
+    args = ap.parse_args()
+    tilewise.set_cache_capacity(0)
+    slide = tilewise.open(args.slide or default_slide())
+    w0, h0 = slide.dimensions
+    rng = np.random.default_rng(0)
+    locs = np.stack([rng.integers(0, w0 - 256, args.patches), rng.integers(0, h0 - 256, args.patches)], axis=1)
+
+    def run(workers: int):
+        def once():
+            for _ in slide.read_regions(locs, (256, 256), batch_size=64, num_workers=workers, prefetch=2):
+                pass
+        return once
+
+    if args.hold:
+        once, end, n = run(args.hold), time.perf_counter() + args.seconds, 0
+        start = time.perf_counter()
+        while time.perf_counter() < end:
+            once()
+            n += len(locs)
+        print(json.dumps({"workers": args.hold, "patches_per_s": n / (time.perf_counter() - start)}))
+        return
+    cores = os.cpu_count() or 1
+    counts = [int(w) for w in args.workers.split(",")] if args.workers else \
+        [w for w in (1, 2, 4, 8, 16, 32) if w <= cores]
+    run(counts[-1])()  # warm-up: page cache, pools
+    base = None
+    print(f"slide {slide.dimensions}, {args.patches} patches, caches off, median of {args.reps}")
+    print("| workers | patches/s | min-max | x N x 1-worker |")
+    print("|---:|---:|---:|---:|")
+    for w in counts:
+        r = time_runs(run(w), args.reps)
+        rate = {k: args.patches / v for k, v in r.items()}
+        base = base or rate["median"]
+        print(f"| {w} | {rate['median']:.0f} | {rate['max']:.0f}-{rate['min']:.0f} | {rate['median'] / (w * base):.2f} |",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
