@@ -86,8 +86,36 @@ std::vector<Status> HostRegionReader::read_batch(std::span<const RegionRequest> 
         bytes += more;
       }
       prefetch_units(level, units);
+    } else {
+      while (end < requests.size() && requests[end].level == &level) ++end;  // this level's run
     }
-    for (size_t i = at; i < end; ++i) statuses[i] = read(requests[i]);
+    const bool on_this_thread = std::all_of(requests.begin() + static_cast<std::ptrdiff_t>(at),
+                                            requests.begin() + static_cast<std::ptrdiff_t>(end),
+                                            [](const RegionRequest& r) { return r.threads == 1; });
+    if (end - at < 2 || !on_this_thread) {
+      for (size_t i = at; i < end; ++i) statuses[i] = read(requests[i]);
+      at = end;
+      continue;
+    }
+    // Planned together: the tiles several regions cut are decoded once (batch_tiles.h).
+    std::vector<Result<RegionPlan>> plans;
+    plans.reserve(end - at);
+    BatchTiles shared;
+    cache::TileCache& cache = cache::TileCache::global();
+    for (size_t i = at; i < end; ++i) {
+      const RegionRequest& r = requests[i];
+      plans.push_back(plan_region(*r.level, r.level_label, r.x, r.y, r.width, r.height));
+      if (!plans.back().ok()) continue;
+      const bool caching = r.use_cache && cache.enabled();
+      for (const PlannedTile& t : plans.back()->tiles) {
+        if (t.empty || t.whole || (caching && cache.contains({slide_uid_, r.cache_level, t.tile.index()}))) continue;
+        shared.add_use(t.tile.index());  // a cached tile is served by the cache, as in read()
+      }
+    }
+    for (size_t i = at; i < end; ++i) {
+      const Result<RegionPlan>& plan = plans[i - at];
+      statuses[i] = plan.ok() ? read_planned(requests[i], *plan, &shared) : plan.status();
+    }
     at = end;
   }
   return statuses;
@@ -96,6 +124,10 @@ std::vector<Status> HostRegionReader::read_batch(std::span<const RegionRequest> 
 Status HostRegionReader::read(const RegionRequest& req) const {
   TW_ASSIGN_OR_RETURN(const RegionPlan plan,
                       plan_region(*req.level, req.level_label, req.x, req.y, req.width, req.height));
+  return read_planned(req, plan, nullptr);
+}
+
+Status HostRegionReader::read_planned(const RegionRequest& req, const RegionPlan& plan, BatchTiles* shared) const {
   if (plan.region.empty()) return Status();
   if (req.out.channels != 3 || !req.out.device.is_cpu() || req.out.width < req.width || req.out.height < req.height ||
       req.out.stride < req.width * 3) {
@@ -133,6 +165,17 @@ Status HostRegionReader::read(const RegionRequest& req) const {
     Status s;
     if (t.whole) {
       s = fetcher.decode(t.tile, window);
+    } else if (shared != nullptr && shared->shared(t.tile.index())) {
+      Result<const uint8_t*> pixels = shared->use(t.tile.index(), static_cast<int32_t>(tw), t.tile.valid_rows(),
+                                                  [&](const ImageView& v) { return fetcher.decode(t.tile, v); });
+      if (pixels.ok()) {
+        const int64_t stride = tw * 3;
+        copy_rect(*pixels + (t.need.y0 - t.bounds.y0) * stride + (t.need.x0 - t.bounds.x0) * 3, stride, req.out,
+                  plan.out_x(t.need.x0), plan.out_y(t.need.y0), t.need.width(), t.need.height());
+      } else {
+        s = pixels.status();
+      }
+      shared->done(t.tile.index());
     } else {
       // A tile cut by the region's edge: from the cache; or decoded whole and cached when it was asked for
       // recently (see cache/tile_cache.h, "Admission") or when a window costs about as much as the whole

@@ -15,6 +15,7 @@
 #include <span>
 #include <vector>
 
+#include "region/batch_tiles.h"
 #include "region/region_plan.h"
 #include "region/region_request.h"
 #include "tilewise/image_view.h"
@@ -29,10 +30,12 @@ class HostRegionReader {
   Status read(const RegionRequest& request) const;
   // Reads each request as read() does, one status each; from a remote source the tiles of many regions are
   // fetched together first (in groups whose bytes fit an eighth of the source's cache), so a batch of patches costs a
-  // few parallel round trips rather than one per patch.
+  // few parallel round trips rather than one per patch. Regions read on the calling thread alone
+  // (threads == 1) decode a tile that several of them cut once for the call (batch_tiles.h).
   std::vector<Status> read_batch(std::span<const RegionRequest> requests) const;
 
  private:
+  Status read_planned(const RegionRequest& request, const RegionPlan& plan, BatchTiles* shared) const;
   void prefetch_tiles(const RegionPlan& plan, bool caching, int32_t cache_level) const;
   const formats::SlideModel& model_;
   uint64_t slide_uid_;

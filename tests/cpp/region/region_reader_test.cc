@@ -174,6 +174,71 @@ TEST(RegionReader, SparseTilesReadAsBackground) {
   EXPECT_EQ(buf[(63 * 128 + 10) * 3 + 1], 255);
 }
 
+// One call of regions read on the calling thread (threads = 1, as loader workers read) decodes a tile that
+// several of them cut once for the call (region/batch_tiles.h): the pixels must be the pattern's, with the
+// cache on or off, for neighbouring, overlapping and repeated regions; a damaged tile fails exactly the
+// regions that need it.
+TEST(RegionReader, RegionsOfOneCallShareTheTilesTheyCut) {
+  Slide slide = make_slide(300, 200, 64, 32);
+  std::vector<LevelRegion> regions;
+  for (int64_t x = 0; x + 40 <= 300; x += 20) regions.push_back({x, 5, 40, 50});  // each tile cut by 2-3 regions
+  regions.push_back({10, 10, 100, 100});
+  regions.push_back({10, 10, 100, 100});  // the same region twice
+  regions.push_back({-5, 150, 40, 80});   // partly outside
+  ReadOptions opt;
+  opt.threads = 1;
+  for (bool cache : {false, true}) {
+    opt.use_cache = cache;
+    std::vector<std::vector<uint8_t>> px;
+    std::vector<ImageView> views;
+    for (const LevelRegion& r : regions) {
+      px.emplace_back(static_cast<size_t>(r.width * r.height * 3), 0);
+      views.push_back(ImageView{px.back().data(), r.width * 3, static_cast<int32_t>(r.width),
+                                static_cast<int32_t>(r.height), 3, {}});
+    }
+    const std::vector<Status> statuses = slide.read_level_regions(0, regions, views, opt);
+    for (size_t i = 0; i < regions.size(); ++i) {
+      ASSERT_TRUE(statuses[i].ok()) << statuses[i].message();
+      const LevelRegion& r = regions[i];
+      for (int64_t y = 0; y < r.height; ++y) {
+        for (int64_t x = 0; x < r.width; ++x) {
+          uint8_t want[3] = {255, 255, 255};
+          if (r.x + x >= 0 && r.y + y >= 0 && r.x + x < 300 && r.y + y < 200) {
+            TiffBuilder::pattern(static_cast<uint32_t>(r.x + x), static_cast<uint32_t>(r.y + y), want);
+          }
+          const uint8_t* got = &px[i][static_cast<size_t>((y * r.width + x) * 3)];
+          ASSERT_TRUE(got[0] == want[0] && got[1] == want[1] && got[2] == want[2])
+              << "cache " << cache << " region " << i << " pixel (" << x << "," << y << ")";
+        }
+      }
+    }
+  }
+  // Tile (1,0) of a 128 x 64 level of 64 x 64 tiles points past the end of the file.
+  TiffBuilder b;
+  auto tags = b.rgb_tiled_image(128, 64, 64, 64);
+  for (auto& t : tags) {
+    if (t.tag == tiff::kTileOffsets) t = b.longs(tiff::kTileOffsets, {16, 1u << 30});
+  }
+  b.add_ifd(tags);
+  auto damaged = Slide::open_memory(b.finish(), "damaged.tif");
+  ASSERT_TRUE(damaged.ok()) << damaged.status().message();
+  const std::vector<LevelRegion> cuts{{10, 0, 40, 40}, {50, 0, 40, 40}, {70, 10, 40, 40}, {20, 20, 30, 30}};
+  std::vector<uint8_t> buf(cuts.size() * 40 * 40 * 3);
+  std::vector<ImageView> views;
+  for (size_t i = 0; i < cuts.size(); ++i) {
+    views.push_back(ImageView{buf.data() + i * 40 * 40 * 3, cuts[i].width * 3, static_cast<int32_t>(cuts[i].width),
+                              static_cast<int32_t>(cuts[i].height), 3, {}});
+  }
+  opt.use_cache = false;
+  const std::vector<Status> statuses = damaged->read_level_regions(0, cuts, views, opt);
+  EXPECT_TRUE(statuses[0].ok()) << statuses[0].message();
+  EXPECT_TRUE(statuses[3].ok()) << statuses[3].message();
+  for (size_t i : {size_t{1}, size_t{2}}) {
+    EXPECT_EQ(statuses[i].code(), StatusCode::kCorrupt) << i;
+    EXPECT_NE(statuses[i].message().find("damaged.tif: level 0 tile (1,0)"), std::string::npos) << statuses[i].message();
+  }
+}
+
 TEST(RegionReader, DamagedTilesNameFileLevelTileAndOffset) {
   TiffBuilder b;
   auto tags = b.rgb_tiled_image(128, 64, 64, 64);

@@ -1,0 +1,33 @@
+#include "region/batch_tiles.h"
+
+namespace tilewise::region {
+
+bool BatchTiles::shared(int64_t index) const {
+  const auto it = slots_.find(index);
+  return it != slots_.end() && it->second.uses > 1;
+}
+
+Result<const uint8_t*> BatchTiles::use(int64_t index, int32_t width, int32_t height,
+                                       const std::function<Status(const ImageView&)>& decode) {
+  Slot& slot = slots_[index];
+  if (!slot.decoded) {
+    slot.decoded = true;
+    if (!spare_.empty()) {
+      slot.pixels = std::move(spare_.back());
+      spare_.pop_back();
+    }
+    slot.pixels.resize(static_cast<size_t>(width) * static_cast<size_t>(height) * 3);  // reused: not cleared
+    slot.status = decode(ImageView{slot.pixels.data(), int64_t{width} * 3, width, height, 3, {}});
+  }
+  if (!slot.status.ok()) return slot.status;
+  return static_cast<const uint8_t*>(slot.pixels.data());
+}
+
+void BatchTiles::done(int64_t index) {
+  const auto it = slots_.find(index);
+  if (it == slots_.end() || ++it->second.ended < it->second.uses) return;
+  if (it->second.pixels.capacity() > 0) spare_.push_back(std::move(it->second.pixels));
+  slots_.erase(it);
+}
+
+}  // namespace tilewise::region
