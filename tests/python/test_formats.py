@@ -179,12 +179,19 @@ def test_jpeg2000_tiles_are_decoded_once_for_random_patches(tmp_path):
     locs = [(int(x), int(y)) for x, y in zip(rng.integers(0, 1200 - 100, 300), rng.integers(0, 960 - 100, 300))]
     touched = {(tx, ty) for x, y in locs for tx in range(x // 240, (x + 99) // 240 + 1)
                for ty in range(y // 240, (y + 99) // 240 + 1)}
-    tilewise.clear_cache()
-    tilewise.reset_cache_stats()
-    reference = [slide.read_region(loc, (100, 100), use_cache=False) for loc in locs]
-    for loc, expected in zip(locs, reference):
-        assert_same(slide.read_region(loc, (100, 100)), expected)
-    stats = tilewise.cache_stats()
+    # The cache is process-wide: a test that used tilewise.cucim before this one has turned it off (cuCIM
+    # starts without a cache), so this test sets the capacity it needs.
+    before = tilewise.cache_capacity()
+    tilewise.set_cache_capacity(256 << 20)
+    try:
+        tilewise.clear_cache()
+        tilewise.reset_cache_stats()
+        reference = [slide.read_region(loc, (100, 100), use_cache=False) for loc in locs]
+        for loc, expected in zip(locs, reference):
+            assert_same(slide.read_region(loc, (100, 100)), expected)
+        stats = tilewise.cache_stats()
+    finally:
+        tilewise.set_cache_capacity(before)
     assert stats["misses"] == len(touched), stats  # each tile decoded once, then served from the cache
     assert stats["hits"] > 0
 
