@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "codecs/cpu/lossless_decoders.h"
 
@@ -13,8 +14,22 @@ namespace {
 Status charls_error(charls::jpegls_errc e) { return corrupt(std::string("jpeg-ls: ") + charls_get_error_message(e)); }
 }  // namespace
 
+bool jpegls_ends_with_eoi(std::span<const uint8_t> in) {
+  const size_t n = in.size();
+  auto eoi_at = [&](size_t end) { return end >= 2 && end <= n && in[end - 2] == 0xFF && in[end - 1] == 0xD9; };
+  return eoi_at(n) || (n >= 3 && in[n - 1] == 0x00 && eoi_at(n - 1));
+}
+
 Result<size_t> jpegls_decode(std::span<const uint8_t> in, std::span<uint8_t> out, int32_t width, int32_t height,
                              int32_t samples) {
+  std::vector<uint8_t> terminated;
+  if (!jpegls_ends_with_eoi(in)) {  // see lossless_decoders.h: without its EOI CharLS may take seconds
+    terminated.reserve(in.size() + 2);
+    terminated.assign(in.begin(), in.end());
+    terminated.push_back(0xFF);
+    terminated.push_back(0xD9);
+    in = terminated;
+  }
   std::unique_ptr<charls_jpegls_decoder, void (*)(const charls_jpegls_decoder*)> d(charls_jpegls_decoder_create(),
                                                                                    &charls_jpegls_decoder_destroy);
   if (!d) return out_of_memory("jpeg-ls: cannot allocate a decoder");

@@ -1,7 +1,10 @@
 #include <gtest/gtest.h>
+#include <charls/charls.h>
 #include <libdeflate.h>
 #include <zstd.h>
 
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <random>
 
@@ -221,6 +224,63 @@ TEST(CpuDecoder, MinIsWhiteGreyIsInverted) {
   CpuDecoder decoder;
   ASSERT_TRUE(decoder.decode(grey, d, ImageView{rgb.data(), 6, 2, 2, 3, {}}).ok());
   EXPECT_EQ(rgb, (std::vector<uint8_t>{255, 255, 255, 155, 155, 155, 0, 0, 0, 248, 248, 248}));
+}
+
+}  // namespace
+}  // namespace tilewise::codecs
+
+namespace tilewise::codecs {
+namespace {
+
+std::vector<uint8_t> jpegls_encode(const std::vector<uint8_t>& pixels, int w, int h, int samples) {
+  charls_jpegls_encoder* e = charls_jpegls_encoder_create();
+  const charls_frame_info info{static_cast<uint32_t>(w), static_cast<uint32_t>(h), 8, samples};
+  EXPECT_EQ(charls_jpegls_encoder_set_frame_info(e, &info), charls::jpegls_errc::success);
+  EXPECT_EQ(charls_jpegls_encoder_set_interleave_mode(e, samples > 1 ? charls::interleave_mode::sample
+                                                                        : charls::interleave_mode::none),
+            charls::jpegls_errc::success);
+  size_t size = 0;
+  charls_jpegls_encoder_get_estimated_destination_size(e, &size);
+  std::vector<uint8_t> out(size);
+  charls_jpegls_encoder_set_destination_buffer(e, out.data(), out.size());
+  EXPECT_EQ(charls_jpegls_encoder_encode_from_buffer(e, pixels.data(), pixels.size(), 0), charls::jpegls_errc::success);
+  charls_jpegls_encoder_get_bytes_written(e, &size);
+  charls_jpegls_encoder_destroy(e);
+  out.resize(size);
+  return out;
+}
+
+TEST(JpegLs, StreamsWithoutTheirEoiAreDecodedWithOneAppended) {
+  const std::vector<uint8_t> pixels = sample_pixels(40, 24, 3, 9);
+  const std::vector<uint8_t> stream = jpegls_encode(pixels, 40, 24, 3);
+  ASSERT_GT(stream.size(), 4u);
+  EXPECT_TRUE(jpegls_ends_with_eoi(stream));
+  std::vector<uint8_t> padded = stream;  // DICOM pads a frame to an even length
+  padded.push_back(0);
+  EXPECT_TRUE(jpegls_ends_with_eoi(padded));
+  const std::vector<uint8_t> cut(stream.begin(), stream.end() - 2);
+  EXPECT_FALSE(jpegls_ends_with_eoi(cut));
+  EXPECT_FALSE(jpegls_ends_with_eoi(std::vector<uint8_t>{0xFF}));
+  const std::vector<const std::vector<uint8_t>*> streams{&stream, &padded, &cut};
+  for (const std::vector<uint8_t>* s : streams) {  // the same pixels, EOI or not
+    std::vector<uint8_t> out(pixels.size());
+    Result<size_t> r = jpegls_decode(*s, out, 40, 24, 3);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(out, pixels);
+  }
+  // A damaged frame the fuzzer found (fuzz/regressions/open_read/charls-scan-without-eoi-slow.dcm): its
+  // scan runs to the end of the fragment with no marker after it; CharLS took 5-6 s on it before the EOI
+  // was appended, and reports it as damaged either way.
+  std::ifstream in(std::string(TILEWISE_SOURCE_DIR) + "/tests/cpp/codecs/data/jpegls-scan-without-eoi.jls",
+                   std::ios::binary);
+  const std::vector<uint8_t> damaged((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(damaged.size(), 8384u);
+  EXPECT_FALSE(jpegls_ends_with_eoi(damaged));
+  std::vector<uint8_t> out(64 * 64 * 3);
+  Result<size_t> r = jpegls_decode(damaged, out, 64, 64, 3);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kCorrupt);
+  EXPECT_EQ(r.status().message().rfind("jpeg-ls: ", 0), 0u) << r.status().message();
 }
 
 }  // namespace
