@@ -2,6 +2,15 @@
 
 namespace tilewise::region {
 
+void BatchTiles::add_use(int64_t index, uint64_t tile_bytes) {
+  Slot& slot = slots_[index];
+  if (slot.uses == 1) {  // becoming shared
+    if (shared_bytes_ + tile_bytes > kMaxBytes) return;  // over the budget: stays a single use
+    shared_bytes_ += tile_bytes;
+  }
+  ++slot.uses;
+}
+
 bool BatchTiles::shared(int64_t index) const {
   const auto it = slots_.find(index);
   return it != slots_.end() && it->second.uses > 1;

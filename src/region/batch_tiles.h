@@ -23,8 +23,12 @@ namespace tilewise::region {
 
 class BatchTiles {
  public:
-  // Counts one region's cut of tile `index` (before any use).
-  void add_use(int64_t index) { ++slots_[index].uses; }
+  // At most this many bytes of tiles are held for a call; tiles beyond it are read as if one region cut
+  // them (through the cache), so a shuffled batch over a small area cannot hold hundreds of tiles at once.
+  static constexpr uint64_t kMaxBytes = 64ull << 20;
+
+  // Counts one region's cut of tile `index` (before any use); `tile_bytes`: its decoded size.
+  void add_use(int64_t index, uint64_t tile_bytes);
   // Whether more than one region cuts the tile.
   bool shared(int64_t index) const;
   // The tile's pixels (width x height, RGB, rows packed), decoded by `decode` at its first use; the
@@ -44,6 +48,7 @@ class BatchTiles {
   };
   std::unordered_map<int64_t, Slot> slots_;
   std::vector<std::vector<uint8_t>> spare_;
+  uint64_t shared_bytes_ = 0;  // of the tiles cut more than once
 };
 
 }  // namespace tilewise::region

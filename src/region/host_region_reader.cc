@@ -107,9 +107,11 @@ std::vector<Status> HostRegionReader::read_batch(std::span<const RegionRequest> 
       plans.push_back(plan_region(*r.level, r.level_label, r.x, r.y, r.width, r.height));
       if (!plans.back().ok()) continue;
       const bool caching = r.use_cache && cache.enabled();
+      const uint64_t tile_bytes =
+          static_cast<uint64_t>(r.level->desc.width) * static_cast<uint64_t>(r.level->desc.height) * 3;
       for (const PlannedTile& t : plans.back()->tiles) {
         if (t.empty || t.whole || (caching && cache.contains({slide_uid_, r.cache_level, t.tile.index()}))) continue;
-        shared.add_use(t.tile.index());  // a cached tile is served by the cache, as in read()
+        shared.add_use(t.tile.index(), tile_bytes);  // a cached tile is served by the cache, as in read()
       }
     }
     for (size_t i = at; i < end; ++i) {
