@@ -3,10 +3,11 @@
 // util/worker_process.h) and this side only ships streams to them: a stream that kills a helper is a
 // Corrupt error of that tile. The cost is one copy of the stream and of the pixels through a socket
 // (bench/RESULTS.md, Zeiss CZI).
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstring>
+#include <algorithm>
+#include <chrono>
+#include <string>
 #include <thread>
 #include <vector>
 
