@@ -159,3 +159,59 @@ def test_a_jpeg_xr_stream_that_crashes_jxrlib_fails_only_its_reads(tmp_path, wor
     expected = (np.add.outer(np.arange(48), np.arange(64)) * 3 % 251)
     inner = (expected > 16) & (expected < 235)
     assert np.abs(right[..., 2].astype(int) - expected)[inner].mean() < 6
+
+
+def test_helper_processes_and_descriptors_stay_bounded_across_crashes(tmp_path, monkeypatch):
+    """Each crash of the JPEG XR helper is reaped and its socket closed: reading the crashing subblock and a
+    good one many times from several threads leaves no zombie, no extra descriptor and at most one idle
+    helper per hardware thread."""
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+    from pathlib import Path
+
+    regression = Path(__file__).parents[1] / "fuzz" / "regressions" / "jpegxr" / "jxrlib-significant-run-segv"
+    crashing = regression.read_bytes()[5:]
+    good = bytearray(crashing)
+    good[861] = 194
+    streams = [crashing, bytes(good)]
+    encode = czi._encode
+    monkeypatch.setattr(czi, "_encode", lambda pixels, compression, hilo: streams.pop(0) if compression == 4
+                        else encode(pixels, compression, hilo))
+    path = czi.write_czi(tmp_path / "x.czi", np.zeros((48, 128, 3), np.uint8), tile=64, levels=1, compression=4,
+                         scenes=((0, 0, 2, 1),))
+    slide = tilewise.open(path)
+
+    def helpers():  # this process's JPEG XR helpers (other tests' servers are children too)
+        pids = []
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children") as f:
+                pids += f.read().split()
+        named = []
+        for pid in pids:
+            try:
+                with open(f"/proc/{pid}/comm") as f:
+                    if f.read().strip() == "tilewise-jpegxr":  # the kernel keeps 15 characters of the name
+                        named.append(pid)
+            except FileNotFoundError:
+                pass
+        return named
+
+    def read(i):
+        try:
+            slide.read_region((0 if i % 2 else 64, 0), (64, 48), use_cache=False)
+            return "ok"
+        except tilewise.TilewiseError:
+            return "error"
+
+    with ThreadPoolExecutor(4) as pool:  # the helpers of earlier tests are running already: warm up first
+        list(pool.map(read, range(8)))
+    fds_before = len(os.listdir("/proc/self/fd"))
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(read, range(80)))
+    assert results.count("error") == 40 and results.count("ok") == 40
+    assert len(os.listdir("/proc/self/fd")) <= fds_before
+    alive = helpers()
+    assert 0 < len(alive) <= (os.cpu_count() or 1)
+    for pid in alive:  # no zombie: every helper that died was reaped
+        with open(f"/proc/{pid}/stat") as f:
+            assert f.read().rsplit(")", 1)[1].split()[0] != "Z", pid
