@@ -1,6 +1,7 @@
 """How the CPU batch loader scales with workers (issue 11, item 3): random unaligned 256 x 256 level-0 patches
 of one slide through `read_regions` on the CPU, caches off, for 1, 2, 4, ... workers up to the cores;
-patches/s (median and min-max of the repetitions) and the scaling against N x the 1-worker rate.
+patches/s (median and min-max of the repetitions) and the scaling against N x the 1-worker rate; each worker
+reads its regions on its own thread (set_worker_threads(1)), as bench_loader.py measures.
 
   cpu_scaling.py [--slide PATH] [--patches N] [--reps R] [--workers 1,2,4,8,16]
   cpu_scaling.py --hold W --seconds S     (W workers reading for S seconds: a window for perf)
@@ -37,6 +38,9 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=8)
     args = ap.parse_args()
     tilewise.set_cache_capacity(0)
+    # Parallelism across patches only (one thread per worker, as bench_loader.py and the other tools read):
+    # N x the 1-worker rate is then N cores' worth.
+    tilewise.set_worker_threads(1)
     slide = tilewise.open(args.slide or default_slide())
     w0, h0 = slide.dimensions
     rng = np.random.default_rng(0)
