@@ -58,20 +58,25 @@ constexpr size_t kMinGroupedRegions = 16;
 
 std::vector<Status> HostRegionReader::read_batch(std::span<const RegionRequest> requests) const {
   std::vector<Status> statuses(requests.size());
+  std::vector<Result<RegionPlan>> plans;  // of requests [at, end), each planned once
+  auto plan_of = [&](size_t i) {
+    const RegionRequest& r = requests[i];
+    return plan_region(*r.level, r.level_label, r.x, r.y, r.width, r.height);
+  };
   for (size_t at = 0; at < requests.size();) {
-    size_t end = at + 1;
     const formats::LevelModel& level = *requests[at].level;
     const io::Source& source = *level.unit_part(0).source;
     const uint64_t budget = source.cache_bytes() / 8;
-    if (budget > 0 && !source.is_local_file() && requests.size() >= kMinGroupedRegions) {
-      // One group: regions of this level while their tiles' bytes fit an eighth of the cache (at least one
-      // region), so that the groups of several loader workers fit it together.
-      std::vector<int64_t> units;
-      uint64_t bytes = 0;
-      for (end = at; end < requests.size() && requests[end].level == &level; ++end) {
-        const RegionRequest& r = requests[end];
-        auto plan = plan_region(level, r.level_label, r.x, r.y, r.width, r.height);
-        if (!plan.ok()) continue;  // read() reports it
+    const bool grouped = budget > 0 && !source.is_local_file() && requests.size() >= kMinGroupedRegions;
+    plans.clear();
+    size_t end = at;
+    // This level's run; for a remote source only while its tiles' bytes fit an eighth of the cache (at
+    // least one region), so that the groups of several loader workers fit it together.
+    std::vector<int64_t> units;
+    uint64_t bytes = 0;
+    for (; end < requests.size() && requests[end].level == &level; ++end) {
+      Result<RegionPlan> plan = plan_of(end);
+      if (grouped && plan.ok()) {
         uint64_t more = 0;
         const size_t before = units.size();
         for (const PlannedTile& t : plan->tiles) {
@@ -85,33 +90,27 @@ std::vector<Status> HostRegionReader::read_batch(std::span<const RegionRequest> 
         }
         bytes += more;
       }
-      prefetch_units(level, units);
-    } else {
-      while (end < requests.size() && requests[end].level == &level) ++end;  // this level's run
+      plans.push_back(std::move(plan));
     }
+    if (grouped) prefetch_units(level, units);
+    // Regions read on this thread alone share the tiles several of them cut (batch_tiles.h).
     const bool on_this_thread = std::all_of(requests.begin() + static_cast<std::ptrdiff_t>(at),
                                             requests.begin() + static_cast<std::ptrdiff_t>(end),
                                             [](const RegionRequest& r) { return r.threads == 1; });
-    if (end - at < 2 || !on_this_thread) {
-      for (size_t i = at; i < end; ++i) statuses[i] = read(requests[i]);
-      at = end;
-      continue;
-    }
-    // Planned together: the tiles several regions cut are decoded once (batch_tiles.h).
-    std::vector<Result<RegionPlan>> plans;
-    plans.reserve(end - at);
     BatchTiles shared;
-    cache::TileCache& cache = cache::TileCache::global();
-    for (size_t i = at; i < end; ++i) {
-      const RegionRequest& r = requests[i];
-      plans.push_back(plan_region(*r.level, r.level_label, r.x, r.y, r.width, r.height));
-      if (!plans.back().ok()) continue;
-      const bool caching = r.use_cache && cache.enabled();
-      const uint64_t tile_bytes =
-          static_cast<uint64_t>(r.level->desc.width) * static_cast<uint64_t>(r.level->desc.height) * 3;
-      for (const PlannedTile& t : plans.back()->tiles) {
-        if (t.empty || t.whole || (caching && cache.contains({slide_uid_, r.cache_level, t.tile.index()}))) continue;
-        shared.add_use(t.tile.index(), tile_bytes);  // a cached tile is served by the cache, as in read()
+    if (on_this_thread && end - at > 1) {
+      cache::TileCache& cache = cache::TileCache::global();
+      for (size_t i = at; i < end; ++i) {
+        const Result<RegionPlan>& plan = plans[i - at];
+        if (!plan.ok()) continue;
+        const RegionRequest& r = requests[i];
+        const bool caching = r.use_cache && cache.enabled();
+        const uint64_t tile_bytes =
+            static_cast<uint64_t>(r.level->desc.width) * static_cast<uint64_t>(r.level->desc.height) * 3;
+        for (const PlannedTile& t : plan->tiles) {
+          if (t.empty || t.whole || (caching && cache.contains({slide_uid_, r.cache_level, t.tile.index()}))) continue;
+          shared.add_use(t.tile.index(), tile_bytes);  // a cached tile is served by the cache, as in read()
+        }
       }
     }
     for (size_t i = at; i < end; ++i) {
