@@ -137,15 +137,21 @@ Result<WorkerProcessPool::Worker> WorkerProcessPool::spawn() {
   if (sv[1] == 3) {
     const int moved = ::fcntl(sv[1], F_DUPFD_CLOEXEC, 4);
     ::close(sv[1]);
+    if (moved < 0) {
+      ::close(sv[0]);
+      return io_error(name_ + ": cannot move a socket descriptor: " + std::strerror(errno));
+    }
     sv[1] = moved;
   }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
+  // First the socket (its number may be 0-2 in a process that closed its standard streams), then the
+  // standard streams on /dev/null: jxrlib prints diagnostics, and so would a sanitizer build's crash
+  // report; the parent reports instead.
+  posix_spawn_file_actions_adddup2(&actions, sv[1], 3);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  // jxrlib prints diagnostics; a crash report of a sanitizer build would too. The parent reports instead.
   posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, sv[1], 3);
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
   posix_spawn_file_actions_addclosefrom_np(&actions, 4);  // descriptors opened without close-on-exec
 #endif
