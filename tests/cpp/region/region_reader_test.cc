@@ -22,6 +22,31 @@ Slide make_slide(uint32_t w, uint32_t h, uint32_t tw, uint32_t th) {
   return std::move(slide).value();
 }
 
+// A zeroed RGB buffer per region in `px`, and a view on each.
+std::vector<ImageView> views_for(const std::vector<LevelRegion>& regions, std::vector<std::vector<uint8_t>>& px) {
+  std::vector<ImageView> views;
+  px.clear();
+  for (const LevelRegion& r : regions) {
+    px.emplace_back(static_cast<size_t>(r.width * r.height * 3), 0);  // moving px keeps each buffer in place
+    views.push_back(ImageView{px.back().data(), r.width * 3, static_cast<int32_t>(r.width),
+                              static_cast<int32_t>(r.height), 3, {}});
+  }
+  return views;
+}
+
+// A 128 x 64 level of 64 x 64 tiles whose tile (1,0) points past the end of the file ("damaged.tif").
+Slide damaged_slide() {
+  TiffBuilder b;
+  auto tags = b.rgb_tiled_image(128, 64, 64, 64);
+  for (auto& t : tags) {
+    if (t.tag == tiff::kTileOffsets) t = b.longs(tiff::kTileOffsets, {16, 1u << 30});
+  }
+  b.add_ifd(tags);
+  auto slide = Slide::open_memory(b.finish(), "damaged.tif");
+  EXPECT_TRUE(slide.ok()) << slide.status().message();
+  return std::move(slide).value();
+}
+
 // Checks every pixel of a region read at (x, y) against the pattern, or the fill colour outside.
 void expect_region(const Slide& slide, int64_t x, int64_t y, int64_t w, int64_t h, const ReadOptions& opt = {}) {
   std::vector<uint8_t> buf(static_cast<size_t>(w * h * 3), 0xEE);
@@ -101,12 +126,7 @@ TEST(RegionReader, ManyRegionsInOneCallEqualSingleReads) {
   Slide slide = make_slide(300, 200, 64, 32);
   const std::vector<LevelRegion> regions{{0, 0, 64, 32}, {13, 7, 100, 90}, {-10, -20, 50, 60}, {290, 190, 30, 30}};
   std::vector<std::vector<uint8_t>> px;
-  std::vector<ImageView> views;
-  for (const LevelRegion& r : regions) {
-    px.emplace_back(static_cast<size_t>(r.width * r.height * 3), 0);
-    views.push_back(ImageView{px.back().data(), r.width * 3, static_cast<int32_t>(r.width),
-                              static_cast<int32_t>(r.height), 3, {}});
-  }
+  std::vector<ImageView> views = views_for(regions, px);
   const std::vector<Status> statuses = slide.read_level_regions(0, regions, views);
   ASSERT_EQ(statuses.size(), regions.size());
   for (size_t i = 0; i < regions.size(); ++i) {
@@ -190,12 +210,7 @@ TEST(RegionReader, RegionsOfOneCallShareTheTilesTheyCut) {
   for (bool cache : {false, true}) {
     opt.use_cache = cache;
     std::vector<std::vector<uint8_t>> px;
-    std::vector<ImageView> views;
-    for (const LevelRegion& r : regions) {
-      px.emplace_back(static_cast<size_t>(r.width * r.height * 3), 0);
-      views.push_back(ImageView{px.back().data(), r.width * 3, static_cast<int32_t>(r.width),
-                                static_cast<int32_t>(r.height), 3, {}});
-    }
+    const std::vector<ImageView> views = views_for(regions, px);
     const std::vector<Status> statuses = slide.read_level_regions(0, regions, views, opt);
     for (size_t i = 0; i < regions.size(); ++i) {
       ASSERT_TRUE(statuses[i].ok()) << statuses[i].message();
@@ -213,15 +228,7 @@ TEST(RegionReader, RegionsOfOneCallShareTheTilesTheyCut) {
       }
     }
   }
-  // Tile (1,0) of a 128 x 64 level of 64 x 64 tiles points past the end of the file.
-  TiffBuilder b;
-  auto tags = b.rgb_tiled_image(128, 64, 64, 64);
-  for (auto& t : tags) {
-    if (t.tag == tiff::kTileOffsets) t = b.longs(tiff::kTileOffsets, {16, 1u << 30});
-  }
-  b.add_ifd(tags);
-  auto damaged = Slide::open_memory(b.finish(), "damaged.tif");
-  ASSERT_TRUE(damaged.ok()) << damaged.status().message();
+  Slide damaged = damaged_slide();
   const std::vector<LevelRegion> cuts{{10, 0, 40, 40}, {50, 0, 40, 40}, {70, 10, 40, 40}, {20, 20, 30, 30}};
   std::vector<uint8_t> buf(cuts.size() * 40 * 40 * 3);
   std::vector<ImageView> views;
@@ -230,7 +237,7 @@ TEST(RegionReader, RegionsOfOneCallShareTheTilesTheyCut) {
                               static_cast<int32_t>(cuts[i].height), 3, {}});
   }
   opt.use_cache = false;
-  const std::vector<Status> statuses = damaged->read_level_regions(0, cuts, views, opt);
+  const std::vector<Status> statuses = damaged.read_level_regions(0, cuts, views, opt);
   EXPECT_TRUE(statuses[0].ok()) << statuses[0].message();
   EXPECT_TRUE(statuses[3].ok()) << statuses[3].message();
   for (size_t i : {size_t{1}, size_t{2}}) {
@@ -240,21 +247,14 @@ TEST(RegionReader, RegionsOfOneCallShareTheTilesTheyCut) {
 }
 
 TEST(RegionReader, DamagedTilesNameFileLevelTileAndOffset) {
-  TiffBuilder b;
-  auto tags = b.rgb_tiled_image(128, 64, 64, 64);
-  for (auto& t : tags) {
-    if (t.tag == tiff::kTileOffsets) t = b.longs(tiff::kTileOffsets, {16, 1u << 30});
-  }
-  b.add_ifd(tags);
-  auto slide = Slide::open_memory(b.finish(), "damaged.tif");
-  ASSERT_TRUE(slide.ok()) << slide.status().message();
+  Slide slide = damaged_slide();
   std::vector<uint8_t> buf(128 * 64 * 3);
   ImageView view{buf.data(), 384, 128, 64, 3, {}};
-  Status s = slide->read_region(0, 0, 0, 128, 64, view);
+  Status s = slide.read_region(0, 0, 0, 128, 64, view);
   ASSERT_EQ(s.code(), StatusCode::kCorrupt);
   EXPECT_NE(s.message().find("damaged.tif: level 0 tile (1,0) at offset 1073741824"), std::string::npos) << s.message();
   // The undamaged tile still reads.
-  EXPECT_TRUE(slide->read_region(0, 0, 0, 64, 64, view).ok());
+  EXPECT_TRUE(slide.read_region(0, 0, 0, 64, 64, view).ok());
 }
 
 TEST(RegionReader, InvalidRequestsAreRefused) {
