@@ -145,6 +145,23 @@ TEST(WorkerProcessPool, ConcurrentCallersEachGetTheirOwnAnswer) {
   EXPECT_LE(pool.spawned(), 8u + 8u * 3u);  // at most one per thread plus one per crash
 }
 
+TEST(WorkerProcessPool, WorksInAProcessWithoutStandardStreams) {
+  // With fds 0-2 closed, the socket pair takes the lowest numbers: the helper's end must still reach fd 3.
+  int saved[3];
+  for (int fd = 0; fd < 3; ++fd) saved[fd] = ::dup(fd);
+  for (int fd = 0; fd < 3; ++fd) ::close(fd);
+  std::string got;
+  {
+    auto pool = make_pool();
+    got = call(pool, "echo", "no stdin");
+  }
+  for (int fd = 0; fd < 3; ++fd) {
+    ::dup2(saved[fd], fd);
+    ::close(saved[fd]);
+  }
+  EXPECT_EQ(got, "no stdin");
+}
+
 TEST(WorkerProcessPool, AMissingHelperIsAClearError) {
   WorkerProcessPool pool("jpeg-xr", [] { return Result<std::string>(unsupported("the helper was not found")); }, 1,
                          std::chrono::seconds(1));
