@@ -203,15 +203,18 @@ def test_helper_processes_and_descriptors_stay_bounded_across_crashes(tmp_path, 
         except tilewise.TilewiseError:
             return "error"
 
+    cores = os.cpu_count() or 1
     with ThreadPoolExecutor(4) as pool:  # the helpers of earlier tests are running already: warm up first
         list(pool.map(read, range(8)))
     fds_before = len(os.listdir("/proc/self/fd"))
     with ThreadPoolExecutor(4) as pool:
-        results = list(pool.map(read, range(80)))
-    assert results.count("error") == 40 and results.count("ok") == 40
-    assert len(os.listdir("/proc/self/fd")) <= fds_before
+        results = list(pool.map(read, range(400)))
+    assert results.count("error") == 200 and results.count("ok") == 200
+    # Up to one idle helper per core may stay (how many the warm-up left is a matter of timing); a socket
+    # kept per crash would be 200 more.
+    assert len(os.listdir("/proc/self/fd")) - fds_before <= cores
     alive = helpers()
-    assert 0 < len(alive) <= (os.cpu_count() or 1)
+    assert len(alive) <= cores
     for pid in alive:  # no zombie: every helper that died was reaped
         with open(f"/proc/{pid}/stat") as f:
             assert f.read().rsplit(")", 1)[1].split()[0] != "Z", pid
