@@ -177,12 +177,13 @@ Result<WorkerProcessPool::Worker> WorkerProcessPool::spawn() {
   return Worker{pid, sv[0]};
 }
 
-void WorkerProcessPool::discard(Worker w) {
+int WorkerProcessPool::discard(Worker w) {
   ::close(w.fd);
-  ::kill(w.pid, SIGKILL);
+  ::kill(w.pid, SIGKILL);  // a no-op on one that already ended
   int status = 0;
   while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
   }
+  return status;
 }
 
 Result<size_t> WorkerProcessPool::exchange(const Worker& w, std::span<const uint8_t> head,
@@ -240,11 +241,7 @@ Result<size_t> WorkerProcessPool::call(std::span<const uint8_t> head, std::span<
       continue;
     }
     // It died on this input, or hung, or spoke nonsense: stopped, and the input called corrupt.
-    ::close(w.fd);
-    ::kill(w.pid, SIGKILL);  // a no-op on one that already ended
-    int status = 0;
-    while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    const int status = discard(w);
     if (failure == "ended") {
       return corrupt(name_ + ": the decoder process died on this stream (" + describe_exit(status) + ")");
     }

@@ -50,7 +50,7 @@ class WorkerProcessPool {
     int fd = -1;
   };
   Result<Worker> spawn();
-  void discard(Worker w);  // stops it and reaps it
+  int discard(Worker w);  // stops it and reaps it; its wait status (how it ended)
   // One request and its reply. `failure` says why the helper gave no usable answer ("ended", a timeout, a
   // malformed reply); empty when it answered, with success or with its own error.
   Result<size_t> exchange(const Worker& w, std::span<const uint8_t> head, std::span<const uint8_t> body,
