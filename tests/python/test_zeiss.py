@@ -6,6 +6,7 @@ cannot read, against czifile (imagecodecs' jxrlib) and the lossless source."""
 from __future__ import annotations
 
 import struct
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -131,12 +132,10 @@ def test_a_damaged_subblock_fails_only_its_reads(tmp_path, world):
     slide.read_region((300, 200), (64, 64))
 
 
-def test_a_jpeg_xr_stream_that_crashes_jxrlib_fails_only_its_reads(tmp_path, world, monkeypatch):
-    """jxrlib reads far out of bounds on this 64x48 stream (found by fuzz_jpegxr; one byte of a good stream
-    changed): the helper process dies, the read of that subblock is a clear error, the process and the other
-    subblocks live on."""
-    from pathlib import Path
-
+def _czi_with_a_crashing_subblock(tmp_path, monkeypatch, pixels):
+    """x.czi, 128 x 48: two 64 x 48 JPEG XR subblocks, the left one a stream on which jxrlib reads far out of
+    bounds (found by fuzz_jpegxr: one byte of a good stream changed), the right one that stream repaired (the
+    fuzz seed, a sawtooth of x + y in its first channel)."""
     regression = Path(__file__).parents[1] / "fuzz" / "regressions" / "jpegxr" / "jxrlib-significant-run-segv"
     crashing = regression.read_bytes()[5:]  # after fuzz_jpegxr's selector bytes
     good = bytearray(crashing)
@@ -145,9 +144,14 @@ def test_a_jpeg_xr_stream_that_crashes_jxrlib_fails_only_its_reads(tmp_path, wor
     encode = czi._encode
     monkeypatch.setattr(czi, "_encode", lambda pixels, compression, hilo: streams.pop(0) if compression == 4
                         else encode(pixels, compression, hilo))
-    path = czi.write_czi(tmp_path / "x.czi", world[:48, :128], tile=64, levels=1, compression=4,
-                         scenes=((0, 0, 2, 1),))
-    slide = tilewise.open(path)
+    return czi.write_czi(tmp_path / "x.czi", pixels, tile=64, levels=1, compression=4, scenes=((0, 0, 2, 1),))
+
+
+def test_a_jpeg_xr_stream_that_crashes_jxrlib_fails_only_its_reads(tmp_path, world, monkeypatch):
+    """jxrlib reads far out of bounds on this 64x48 stream (found by fuzz_jpegxr; one byte of a good stream
+    changed): the helper process dies, the read of that subblock is a clear error, the process and the other
+    subblocks live on."""
+    slide = tilewise.open(_czi_with_a_crashing_subblock(tmp_path, monkeypatch, world[:48, :128]))
     assert slide.dimensions == (128, 48)
     for _ in range(2):  # a failed tile is not cached as anything
         with pytest.raises(tilewise.TilewiseError) as e:
@@ -167,19 +171,8 @@ def test_helper_processes_and_descriptors_stay_bounded_across_crashes(tmp_path, 
     helper per hardware thread."""
     import os
     from concurrent.futures import ThreadPoolExecutor
-    from pathlib import Path
 
-    regression = Path(__file__).parents[1] / "fuzz" / "regressions" / "jpegxr" / "jxrlib-significant-run-segv"
-    crashing = regression.read_bytes()[5:]
-    good = bytearray(crashing)
-    good[861] = 194
-    streams = [crashing, bytes(good)]
-    encode = czi._encode
-    monkeypatch.setattr(czi, "_encode", lambda pixels, compression, hilo: streams.pop(0) if compression == 4
-                        else encode(pixels, compression, hilo))
-    path = czi.write_czi(tmp_path / "x.czi", np.zeros((48, 128, 3), np.uint8), tile=64, levels=1, compression=4,
-                         scenes=((0, 0, 2, 1),))
-    slide = tilewise.open(path)
+    slide = tilewise.open(_czi_with_a_crashing_subblock(tmp_path, monkeypatch, np.zeros((48, 128, 3), np.uint8)))
 
     def helpers():  # this process's JPEG XR helpers (other tests' servers are children too)
         pids = []
