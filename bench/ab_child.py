@@ -14,17 +14,19 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import time_runs  # noqa: E402
+from common import process_cpu_seconds, time_runs  # noqa: E402
 
 import tilewise  # noqa: E402
 
-SLIDE = Path(os.environ.get("TILEWISE_GPU_DATA", Path(__file__).resolve().parents[1] / ".gpu" / "data")) / "bench_ihc_6144.tif"
+SLIDE = Path(os.environ.get("TILEWISE_GPU_DATA", Path(__file__).resolve().parents[1] / ".gpu" / "data")) / \
+    os.environ.get("TILEWISE_BENCH_SLIDE", "bench_ihc_6144.tif")  # as bench_gpu.py
 N, SIZE = 2000, 256
 
 
@@ -48,7 +50,7 @@ def main() -> None:
 
         def run():
             for _ in s.read_regions(locs, (SIZE, SIZE), batch_size=64, num_workers=workers, device=device,
-                                    prefetch=int(os.environ.get("AB_PREFETCH", "2"))):
+                                    prefetch=int(os.environ.get("AB_PREFETCH", os.environ.get("TILEWISE_BENCH_PREFETCH", "2")))):
                 pass
             sync()
         count = N
@@ -73,8 +75,10 @@ def main() -> None:
             s.read_region((512, 512), (4096, 4096), device=device)
             sync()
         count = 4096 * 4096 / 1e6
+    wall, cpu = time.perf_counter(), process_cpu_seconds()
     r = time_runs(run, 5)
-    out = {"median": count / r["median"], "min": count / r["max"], "max": count / r["min"]}
+    cores = (process_cpu_seconds() - cpu) / (time.perf_counter() - wall)  # host cores busy, on average
+    out = {"median": count / r["median"], "min": count / r["max"], "max": count / r["min"], "cores": round(cores, 2)}
     if device != "cpu":  # how the tiles were shared out, over all runs (warm-up included)
         g = tilewise._core.gpu_stats(0)
         out.update(gpu_tiles=g["gpu_tiles"], cpu_tiles=g["cpu_tiles"],

@@ -3,7 +3,7 @@ in a site that holds cucim-cu13 and the nvImageCodec 0.9 it needs), so that a cr
 change what another measures. ENABLE_CUSLIDE2=1 selects the nvImageCodec-based cuslide2 plugin (cuCIM's
 intended GPU path); the row is labelled with the value this process ran with.
 Usage: bench_cucim_gpu.py SLIDE WORKERS WORKLOAD -> prints a JSON list with that workload's row.
-WORKLOAD: region | patches1 | patchesN | loader:K | tiling."""
+WORKLOAD: region | patches1 | patchesN | loader:K | cpuloader:K | tiling."""
 
 from __future__ import annotations
 
@@ -62,10 +62,19 @@ def main() -> None:
 
     def loader(workers):
         def run():
+            # prefetch_factor as bench_gpu.py's tilewise loader (TILEWISE_BENCH_PREFETCH, default 2 for both).
             for batch in img.read_region(locs.tolist(), (SIZE, SIZE), 0, batch_size=64, num_workers=workers,
+                                         prefetch_factor=int(os.environ.get("TILEWISE_BENCH_PREFETCH", "2")),
                                          device="cuda"):
                 cupy.asarray(batch)
             sync()
+        return run
+
+    def cpu_loader(workers):
+        def run():
+            for batch in img.read_region(locs.tolist(), (SIZE, SIZE), 0, batch_size=64, num_workers=workers,
+                                         prefetch_factor=int(os.environ.get("TILEWISE_BENCH_PREFETCH", "2"))):
+                np.asarray(batch)
         return run
 
     grid = [(x, y) for y in range(0, h0 - SIZE + 1, SIZE) for x in range(0, w0 - SIZE + 1, SIZE)]
@@ -87,6 +96,12 @@ def main() -> None:
     elif workload.startswith("loader:"):
         workers = int(workload.split(":")[1])
         measure(f"3: loader, {workers} workers", loader(workers), 5, N, "patches/s")
+    elif workload.startswith("cpuloader:"):  # cuCIM's loader into host memory (the issue's CPU baseline)
+        workers = int(workload.split(":")[1])
+        rows_before = len(rows)
+        measure(f"3: loader on the CPU, {workers} workers", cpu_loader(workers), 5, N, "patches/s")
+        for row in rows[rows_before:]:
+            row["tool"] = row["tool"].replace("cuCIM GPU", "cuCIM CPU")
     elif workload == "tiling":
         measure("4: tiling level 0", tiling, 3, len(grid) * SIZE * SIZE / 1e6, "MPix/s")
     else:

@@ -21,14 +21,17 @@ import numpy as np
 import tifffile
 
 import tilewise
-from common import Table, jpeg_tiles, time_runs
+from common import Table, jpeg_tiles, process_cpu_seconds, time_runs
 
 HERE = Path(__file__).resolve().parent
 DATA = Path(os.environ.get("TILEWISE_GPU_DATA", HERE.parent / ".gpu" / "data"))
-SLIDE = DATA / "bench_ihc_6144.tif"
+# TILEWISE_BENCH_SLIDE: another slide of DATA (or a path) for the same workloads, e.g. the 40,960^2 one that
+# bench/make_large_slide.py writes on the GPU machine.
+SLIDE = DATA / os.environ.get("TILEWISE_BENCH_SLIDE", "bench_ihc_6144.tif")
 J2K_SLIDE = DATA / "bench_j2k_3840.svs"
 N = 2000
 SIZE = 256
+PREFETCH = int(os.environ.get("TILEWISE_BENCH_PREFETCH", "2"))  # the loaders' batches read ahead (both tools)
 
 
 def locations(w0, h0, n=N, seed=0):
@@ -51,7 +54,7 @@ def sync():
 
 def loader_run(s, locs, workers, device):
     def run():
-        for _ in s.read_regions(locs, (SIZE, SIZE), batch_size=64, num_workers=workers, prefetch=2, device=device):
+        for _ in s.read_regions(locs, (SIZE, SIZE), batch_size=64, num_workers=workers, prefetch=PREFETCH, device=device):
             pass
         sync()
     return run
@@ -63,12 +66,38 @@ def loader_only(workers: int) -> None:
     tilewise.set_cache_capacity(0)
     s = tilewise.open(SLIDE)
     locs = locations(*s.dimensions)
-    before = tilewise._core.gpu_stats(0)
-    r = time_runs(loader_run(s, locs, workers, "cuda"), 5)
+    run = loader_run(s, locs, workers, "cuda")
+    run()  # warm-up outside the statistics: the first pass starts the lanes (seconds of decoder creation)
+    before, split0 = tilewise._core.gpu_stats(0), tilewise._core.loader_stats()
+    wall, cpu = time.perf_counter(), process_cpu_seconds()
+    reps = int(os.environ.get("TILEWISE_BENCH_REPS", "5"))  # more for a profiler's window
+    r = time_runs(run, reps, warmup=0)
+    cores = (process_cpu_seconds() - cpu) / (time.perf_counter() - wall)  # host cores busy, on average
     after = tilewise._core.gpu_stats(0)
     gpu = after["gpu_tiles"] - before["gpu_tiles"]
     cpu = after["cpu_tiles"] - before["cpu_tiles"]
-    print(json.dumps({k: N / v for k, v in r.items()} | {"gpu_share": gpu / max(1, gpu + cpu)}))
+    # Tiles each batch needs (deduplicated within a batch, as the GPU-only loader decodes them): tiles/s
+    # beside patches/s. How the regions were shared between device batch reads and CPU helpers, and where
+    # their time went (seconds summed over tasks, all passes): tilewise._core.loader_stats().
+    per_pass = distinct_batch_tiles(locs, s.levels[0].tile_size[0])
+    split = {k: v - split0[k] for k, v in tilewise._core.loader_stats().items()}
+    regions = max(1, split["gpu_regions"] + split["cpu_regions"])
+    print(json.dumps({"median": N / r["median"], "min": N / r["max"], "max": N / r["min"]} | {
+        "tiles_per_s": N / r["median"] * per_pass / N, "cores": round(cores, 2),
+        "lane_gpu_share": round(gpu / max(1, gpu + cpu), 3), "helper_share": round(split["cpu_regions"] / regions, 3),
+        "regions_per_run": round(split["gpu_regions"] / max(1, split["gpu_runs"]), 1)} |
+        {k: round(v, 2) for k, v in split.items() if k.endswith("seconds")}))
+
+
+def distinct_batch_tiles(locs, tile, batch=64):
+    """Distinct tiles of each batch of `batch` patches, summed over the batches."""
+    x0, y0 = locs[:, 0] // tile, locs[:, 1] // tile
+    x1, y1 = (locs[:, 0] + SIZE - 1) // tile, (locs[:, 1] + SIZE - 1) // tile
+    total = 0
+    for b in range(0, len(locs), batch):
+        total += len({(x, y) for i in range(b, min(b + batch, len(locs)))
+                      for x in range(x0[i], x1[i] + 1) for y in range(y0[i], y1[i] + 1)})
+    return total
 
 
 def region_only() -> None:

@@ -37,6 +37,14 @@ def benchmark_slide(size: int = 20480, tile: int = 256, quality: int = 80) -> Pa
     return path
 
 
+def process_cpu_seconds() -> float:
+    """CPU time of this process so far, every thread, user and system."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def time_runs(fn: Callable[[], object], reps: int = 5, warmup: int = 1) -> Dict[str, float]:
     for _ in range(warmup):
         fn()

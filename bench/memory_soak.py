@@ -1,7 +1,7 @@
 """Memory over many loader batches (issue 11: "device and host memory flat over 10,000 batches"): random
 unaligned 256 x 256 level-0 patches through `read_regions`, batch 64, epochs of shuffled locations, the
-process's resident memory (VmRSS) sampled every N batches, and with --device cuda the device memory
-tilewise holds (its pool and tile cache, from gpu_stats).
+process's resident memory (VmRSS) sampled every N batches, and with --device cuda the device's memory in use
+(cudaMemGetInfo, through CuPy).
 
   memory_soak.py [--slide PATH] [--batches 10000] [--every 500] [--workers N] [--device cpu|cuda]
                  [--cache-bytes B]
@@ -29,8 +29,12 @@ def rss_mib() -> float:
 
 
 def device_mib() -> float:
-    stats = tilewise._core.gpu_stats(0)
-    return sum(v for k, v in stats.items() if k.endswith("_bytes") and "capacity" not in k) / 2**20
+    """The device's memory in use (cudaMemGetInfo: this process's pools, caches and batches, and the CUDA
+    context; nothing else runs on the lent GPU)."""
+    import cupy
+
+    free, total = cupy.cuda.runtime.memGetInfo()
+    return (total - free) / 2**20
 
 
 def main() -> None:

@@ -9,6 +9,7 @@
 #   .gpu/site-cucim.tar.xz     cucim-cu13 26.10 + nvidia-nvimgcodec-cu13 0.9 (which it requires) +
 #                              nvidia-nvjpeg2k-cu13 + nvidia-nvtiff-cu13: the baseline of bench/bench_gpu.py,
 #                              in its own site
+#   .gpu/prof/                 gperftools' CPU profiler and google-pprof (Debian's), unpacked
 #   .gpu/data/                 test and benchmark slides
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +29,14 @@ rm -f "$tmp"/deps/usr/lib/x86_64-linux-gnu/libcurl.so
 find "$tmp/deps" -name "*.a" ! -name "libgtest*.a" -delete
 rm -rf "$tmp/deps/usr/share/doc" "$tmp/deps/usr/share/man" "$tmp/deps/usr/bin"
 tar -C "$tmp/deps" -cJf .gpu/deps.tar.xz .
+
+echo "== profiler"
+# gperftools' sampling CPU profiler and google-pprof (perl): the lent machine has no perf
+# (scripts/gpu-issue11.sh prof).
+mkdir -p "$tmp/prof-debs" .gpu/prof
+(cd "$tmp/prof-debs" && apt-get download libgoogle-perftools4 libtcmalloc-minimal4 libunwind8 google-perftools >/dev/null 2>&1)
+for f in "$tmp"/prof-debs/*.deb; do dpkg -x "$f" .gpu/prof; done
+rm -rf .gpu/prof/usr/share
 
 echo "== wheels"
 pipdl() {

@@ -32,7 +32,7 @@ export TILEWISE_GPU_DATA="$root/.gpu/data" TILEWISE_CUCIM_SITE="$cucim_site"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 echo "== build"
 CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) python3 -m pip install -q --no-build-isolation --no-deps --upgrade --target "$site" \
-  --config-settings=build-dir=/tmp/tw-build \
+  --config-settings=build-dir=/tmp/tw-build --config-settings=install.strip=false \
   --config-settings=cmake.define.TILEWISE_NVIMGCODEC_INCLUDE_DIR="$site/nvidia/nvimgcodec/include" \
   --config-settings=cmake.define.TILEWISE_BUILD_CLI=OFF \
   --config-settings=cmake.define.TILEWISE_REQUIRE_CURL=OFF \

@@ -66,6 +66,19 @@ struct Batch {
   Status first_error(const std::vector<std::pair<int64_t, int64_t>>& locations) const;
 };
 
+// How device loaders of this process have shared their regions so far (hybrid loaders: the GPU's device
+// batch reads and the CPU helpers' single reads; batch_loader.cc), for benchmarks and tuning.
+struct LoaderStats {
+  uint64_t gpu_regions = 0;  // regions read by device batch reads
+  uint64_t cpu_regions = 0;  // regions read on the CPU by helpers (uploaded with their batch)
+  uint64_t gpu_runs = 0;     // device batch reads
+  double gpu_read_seconds = 0;     // time in device batch reads, summed over GPU tasks
+  double cpu_read_seconds = 0;     // time in helpers' reads, summed over helpers
+  double tail_wait_seconds = 0;    // time GPU tasks waited for helpers' last regions
+  double upload_seconds = 0;       // time uploading the helpers' regions
+};
+LoaderStats loader_stats();
+
 class BatchLoader {
  public:
   // Locations are level-0 (x, y). InvalidArgument for a bad level, size or option.

@@ -39,4 +39,12 @@ void free_device_pixels(void* buffer, int device);
 Status fill_device_pixels(uint8_t* buffer, size_t pitch, int32_t width, int32_t height, const uint8_t rgb[3],
                           int device);
 
+// Page-locked host memory for staging uploads to `device` (a per-process pool of blocks, kept for reuse:
+// cudaHostAlloc takes milliseconds); nullptr with `error` set on failure.
+void* allocate_pinned_pixels(size_t bytes, int device, Status* error);
+void free_pinned_pixels(void* buffer, int device);
+// Copies `bytes` of host memory (page-locked from allocate_pinned_pixels, or pageable) into device memory of
+// `device`; returns when done.
+Status upload_pixels(uint8_t* device_dst, const uint8_t* host_src, size_t bytes, int device);
+
 }  // namespace tilewise

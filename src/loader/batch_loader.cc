@@ -9,6 +9,13 @@
 //   decode pool made 16 workers contend for that pool's queue, measured at 0.23 x 16 on a 16-core host).
 //   Into device memory, one task per chunk of settings().loader_device_chunk regions of a batch, read as one
 //   Slide::read_level_regions batch (tiles deduplicated, full GPU decode batches, one crop launch).
+// - Hybrid device loaders (CPU helpers > 0, the default with more workers than batches in flight): per batch
+//   one GPU task and the loader's CPU helpers share its regions through a BatchClaims (loader/
+//   batch_claims.h): the GPU task reads runs from the front as device batch reads, helpers read single
+//   regions from the back on their own cores into the batch's page-locked host copy; when the claims are
+//   exhausted the GPU task waits for the helpers still reading (at most one region each), uploads their
+//   contiguous tail in one copy and completes the batch. Helpers serve the oldest batch first. Without this
+//   the cores beside the lanes stayed idle (a loader's 16 workers had at most `prefetch` tasks).
 // - State (one per loader, shared with its tasks through a shared_ptr, so tasks may outlive the loader):
 //   one mutex guards the scheduling counters, the per-batch "remaining items" counts and the ready flags;
 //   it is never held while reading pixels. A task writes only its own slot of its batch's buffer and its
@@ -21,14 +28,19 @@
 #include "tilewise/batch_loader.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <random>
+#include <string>
 #include <thread>
 
+#include "loader/batch_claims.h"
 #include "tilewise/config.h"
 #include "tilewise/gpu.h"
 #include "tilewise/memory.h"
@@ -71,6 +83,63 @@ Status Batch::first_error(const std::vector<std::pair<int64_t, int64_t>>& locati
   return Status();
 }
 
+namespace {
+
+// Process-wide counters behind loader_stats() (relaxed: statistics, read while loaders run).
+struct Counters {
+  std::atomic<uint64_t> gpu_regions{0}, cpu_regions{0}, gpu_runs{0};
+  std::atomic<uint64_t> gpu_read_ns{0}, cpu_read_ns{0}, tail_wait_ns{0}, upload_ns{0};
+};
+Counters& counters() {
+  static Counters c;
+  return c;
+}
+void add(std::atomic<uint64_t>& to, uint64_t n) { to.fetch_add(n, std::memory_order_relaxed); }
+uint64_t nanoseconds_since(std::chrono::steady_clock::time_point start) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+}
+
+// The helpers' learnt share of a batch, per device and compression, kept across the process's loaders
+// (a training run makes a loader per epoch, a benchmark one per pass: each would otherwise learn anew).
+class LearntShares {
+ public:
+  static LearntShares& get() {
+    static LearntShares shares;
+    return shares;
+  }
+  double at(int device, const std::string& compression) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = shares_.find({device, compression});
+    return it == shares_.end() ? 0.25 : it->second;
+  }
+  void set(int device, const std::string& compression, double share) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    shares_[{device, compression}] = share;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::pair<int, std::string>, double> shares_;
+};
+
+// A hybrid batch's shared part (tasks hold it, so it outlives a cancelled loader's pending entry).
+struct HybridBatch {
+  HybridBatch(int64_t n, double gpu_share, int device_index)
+      : claims(n, gpu_share), statuses(static_cast<size_t>(n)), device(device_index) {}
+  ~HybridBatch() { free_pinned_pixels(host, device); }
+  HybridBatch(const HybridBatch&) = delete;
+  HybridBatch& operator=(const HybridBatch&) = delete;
+
+  loader::BatchClaims claims;
+  std::vector<Status> statuses;  // each written by the one task that claimed its item
+  uint8_t* host = nullptr;       // page-locked; the helpers' regions (null: the GPU reads every region)
+  int device;
+  int cpu_busy = 0;              // helpers reading now (under the loader's mutex)
+};
+
+}  // namespace
+
 struct BatchLoader::State {
   State(Slide s, std::vector<std::pair<int64_t, int64_t>> locs, const BatchOptions& opt)
       : slide(std::move(s)), locations(std::move(locs)), options(opt) {}
@@ -87,6 +156,7 @@ struct BatchLoader::State {
     std::shared_ptr<BatchBuffer> pixels;
     std::vector<Status> statuses;
     int64_t remaining = 0;
+    std::shared_ptr<HybridBatch> hybrid;  // hybrid device loaders only
   };
 
   std::mutex mutex;
@@ -96,24 +166,39 @@ struct BatchLoader::State {
   int64_t next_item = 0;        // next item (in `order`) to submit
   int in_flight = 0;
   bool cancelled = false;
+  // Hybrid device loaders (helpers > 0).
+  int helpers = 0;
+  int helpers_running = 0;
+  int64_t started = 0;     // batches whose GPU task was submitted
+  double cpu_share = 0.25;  // the helpers' planned part of the next batch (learnt, gpu_task)
+  std::string compression;  // of the level read: the key of the learnt share
+  std::condition_variable helpers_idle;
 
   int64_t batch_size_of(int64_t b) const {
     return std::min<int64_t>(options.batch_size, static_cast<int64_t>(order.size()) - b * options.batch_size);
   }
 
+  Pending make_pending(int64_t b) {
+    const int64_t n = batch_size_of(b);
+    Pending p;
+    p.pixels = std::make_shared<BatchBuffer>(item_bytes * static_cast<size_t>(n), options.device);
+    p.statuses.resize(static_cast<size_t>(n));
+    p.remaining = n;
+    return p;
+  }
+
   // Submits items while the worker and prefetch limits allow. Requires `mutex`.
   void schedule_locked(const std::shared_ptr<State>& self) {
+    if (helpers > 0) {
+      schedule_hybrid_locked(self);
+      return;
+    }
     const int64_t total_items = std::min<int64_t>(static_cast<int64_t>(order.size()), batches * options.batch_size);
     while (!cancelled && next_item < total_items && in_flight < options.num_workers) {
       const int64_t b = next_item / options.batch_size;
       if (b >= delivered + options.prefetch) break;
       while (delivered + static_cast<int64_t>(pending.size()) <= b) {
-        const int64_t n = batch_size_of(delivered + static_cast<int64_t>(pending.size()));
-        Pending p;
-        p.pixels = std::make_shared<BatchBuffer>(item_bytes * static_cast<size_t>(n), options.device);
-        p.statuses.resize(static_cast<size_t>(n));
-        p.remaining = n;
-        pending.push_back(std::move(p));
+        pending.push_back(make_pending(delivered + static_cast<int64_t>(pending.size())));
       }
       const int64_t first = next_item;
       const int64_t count = std::min({chunk, total_items - first, (b + 1) * options.batch_size - first});
@@ -129,11 +214,30 @@ struct BatchLoader::State {
     return ImageView{pixels->data() + item_bytes * static_cast<size_t>(slot), options.width * 3,
                      static_cast<int32_t>(options.width), static_cast<int32_t>(options.height), 3, options.device};
   }
+  ImageView host_view(uint8_t* host, int64_t slot) const {
+    return ImageView{host + item_bytes * static_cast<size_t>(slot), options.width * 3,
+                     static_cast<int32_t>(options.width), static_cast<int32_t>(options.height), 3, Device{}};
+  }
+  std::pair<int64_t, int64_t> location_of(int64_t item) const {
+    return locations[static_cast<size_t>(order[static_cast<size_t>(item)])];
+  }
+
+  // A failed item reads as fill, never as stale pixels.
+  void fill_view(const ImageView& view) const {
+    if (!view.data) return;
+    const auto fill = options.read.fill.value_or(slide.background());
+    if (view.device.is_cpu()) {
+      for (size_t k = 0; k < item_bytes; k += 3) std::memcpy(view.data + k, fill.data(), 3);
+    } else {
+      (void)fill_device_pixels(view.data, static_cast<size_t>(view.stride), view.width, view.height, fill.data(),
+                               view.device.index);
+    }
+  }
 
   // Reads items [first, first + count) of batch b into their slots; one status each.
   std::vector<Status> read_slots(int64_t first, int64_t count, int64_t b, const std::shared_ptr<BatchBuffer>& pixels) {
     const int64_t first_slot = first - b * options.batch_size;
-    auto location = [&](int64_t item) { return locations[static_cast<size_t>(order[static_cast<size_t>(item)])]; };
+    auto location = [&](int64_t item) { return location_of(item); };
     if (pixels->data() == nullptr) return std::vector<Status>(static_cast<size_t>(count), pixels->error());
     if (count == 1) {
       const auto [x, y] = location(first);
@@ -161,17 +265,7 @@ struct BatchLoader::State {
     std::vector<Status> statuses = skip ? std::vector<Status>(static_cast<size_t>(count)) : read_slots(first, count, b, pixels);
     const int64_t first_slot = first - b * options.batch_size;
     for (int64_t i = 0; i < count && !skip; ++i) {
-      if (statuses[static_cast<size_t>(i)].ok()) continue;
-      // A failed item reads as fill, never as stale pixels.
-      const ImageView view = view_of(pixels, first_slot + i);
-      if (!view.data) continue;
-      const auto fill = options.read.fill.value_or(slide.background());
-      if (options.device.is_cpu()) {
-        for (size_t k = 0; k < item_bytes; k += 3) std::memcpy(view.data + k, fill.data(), 3);
-      } else {
-        (void)fill_device_pixels(view.data, static_cast<size_t>(view.stride), view.width, view.height, fill.data(),
-                                 options.device.index);
-      }
+      if (!statuses[static_cast<size_t>(i)].ok()) fill_view(view_of(pixels, first_slot + i));
     }
     std::lock_guard<std::mutex> lock(mutex);
     --in_flight;
@@ -185,7 +279,139 @@ struct BatchLoader::State {
     }
     schedule_locked(self);  // a worker slot is free: start the next task, if any may start
   }
+
+  // Hybrid device loaders: starts each batch of the prefetch window with its GPU task, and helpers while
+  // any started batch has regions left. Requires `mutex`.
+  void schedule_hybrid_locked(const std::shared_ptr<State>& self) {
+    while (!cancelled && started < batches && started < delivered + options.prefetch) {
+      const int64_t b = started++;
+      Pending p = make_pending(b);
+      const int64_t n = batch_size_of(b);
+      p.hybrid = std::make_shared<HybridBatch>(n, 1.0 - cpu_share, options.device.index);
+      Status ignored;
+      if (p.pixels->data()) {
+        p.hybrid->host = static_cast<uint8_t*>(allocate_pinned_pixels(item_bytes * static_cast<size_t>(n),
+                                                                      options.device.index, &ignored));
+      }
+      if (!p.hybrid->host) p.hybrid->claims = loader::BatchClaims(n, 1.0);  // no staging: all on the GPU
+      auto hybrid = p.hybrid;
+      auto pixels = p.pixels;
+      pending.push_back(std::move(p));
+      internal::loader_pool().submit([self, b, hybrid, pixels] { self->gpu_task(self, b, hybrid, pixels); });
+    }
+    while (!cancelled && helpers_running < helpers && claimable_locked() >= 0) {
+      ++helpers_running;
+      internal::loader_pool().submit([self] { self->helper_task(); });
+    }
+  }
+
+  // The oldest started batch with regions for a helper, or -1. Requires `mutex`.
+  int64_t claimable_locked() const {
+    for (size_t k = 0; k < pending.size(); ++k) {
+      const HybridBatch* h = pending[k].hybrid.get();
+      if (h && h->host && !h->claims.exhausted()) return delivered + static_cast<int64_t>(k);
+    }
+    return -1;
+  }
+  void gpu_task(const std::shared_ptr<State>& self, int64_t b, const std::shared_ptr<HybridBatch>& hybrid, const std::shared_ptr<BatchBuffer>& pixels) {
+    const int64_t base = b * options.batch_size;
+    for (;;) {
+      std::pair<int64_t, int64_t> run;
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (cancelled) break;
+        run = hybrid->claims.take_front();
+      }
+      if (run.second == 0) break;
+      const auto start = std::chrono::steady_clock::now();
+      std::vector<Status> statuses = read_slots(base + run.first, run.second, b, pixels);
+      add(counters().gpu_read_ns, nanoseconds_since(start));
+      add(counters().gpu_regions, static_cast<uint64_t>(run.second));
+      add(counters().gpu_runs, 1);
+      for (int64_t i = 0; i < run.second; ++i) {
+        Status& st = statuses[static_cast<size_t>(i)];
+        if (!st.ok()) fill_view(view_of(pixels, run.first + i));
+        hybrid->statuses[static_cast<size_t>(run.first + i)] = std::move(st);
+      }
+    }
+    // The helpers still reading regions of this batch finish them (one each); then their tail goes up at once.
+    int64_t cpu_first;
+    bool skip;
+    {
+      const auto start = std::chrono::steady_clock::now();
+      std::unique_lock<std::mutex> lock(mutex);
+      helpers_idle.wait(lock, [&] { return hybrid->cpu_busy == 0; });
+      cpu_first = hybrid->claims.cpu_first();
+      skip = cancelled;
+      add(counters().tail_wait_ns, nanoseconds_since(start));
+    }
+    const int64_t n = hybrid->claims.size();
+    if (!skip && cpu_first < n && pixels->data()) {
+      const auto start = std::chrono::steady_clock::now();
+      const size_t at = item_bytes * static_cast<size_t>(cpu_first);
+      const Status up = upload_pixels(pixels->data() + at, hybrid->host + at,
+                                      item_bytes * static_cast<size_t>(n - cpu_first), options.device.index);
+      for (int64_t i = cpu_first; i < n && !up.ok(); ++i) {
+        if (hybrid->statuses[static_cast<size_t>(i)].ok()) hybrid->statuses[static_cast<size_t>(i)] = up;
+      }
+      add(counters().upload_ns, nanoseconds_since(start));
+      add(counters().cpu_regions, static_cast<uint64_t>(n - cpu_first));
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    if (hybrid->host) {
+      // The helpers fell behind (the GPU needed a second run): give them less; they kept up: more. The
+      // share settles where both sides finish a batch together.
+      constexpr double kStep = 1.0 / 32;
+      cpu_share = std::clamp(cpu_share + (hybrid->claims.gpu_runs() > 1 ? -kStep : kStep), 0.0, 0.9);
+      LearntShares::get().set(options.device.index, compression, cpu_share);
+    }
+    if (b >= delivered && b < delivered + static_cast<int64_t>(pending.size())) {
+      Pending& batch = pending[static_cast<size_t>(b - delivered)];
+      batch.statuses = std::move(hybrid->statuses);
+      batch.remaining = 0;
+      ready.notify_all();
+    }
+    schedule_locked(self);
+  }
+
+  // Reads single regions from the back of the oldest batch that has any, until none has.
+  void helper_task() {
+    ReadOptions read = options.read;
+    read.threads = 1;  // the helper is one of the loader's cores
+    for (;;) {
+      std::shared_ptr<HybridBatch> h;
+      int64_t b = -1, slot = -1;
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (!cancelled) b = claimable_locked();
+        if (b < 0) {
+          --helpers_running;
+          return;
+        }
+        h = pending[static_cast<size_t>(b - delivered)].hybrid;
+        slot = h->claims.take_back();
+        ++h->cpu_busy;
+      }
+      const auto [x, y] = location_of(b * options.batch_size + slot);
+      const ImageView view = host_view(h->host, slot);
+      const auto start = std::chrono::steady_clock::now();
+      Status st = slide.read_region(x, y, options.level, options.width, options.height, view, read);
+      add(counters().cpu_read_ns, nanoseconds_since(start));
+      if (!st.ok()) fill_view(view);
+      h->statuses[static_cast<size_t>(slot)] = std::move(st);
+      std::lock_guard<std::mutex> lock(mutex);
+      if (--h->cpu_busy == 0) helpers_idle.notify_all();
+    }
+  }
 };
+
+LoaderStats loader_stats() {
+  const Counters& c = counters();
+  auto seconds = [](const std::atomic<uint64_t>& ns) { return static_cast<double>(ns.load(std::memory_order_relaxed)) * 1e-9; };
+  return LoaderStats{c.gpu_regions.load(std::memory_order_relaxed), c.cpu_regions.load(std::memory_order_relaxed),
+                     c.gpu_runs.load(std::memory_order_relaxed), seconds(c.gpu_read_ns), seconds(c.cpu_read_ns),
+                     seconds(c.tail_wait_ns), seconds(c.upload_ns)};
+}
 
 Result<std::unique_ptr<BatchLoader>> BatchLoader::create(const Slide& slide,
                                                          std::vector<std::pair<int64_t, int64_t>> locations,
@@ -215,6 +441,15 @@ Result<std::unique_ptr<BatchLoader>> BatchLoader::create(const Slide& slide,
   } else {
     const int chunk = internal::settings().loader_device_chunk;
     s.chunk = chunk <= 0 ? options.batch_size : std::min(chunk, options.batch_size);
+    // Some of the workers read whole regions on the CPU beside the GPU (hybrid). Not all: the GPU path
+    // itself keeps about 7 of the H200 host's 16 cores busy (nvImageCodec's per-image host work, the byte
+    // reads, the crops), so helpers on every core slowed it; 3/8 of 16 workers was the best in four runs
+    // (bench/RESULTS.md).
+    s.helpers = internal::settings().loader_cpu_helpers.value_or(s.options.num_workers * 3 / 8);
+    s.helpers = std::clamp(s.helpers, 0, std::max(0, s.options.num_workers - 1));
+    if (chunk > 0) s.helpers = 0;  // an explicit chunk size measures the GPU-only path
+    s.compression = slide.level(options.level).compression;
+    s.cpu_share = LearntShares::get().at(options.device.index, s.compression);
   }
   s.item_bytes = static_cast<size_t>(options.width) * static_cast<size_t>(options.height) * 3;
   s.order.resize(s.locations.size());
@@ -228,7 +463,7 @@ Result<std::unique_ptr<BatchLoader>> BatchLoader::create(const Slide& slide,
   }
   const int64_t n = static_cast<int64_t>(s.order.size());
   s.batches = options.drop_last ? n / options.batch_size : (n + options.batch_size - 1) / options.batch_size;
-  internal::loader_pool().grow(s.options.num_workers);
+  internal::loader_pool().grow(s.helpers > 0 ? s.options.prefetch + s.helpers : s.options.num_workers);
   {
     std::lock_guard<std::mutex> lock(s.mutex);
     s.schedule_locked(state);

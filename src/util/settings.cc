@@ -116,6 +116,8 @@ Settings read_settings(EnvLookup lookup) {
   read(lookup, "TILEWISE_GPU_IN_PLACE", s.gpu_in_place, parse_switch);
   read(lookup, "TILEWISE_GPU_SPLIT_TILES", s.gpu_split_tiles, parse_count);
   read(lookup, "TILEWISE_LOADER_DEVICE_CHUNK", s.loader_device_chunk, parse_count);
+  int helpers = 0;
+  if (read(lookup, "TILEWISE_LOADER_CPU_HELPERS", helpers, parse_count)) s.loader_cpu_helpers = helpers;
   read(lookup, "TILEWISE_GPU_ALLOCATOR", s.gpu_async_allocator, [](std::string_view t) -> std::optional<bool> {
     if (t == "pool") return false;
     if (t == "async") return true;

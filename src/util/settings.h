@@ -43,6 +43,9 @@ struct Settings {
                                                   //   is shared with the CPU (0 = never)
   int loader_device_chunk = 0;                    // TILEWISE_LOADER_DEVICE_CHUNK: regions per device batch read
                                                   //   of the loader (0 = the whole batch)
+  std::optional<int> loader_cpu_helpers;          // TILEWISE_LOADER_CPU_HELPERS: a device loader's workers that
+                                                  //   read whole regions on the CPU beside the GPU (unset: by
+                                                  //   its num_workers, loader/batch_loader.cc; 0: GPU only)
 };
 
 // The process's settings (from the environment at first use).

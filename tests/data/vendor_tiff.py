@@ -13,10 +13,17 @@ import struct
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Tuple
 
-import imagecodecs
 import numpy as np
 
 import slidegen
+
+def _codecs():
+    """imagecodecs, imported when a tile is encoded (the TIFF writer itself needs only numpy: the GPU
+    machine's bench/make_large_slide.py uses it with tiles encoded by OpenCV)."""
+    import imagecodecs
+
+    return imagecodecs
+
 
 # TIFF field types
 BYTE, ASCII, SHORT, LONG, RATIONAL, UNDEFINED = 1, 2, 3, 4, 5, 7
@@ -137,13 +144,13 @@ def rgb_to_ycbcr(rgb: np.ndarray) -> np.ndarray:
 
 def encode_tile(tile: np.ndarray, codec: str, quality: int) -> bytes:
     if codec == "jpeg-ycbcr":
-        return imagecodecs.jpeg8_encode(tile, level=quality, colorspace="RGB", outcolorspace="YCbCr", subsampling="420")
+        return _codecs().jpeg8_encode(tile, level=quality, colorspace="RGB", outcolorspace="YCbCr", subsampling="420")
     if codec == "jpeg-rgb":
-        return imagecodecs.jpeg8_encode(tile, level=quality, colorspace="RGB", outcolorspace="RGB", subsampling="444")
+        return _codecs().jpeg8_encode(tile, level=quality, colorspace="RGB", outcolorspace="RGB", subsampling="444")
     if codec == "j2k-ycbcr":  # Aperio 33003: Y, Cb, Cr components, no transform inside the codestream
-        return imagecodecs.jpeg2k_encode(rgb_to_ycbcr(tile), level=40, codecformat="J2K", mct=False)
+        return _codecs().jpeg2k_encode(rgb_to_ycbcr(tile), level=40, codecformat="J2K", mct=False)
     if codec == "j2k-rgb":  # Aperio 33005: R, G, B components (OpenJPEG applies its own colour transform)
-        return imagecodecs.jpeg2k_encode(tile, level=40, codecformat="J2K", mct=True)
+        return _codecs().jpeg2k_encode(tile, level=40, codecformat="J2K", mct=True)
     raise ValueError(codec)
 
 
@@ -179,10 +186,10 @@ def stripped_ifd(image: np.ndarray, codec: str, description: str, subfiletype: i
     for y in range(0, h, rowsperstrip):
         strip = np.ascontiguousarray(image[y : y + rowsperstrip])
         if codec == "jpeg":
-            chunks.append(imagecodecs.jpeg8_encode(strip, level=90, colorspace="RGB", outcolorspace="YCbCr",
+            chunks.append(_codecs().jpeg8_encode(strip, level=90, colorspace="RGB", outcolorspace="YCbCr",
                                                    subsampling="444"))
         elif codec == "lzw":
-            chunks.append(imagecodecs.lzw_encode(strip.tobytes()))
+            chunks.append(_codecs().lzw_encode(strip.tobytes()))
         else:
             raise ValueError(codec)
     tags = [(254, LONG, subfiletype), (256, LONG, w), (257, LONG, h), (258, SHORT, [8, 8, 8]), (277, SHORT, 3),
@@ -277,7 +284,7 @@ def write_philips(path, image: np.ndarray, *, tile: int = 256, levels: int = 3, 
     h, w = image.shape[:2]
     label = slidegen.tissue_image(160, 128, seed=7)
     macro = slidegen.tissue_image(320, 120, seed=8)
-    label_jpeg = imagecodecs.jpeg8_encode(label, level=90)
+    label_jpeg = _codecs().jpeg8_encode(label, level=90)
     xml = philips_xml(w, h, levels, label_jpeg=label_jpeg if label_in_xml else None)
     arrays = slidegen.pyramid(image, levels)
     writer = ClassicTiffWriter()

@@ -171,6 +171,80 @@ def test_device_batches_match_cpu_batches(name, tolerance):
         assert np.abs(a.astype(int) - b.astype(int)).max() <= tolerance
 
 
+def _damage_tile(src: Path, dst: Path, tx: int, ty: int) -> tuple:
+    """Copies src to dst with level 0's tile (tx, ty) cut to 10 bytes; returns (tile width, tile height)."""
+    import shutil
+    import struct
+
+    import tifffile
+
+    shutil.copy(src, dst)
+    with tifffile.TiffFile(dst) as tf:
+        page = tf.pages[0]
+        counts = page.tags["TileByteCounts"]
+        across = -(-page.imagewidth // page.tilewidth)
+        size = 8 if counts.dtype in (16, 17) else 4  # LONG8 / IFD8 in a BigTIFF
+        at, tile = counts.valueoffset + size * (ty * across + tx), (page.tilewidth, page.tilelength)
+    with open(dst, "r+b") as f:
+        f.seek(at)
+        f.write(struct.pack("<Q" if size == 8 else "<I", 10))
+    return tile
+
+
+def test_hybrid_device_loader_equals_the_cpu_and_fails_only_the_damaged_batch(tmp_path):
+    """A device loader with more workers than batches in flight reads part of each batch on the CPU (helpers
+    from the back, the GPU from the front, batch_claims.h): its batches equal the CPU loader's; a region on a
+    damaged tile fails its own batch with the CPU's error, read by whichever side took it, and the rest go on."""
+    src = DATA / "vips_jpeg.tif"
+    if not src.exists():
+        pytest.skip(f"{src} is missing")
+    tw, th = _damage_tile(src, tmp_path / "damaged.tif", 2, 1)
+    s = tilewise.open(tmp_path / "damaged.tif")
+    saved = tilewise.cache_capacity()
+    tilewise.set_cache_capacity(0)
+    try:
+        w0, h0 = s.dimensions
+        rng = np.random.default_rng(11)
+        bad = (2 * tw, 1 * th, 3 * tw, 2 * th)  # the damaged tile's bounds
+
+        def good():
+            while True:
+                x, y = int(rng.integers(0, w0 - 128)), int(rng.integers(0, h0 - 96))
+                if x + 128 <= bad[0] or x >= bad[2] or y + 96 <= bad[1] or y >= bad[3]:
+                    return x, y
+
+        locs = [good() for _ in range(16 * 12)]
+        tiles = sum(len({((x + dx) // tw, (y + dy) // th) for x, y in locs[b:b + 16] for dx in (0, 127) for dy in (0, 95)})
+                    for b in range(0, len(locs), 16))
+        cpu = list(s.read_regions(locs, (128, 96), batch_size=16, num_workers=4))
+        for workers in (1, 8):  # 1: the GPU alone (no helper); 8: three helpers beside the GPU tasks
+            before = tilewise._core.gpu_stats(0)
+            gpu = [to_host(b) for b in s.read_regions(locs, (128, 96), batch_size=16, num_workers=workers, device="cuda")]
+            after = tilewise._core.gpu_stats(0)
+            lanes = (after["gpu_tiles"] + after["cpu_tiles"]) - (before["gpu_tiles"] + before["cpu_tiles"])
+            assert len(gpu) == len(cpu) == 12
+            for a, b in zip(gpu, cpu):
+                assert np.abs(a.astype(int) - b.astype(int)).max() <= JPEG_TOLERANCE
+            if workers == 1:
+                assert lanes == tiles, "without helpers the lanes decode every distinct tile of each batch"
+            else:
+                assert lanes < tiles, "the helpers read none of the regions"
+        # Item 5 of batch 7 sits on the damaged tile.
+        locs[7 * 16 + 5] = (bad[0] + 10, bad[1] + 10)
+        with pytest.raises(tilewise.TilewiseError) as cpu_error:
+            list(s.read_regions(locs, (128, 96), batch_size=16, num_workers=4))
+        it = iter(s.read_regions(locs, (128, 96), batch_size=16, num_workers=8, device="cuda"))
+        for b in range(7):
+            assert np.abs(to_host(next(it)).astype(int) - cpu[b].astype(int)).max() <= JPEG_TOLERANCE
+        with pytest.raises(type(cpu_error.value)) as gpu_error:
+            next(it)
+        assert "batch 7 item 5" in str(gpu_error.value) and "tile (2,1)" in str(gpu_error.value)
+        for b in range(8, 12):
+            assert np.abs(to_host(next(it)).astype(int) - cpu[b].astype(int)).max() <= JPEG_TOLERANCE
+    finally:
+        tilewise.set_cache_capacity(saved)
+
+
 def test_cucim_module_reads_to_the_device():
     import cupy
     from tilewise.cucim import CuImage

@@ -63,6 +63,7 @@ TEST(Settings, EveryVariableIsRead) {
                            {"TILEWISE_GPU_DECODER_THREADS", "99"},  // clamped to 16
                            {"TILEWISE_GPU_ASSIST_CALLERS", "3"},
                            {"TILEWISE_LOADER_DEVICE_CHUNK", "16"},
+                           {"TILEWISE_LOADER_CPU_HELPERS", "0"},
                            {"TILEWISE_GPU_CPU_ASSIST", "0"},
                            {"TILEWISE_GPU_ASSIST_BACKLOG", "100"},
                            {"TILEWISE_GPU_IN_PLACE", "off"},
@@ -77,6 +78,7 @@ TEST(Settings, EveryVariableIsRead) {
   EXPECT_EQ(s.gpu_decoder_threads, 16);
   EXPECT_EQ(s.gpu_assist_callers, 3);
   EXPECT_EQ(s.loader_device_chunk, 16);
+  EXPECT_EQ(s.loader_cpu_helpers, 0);  // set to 0: the GPU alone (unset: by the loader's workers)
   EXPECT_FALSE(s.gpu_cpu_assist);
   EXPECT_EQ(s.gpu_assist_backlog, 100u);
   EXPECT_FALSE(s.gpu_in_place);
@@ -97,6 +99,7 @@ TEST(Settings, MalformedValuesKeepTheDefault) {
   EXPECT_TRUE(s.gpu_cpu_assist);
   EXPECT_EQ(s.num_threads, 0);
   EXPECT_FALSE(s.gpu_async_allocator);
+  EXPECT_FALSE(with({{"TILEWISE_LOADER_CPU_HELPERS", "-2"}}).loader_cpu_helpers.has_value());
 }
 
 }  // namespace

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Issue 11's measurements on the lent H200, after scripts/gpu-test.sh's set-up (build of the working tree
+# with the carried .gpu/), one step after another; each step's log goes to $OUT/<step>.log and is printed.
+#   usage: scripts/gpu-issue11.sh STEP...
+#     tests   the GPU tests (tests/gpu)
+#     sweep   loader to device, 16 workers, one process per setting: CPU helpers 0 / 6 / 10 / default at
+#             prefetch 2 and 4, and the CPU loader alone (the hybrid's two halves)
+#     cpu     the CPU loader's scaling, 1-16 workers in one process against as many one-worker processes
+#     soak    host and device memory over 10,000 loader batches to the device (caches off)
+#     prof    sampling profiles (gperftools, carried in .gpu/prof) of the CPU loader at 16 and 1 workers and
+#             of the device loader at 16 workers, GPU alone and hybrid
+#     large   writes the 40,960^2 slide to $TILEWISE_GPU_DATA/bench_ihc_40960.tif (bench/make_large_slide.py)
+#     pair    tilewise's and cuslide2's loaders to device, alternating processes, 3 rounds, 4 and 16 workers,
+#             on the 6,144^2 slide and (after `large`) the 40,960^2 one; engines' use from nvidia-smi dmon
+#     region  one 4096^2 region to device and to host memory, one process each, 3 rounds
+#     j2k     the JPEG 2000 loader (bench_j2k_3840.svs) to device with and without helpers, and on the CPU
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+out=${OUT:-/tmp/tw-out}
+mkdir -p "$out"
+AB_ONLY_SETUP=1 source scripts/gpu-test.sh > "$out/setup.log" 2>&1 || { tail -30 "$out/setup.log"; exit 1; }
+set +e
+cd "$root/bench"
+child() {  # one workload in a fresh process; prints its settings and its last line (JSON)
+  echo "$* : $(env "$@" 2>&1 | tail -1)"
+}
+for step in "$@"; do
+  echo "== $step ($(date +%T))"
+  case $step in
+    tests) timeout 240 python3 -m pytest -q -p no:cacheprovider "$root/tests/gpu" 2>&1 | tail -25 ;;
+    sweep)
+      for p in ${SWEEP_PREFETCH:-2 4}; do
+        for h in ${SWEEP_HELPERS:-0 6 10 default}; do
+          if [ $h = default ]; then set -- ; else set -- TILEWISE_LOADER_CPU_HELPERS=$h; fi
+          child "$@" TILEWISE_BENCH_PREFETCH=$p python3 bench_gpu.py --loader 16
+        done
+      done
+      child AB_PREFETCH=2 python3 ab_child.py loader 16 cpu
+      child AB_PREFETCH=2 python3 ab_child.py loader 1 cpu ;;
+    cpu) python3 cpu_scaling.py --processes --seconds 4 --reps 3 ;;
+    soak) python3 memory_soak.py --device cuda --slide "$TILEWISE_GPU_DATA/bench_ihc_6144.tif" --every 1000 \
+            --cache-bytes 0 ;;
+    prof)  # gperftools' sampling profiler (SIGPROF; the lent machine has no perf), flat and cumulative
+      lib=$root/.gpu/prof/usr/lib/x86_64-linux-gnu
+      mkdir -p /tmp/prof
+      profile() {
+        local name=$1; shift
+        env LD_PRELOAD="$lib/libprofiler.so.0" LD_LIBRARY_PATH="$lib:$LD_LIBRARY_PATH" CPUPROFILE=/tmp/prof/$name.prof \
+          CPUPROFILE_FREQUENCY=250 "$@" 2>&1 | tail -1
+        # A process that forks (CUDA's and nvImageCodec's start-up do) leaves an empty file and one per pid.
+        local file
+        file=$(ls -S /tmp/prof/$name.prof* | head -1)
+        for order in "" --cum; do
+          echo "-- $name $order ($file)"
+          perl "$root/.gpu/prof/usr/bin/google-pprof" --text $order "$(command -v python3)" "$file" 2>&1 |
+            grep -v "^Using local file" | head -${PROF_LINES:-40}
+        done
+      }
+      for what in ${PROF_WHAT:-cpu16 cpu1 gpu16 hybrid16}; do
+        case $what in
+          cpu16) profile cpu16 python3 cpu_scaling.py --hold 16 --seconds 6 ;;
+          cpu1) profile cpu1 python3 cpu_scaling.py --hold 1 --seconds 6 ;;
+          gpu16) profile gpu16 env TILEWISE_LOADER_CPU_HELPERS=0 TILEWISE_BENCH_PREFETCH=4 TILEWISE_BENCH_REPS=20 \
+                   python3 bench_gpu.py --loader 16 ;;
+          hybrid16) profile hybrid16 env TILEWISE_LOADER_CPU_HELPERS=8 TILEWISE_BENCH_PREFETCH=4 TILEWISE_BENCH_REPS=20 \
+                      python3 bench_gpu.py --loader 16 ;;
+        esac
+      done
+      tar -C /tmp -czf "$out/profiles.tgz" prof ;;
+    large) python3 make_large_slide.py "$TILEWISE_GPU_DATA/bench_ihc_40960.tif" ;;
+    pair)
+      nvidia-smi dmon -s u -d 1 > "$out/dmon.log" 2>&1 &
+      dmon=$!
+      # PAIR_PLAN: slide:rounds:workers,... entries (default: both slides, then the CPU loaders).
+      for plan in ${PAIR_PLAN:-bench_ihc_6144.tif:3:4,16 bench_ihc_40960.tif:3:16 cpu:3:16}; do
+        IFS=: read -r s rounds w <<< "$plan"
+        echo "-- $s, $rounds rounds, workers $w ($(date +%T))"
+        # shellcheck disable=SC2086
+        if [ "$s" = cpu ]; then
+          python3 gpu_loader_pair.py --cpu "$rounds" ${w//,/ }
+        elif [ -f "$TILEWISE_GPU_DATA/$s" ]; then
+          TILEWISE_BENCH_SLIDE=$s python3 gpu_loader_pair.py "$rounds" ${w//,/ }
+        fi
+      done
+      kill $dmon ;;
+    region)
+      for r in 1 2 3; do
+        child python3 ab_child.py region cuda
+        child python3 ab_child.py region cpu
+      done ;;
+    j2k)
+      for h in 0 default; do
+        if [ $h = default ]; then set -- ; else set -- TILEWISE_LOADER_CPU_HELPERS=$h; fi
+        child "$@" TILEWISE_BENCH_SLIDE=bench_j2k_3840.svs python3 bench_gpu.py --loader 16
+      done
+      child TILEWISE_BENCH_SLIDE=bench_j2k_3840.svs python3 ab_child.py loader 16 cpu ;;
+    *) echo "unknown step $step" ;;
+  esac 2>&1 | tee "$out/$step.log"
+done
