@@ -125,16 +125,38 @@ class LearntShares {
 
 // A hybrid batch's shared part (tasks hold it, so it outlives a cancelled loader's pending entry).
 struct HybridBatch {
-  HybridBatch(int64_t n, double gpu_share, int device_index)
-      : claims(n, gpu_share), statuses(static_cast<size_t>(n)), device(device_index) {}
-  ~HybridBatch() { free_pinned_pixels(host, device); }
+  HybridBatch(int64_t n, double gpu_share, const Device& target)
+      : claims(n, gpu_share), statuses(static_cast<size_t>(n)), device(target) {}
+  ~HybridBatch() {
+    if (device.is_cpu()) {
+      free_pixels(host, host_bytes);
+    } else {
+      free_pinned_pixels(host, device.index);
+    }
+  }
+
+  // The staging copy of the helpers' regions: page-locked for a device batch, ordinary for a host one.
+  void allocate_host(size_t bytes) {
+    Status ignored;
+    host = static_cast<uint8_t*>(device.is_cpu() ? allocate_pixels(bytes) : allocate_pinned_pixels(bytes, device.index, &ignored));
+    host_bytes = host ? bytes : 0;
+  }
+  // Copies the helpers' regions [first, size) of `item_bytes` each into the batch's buffer.
+  Status upload(uint8_t* batch, int64_t first, size_t item_bytes) const {
+    const size_t at = item_bytes * static_cast<size_t>(first);
+    const size_t bytes = item_bytes * static_cast<size_t>(claims.size() - first);
+    if (!device.is_cpu()) return upload_pixels(batch + at, host + at, bytes, device.index);
+    std::memcpy(batch + at, host + at, bytes);
+    return Status();
+  }
   HybridBatch(const HybridBatch&) = delete;
   HybridBatch& operator=(const HybridBatch&) = delete;
 
   loader::BatchClaims claims;
   std::vector<Status> statuses;  // each written by the one task that claimed its item
-  uint8_t* host = nullptr;       // page-locked; the helpers' regions (null: the GPU reads every region)
-  int device;
+  uint8_t* host = nullptr;       // the helpers' regions (null: the GPU reads every region)
+  size_t host_bytes = 0;
+  Device device;
   int cpu_busy = 0;              // helpers reading now (under the loader's mutex)
 };
 
@@ -287,12 +309,8 @@ struct BatchLoader::State {
       const int64_t b = started++;
       Pending p = make_pending(b);
       const int64_t n = batch_size_of(b);
-      p.hybrid = std::make_shared<HybridBatch>(n, 1.0 - cpu_share, options.device.index);
-      Status ignored;
-      if (p.pixels->data()) {
-        p.hybrid->host = static_cast<uint8_t*>(allocate_pinned_pixels(item_bytes * static_cast<size_t>(n),
-                                                                      options.device.index, &ignored));
-      }
+      p.hybrid = std::make_shared<HybridBatch>(n, 1.0 - cpu_share, options.device);
+      if (p.pixels->data()) p.hybrid->allocate_host(item_bytes * static_cast<size_t>(n));
       if (!p.hybrid->host) p.hybrid->claims = loader::BatchClaims(n, 1.0);  // no staging: all on the GPU
       auto hybrid = p.hybrid;
       auto pixels = p.pixels;
@@ -348,9 +366,7 @@ struct BatchLoader::State {
     const int64_t n = hybrid->claims.size();
     if (!skip && cpu_first < n && pixels->data()) {
       const auto start = std::chrono::steady_clock::now();
-      const size_t at = item_bytes * static_cast<size_t>(cpu_first);
-      const Status up = upload_pixels(pixels->data() + at, hybrid->host + at,
-                                      item_bytes * static_cast<size_t>(n - cpu_first), options.device.index);
+      const Status up = hybrid->upload(pixels->data(), cpu_first, item_bytes);
       for (int64_t i = cpu_first; i < n && !up.ok(); ++i) {
         if (hybrid->statuses[static_cast<size_t>(i)].ok()) hybrid->statuses[static_cast<size_t>(i)] = up;
       }
@@ -363,7 +379,7 @@ struct BatchLoader::State {
       // share settles where both sides finish a batch together.
       constexpr double kStep = 1.0 / 32;
       cpu_share = std::clamp(cpu_share + (hybrid->claims.gpu_runs() > 1 ? -kStep : kStep), 0.0, 0.9);
-      LearntShares::get().set(options.device.index, compression, cpu_share);
+      LearntShares::get().set(options.device.is_cpu() ? -1 : options.device.index, compression, cpu_share);
     }
     if (b >= delivered && b < delivered + static_cast<int64_t>(pending.size())) {
       Pending& batch = pending[static_cast<size_t>(b - delivered)];
@@ -429,7 +445,7 @@ Result<std::unique_ptr<BatchLoader>> BatchLoader::create(const Slide& slide,
   State& s = *state;
   if (s.options.num_workers == 0) s.options.num_workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   s.options.prefetch = std::max(1, s.options.prefetch);
-  if (s.options.device.is_cpu()) {
+  if (s.options.device.is_cpu() && !options.hybrid_on_host) {
     // Workers that fill the cores read their regions alone; fewer workers spread tiles over the pool.
     if (s.options.read.threads == 0) {
       s.options.read.threads = std::max(1, internal::global_pool_threads() / s.options.num_workers);
@@ -445,11 +461,13 @@ Result<std::unique_ptr<BatchLoader>> BatchLoader::create(const Slide& slide,
     // itself keeps about 7 of the H200 host's 16 cores busy (nvImageCodec's per-image host work, the byte
     // reads, the crops), so helpers on every core slowed it; 3/8 of 16 workers was the best in four runs
     // (bench/RESULTS.md).
-    s.helpers = internal::settings().loader_cpu_helpers.value_or(s.options.num_workers * 3 / 8);
+    s.helpers = options.cpu_helpers >= 0
+                    ? options.cpu_helpers
+                    : internal::settings().loader_cpu_helpers.value_or(s.options.num_workers * 3 / 8);
     s.helpers = std::clamp(s.helpers, 0, std::max(0, s.options.num_workers - 1));
-    if (chunk > 0) s.helpers = 0;  // an explicit chunk size measures the GPU-only path
+    if (chunk > 0 && options.cpu_helpers < 0) s.helpers = 0;  // an explicit chunk size measures the GPU alone
     s.compression = slide.level(options.level).compression;
-    s.cpu_share = LearntShares::get().at(options.device.index, s.compression);
+    s.cpu_share = LearntShares::get().at(options.device.is_cpu() ? -1 : options.device.index, s.compression);
   }
   s.item_bytes = static_cast<size_t>(options.width) * static_cast<size_t>(options.height) * 3;
   s.order.resize(s.locations.size());

@@ -49,6 +49,7 @@ std::vector<uint8_t> single_read(const Slide& slide, std::pair<int64_t, int64_t>
 struct Combo {
   int batch_size, workers, prefetch;
   bool shuffle, drop_last;
+  int hybrid_helpers = -1;  // >= 0: scheduled as a hybrid device loader is, with this many CPU helpers
 };
 
 class LoaderCombos : public ::testing::TestWithParam<Combo> {};
@@ -66,6 +67,8 @@ TEST_P(LoaderCombos, BatchesEqualSingleReadsInOrder) {
   opt.shuffle = c.shuffle;
   opt.seed = 42;
   opt.drop_last = c.drop_last;
+  opt.hybrid_on_host = c.hybrid_helpers >= 0;
+  opt.cpu_helpers = c.hybrid_helpers;
   auto loader = BatchLoader::create(slide, locations, opt);
   ASSERT_TRUE(loader.ok()) << loader.status().message();
   const int64_t expected_batches = c.drop_last ? 37 / c.batch_size : (37 + c.batch_size - 1) / c.batch_size;
@@ -98,7 +101,11 @@ TEST_P(LoaderCombos, BatchesEqualSingleReadsInOrder) {
 INSTANTIATE_TEST_SUITE_P(Options, LoaderCombos,
                          ::testing::Values(Combo{1, 1, 1, false, false}, Combo{8, 4, 2, false, false},
                                            Combo{8, 4, 2, true, false}, Combo{8, 16, 3, true, true},
-                                           Combo{64, 2, 1, false, true}, Combo{16, 2, 1, false, true}, Combo{5, 0, 4, true, false}));
+                                           Combo{64, 2, 1, false, true}, Combo{16, 2, 1, false, true}, Combo{5, 0, 4, true, false},
+                                           // Hybrid scheduling: no helper, one, several, more than a batch has items.
+                                           Combo{8, 4, 2, false, false, 0}, Combo{8, 4, 2, true, false, 1},
+                                           Combo{16, 8, 3, true, true, 5}, Combo{3, 16, 4, false, false, 12},
+                                           Combo{64, 4, 1, false, false, 3}));
 
 TEST(BatchLoader, ShuffleIsReproducibleForASeed) {
   Slide slide = make_slide();
@@ -151,6 +158,77 @@ TEST(BatchLoader, EarlyDestructionCancelsWithoutWaitingOrLeaking) {
     loader->reset();  // consumer stops early; `first` must stay valid
     const auto want = single_read(slide, locations[0], 64, 64);
     EXPECT_EQ(0, std::memcmp(first->pixels->data(), want.data(), want.size()));
+  }
+}
+
+// Hybrid scheduling (the device loader's, on the host): a damaged tile fails exactly the items that need
+// it, whichever side read them, with fill in their slots; every other item equals a single read; the
+// helpers read part of the batches.
+TEST(BatchLoader, HybridSchedulingFailsOnlyTheDamagedItems) {
+  Slide slide = make_slide(/*damage_tile_1=*/true);
+  auto locations = random_locations(300, 4);
+  // Tile (1,0) of the 64 x 64 grid is damaged: an item fails when its 20 x 20 window meets it.
+  auto meets_damage = [](std::pair<int64_t, int64_t> l) {
+    return l.first < 128 && l.first + 20 > 64 && l.second < 64 && l.second + 20 > 0;
+  };
+  locations[7] = {70, 10};
+  const LoaderStats before = loader_stats();
+  for (int round = 0; round < 3; ++round) {
+    BatchOptions opt;
+    opt.width = opt.height = 20;
+    opt.batch_size = 32;
+    opt.num_workers = 6;
+    opt.prefetch = 2;
+    opt.hybrid_on_host = true;
+    opt.cpu_helpers = 4;
+    auto loader = BatchLoader::create(slide, locations, opt);
+    ASSERT_TRUE(loader.ok());
+    int failures = 0;
+    while (auto batch = (*loader)->next()) {
+      for (int64_t i = 0; i < batch->count; ++i) {
+        const auto loc = locations[static_cast<size_t>(batch->locations_index[static_cast<size_t>(i)])];
+        const Status& st = batch->statuses[static_cast<size_t>(i)];
+        const uint8_t* got = batch->pixels->data() + static_cast<size_t>(i) * 20 * 20 * 3;
+        if (meets_damage(loc)) {
+          ++failures;
+          EXPECT_EQ(st.code(), StatusCode::kCorrupt) << loc.first << "," << loc.second;
+          EXPECT_NE(st.message().find("tile (1,0)"), std::string::npos) << st.message();
+          EXPECT_EQ(got[0], 255);  // fill, not stale memory
+          continue;
+        }
+        ASSERT_TRUE(st.ok()) << st.message();
+        const auto want = single_read(slide, loc, 20, 20);
+        ASSERT_EQ(0, std::memcmp(got, want.data(), want.size())) << "batch " << batch->index << " item " << i;
+      }
+    }
+    EXPECT_GE(failures, 1);
+  }
+  const LoaderStats after = loader_stats();
+  EXPECT_EQ((after.gpu_regions + after.cpu_regions) - (before.gpu_regions + before.cpu_regions), 3u * 300u);
+  EXPECT_GT(after.cpu_regions, before.cpu_regions) << "the helpers read no region";
+  EXPECT_GT(after.gpu_runs, before.gpu_runs);
+}
+
+TEST(BatchLoader, HybridSchedulingCancelsWithoutWaitingOrLeaking) {
+  Slide slide = make_slide();
+  const auto locations = random_locations(600, 9);
+  for (int round = 0; round < 30; ++round) {
+    BatchOptions opt;
+    opt.width = opt.height = 64;
+    opt.batch_size = 24;
+    opt.num_workers = 8;
+    opt.prefetch = 3;
+    opt.hybrid_on_host = true;
+    opt.cpu_helpers = 5;
+    auto loader = BatchLoader::create(slide, locations, opt);
+    auto first = (*loader)->next();
+    ASSERT_TRUE(first.has_value());
+    if (round % 2) (*loader)->next();
+    loader->reset();  // batches in flight are abandoned mid-read; `first` stays valid
+    for (int64_t i = 0; i < first->count; i += 7) {
+      const auto want = single_read(slide, locations[static_cast<size_t>(first->locations_index[static_cast<size_t>(i)])], 64, 64);
+      EXPECT_EQ(0, std::memcmp(first->pixels->data() + static_cast<size_t>(i) * want.size(), want.data(), want.size()));
+    }
   }
 }
 
