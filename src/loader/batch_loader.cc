@@ -9,13 +9,16 @@
 //   decode pool made 16 workers contend for that pool's queue, measured at 0.23 x 16 on a 16-core host).
 //   Into device memory, one task per chunk of settings().loader_device_chunk regions of a batch, read as one
 //   Slide::read_level_regions batch (tiles deduplicated, full GPU decode batches, one crop launch).
-// - Hybrid device loaders (CPU helpers > 0, the default with more workers than batches in flight): per batch
-//   one GPU task and the loader's CPU helpers share its regions through a BatchClaims (loader/
-//   batch_claims.h): the GPU task reads runs from the front as device batch reads, helpers read single
-//   regions from the back on their own cores into the batch's page-locked host copy; when the claims are
-//   exhausted the GPU task waits for the helpers still reading (at most one region each), uploads their
-//   contiguous tail in one copy and completes the batch. Helpers serve the oldest batch first. Without this
-//   the cores beside the lanes stayed idle (a loader's 16 workers had at most `prefetch` tasks).
+// - Hybrid device loaders (CPU helpers > 0: by default 3/8 of num_workers): per batch one GPU task and the
+//   loader's CPU helpers share its regions through a BatchClaims (loader/batch_claims.h): the GPU task
+//   reads its share from the front as one device batch read (and what the helpers left, if any, as a
+//   second), helpers read single regions from the back on their own cores into the batch's page-locked
+//   host copy; when the claims are exhausted the GPU task waits for the helpers still reading (at most one
+//   region each), uploads their contiguous tail in one copy and completes the batch. Helpers serve the
+//   oldest batch first. The helpers' share moves by 1/32 per batch (down when the GPU needed a second
+//   read, else up) and is kept per device and codec across the process's loaders. Without helpers the
+//   cores beside the lanes stayed idle (a loader's 16 workers had at most `prefetch` tasks). Host loaders
+//   run this scheduling only for tests (BatchOptions::hybrid_on_host: a host batch read, staging memcpy).
 // - State (one per loader, shared with its tasks through a shared_ptr, so tasks may outlive the loader):
 //   one mutex guards the scheduling counters, the per-batch "remaining items" counts and the ready flags;
 //   it is never held while reading pixels. A task writes only its own slot of its batch's buffer and its
@@ -91,8 +94,8 @@ struct Counters {
   std::atomic<uint64_t> gpu_read_ns{0}, cpu_read_ns{0}, tail_wait_ns{0}, upload_ns{0};
 };
 Counters& counters() {
-  static Counters c;
-  return c;
+  static auto* c = new Counters();  // never destroyed, as LearntShares below
+  return *c;
 }
 void add(std::atomic<uint64_t>& to, uint64_t n) { to.fetch_add(n, std::memory_order_relaxed); }
 uint64_t nanoseconds_since(std::chrono::steady_clock::time_point start) {
@@ -105,8 +108,8 @@ uint64_t nanoseconds_since(std::chrono::steady_clock::time_point start) {
 class LearntShares {
  public:
   static LearntShares& get() {
-    static LearntShares shares;
-    return shares;
+    static auto* shares = new LearntShares();  // never destroyed: a cancelled loader's task may outlive main()
+    return *shares;
   }
   double at(int device, const std::string& compression) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -374,7 +377,7 @@ struct BatchLoader::State {
       add(counters().cpu_regions, static_cast<uint64_t>(n - cpu_first));
     }
     std::lock_guard<std::mutex> lock(mutex);
-    if (hybrid->host) {
+    if (hybrid->host && !skip) {
       // The helpers fell behind (the GPU needed a second run): give them less; they kept up: more. The
       // share settles where both sides finish a batch together.
       constexpr double kStep = 1.0 / 32;

@@ -161,6 +161,18 @@ TEST(BatchLoader, EarlyDestructionCancelsWithoutWaitingOrLeaking) {
   }
 }
 
+// A host loader of size x size regions scheduled as a hybrid device loader, with `helpers` CPU helpers.
+BatchOptions hybrid_options(int64_t size, int batch_size, int workers, int prefetch, int helpers) {
+  BatchOptions opt;
+  opt.width = opt.height = size;
+  opt.batch_size = batch_size;
+  opt.num_workers = workers;
+  opt.prefetch = prefetch;
+  opt.hybrid_on_host = true;
+  opt.cpu_helpers = helpers;
+  return opt;
+}
+
 // Hybrid scheduling (the device loader's, on the host): a damaged tile fails exactly the items that need
 // it, whichever side read them, with fill in their slots; every other item equals a single read; the
 // helpers read part of the batches.
@@ -174,13 +186,7 @@ TEST(BatchLoader, HybridSchedulingFailsOnlyTheDamagedItems) {
   locations[7] = {70, 10};
   const LoaderStats before = loader_stats();
   for (int round = 0; round < 3; ++round) {
-    BatchOptions opt;
-    opt.width = opt.height = 20;
-    opt.batch_size = 32;
-    opt.num_workers = 6;
-    opt.prefetch = 2;
-    opt.hybrid_on_host = true;
-    opt.cpu_helpers = 4;
+    const BatchOptions opt = hybrid_options(20, 32, 6, 2, 4);
     auto loader = BatchLoader::create(slide, locations, opt);
     ASSERT_TRUE(loader.ok());
     int failures = 0;
@@ -213,13 +219,7 @@ TEST(BatchLoader, HybridSchedulingCancelsWithoutWaitingOrLeaking) {
   Slide slide = make_slide();
   const auto locations = random_locations(600, 9);
   for (int round = 0; round < 30; ++round) {
-    BatchOptions opt;
-    opt.width = opt.height = 64;
-    opt.batch_size = 24;
-    opt.num_workers = 8;
-    opt.prefetch = 3;
-    opt.hybrid_on_host = true;
-    opt.cpu_helpers = 5;
+    const BatchOptions opt = hybrid_options(64, 24, 8, 3, 5);
     auto loader = BatchLoader::create(slide, locations, opt);
     auto first = (*loader)->next();
     ASSERT_TRUE(first.has_value());
