@@ -4,14 +4,16 @@
 #   usage: scripts/gpu-issue11.sh STEP...
 #     tests   the GPU tests (tests/gpu)
 #     sweep   loader to device, 16 workers, one process per setting: CPU helpers 0 / 6 / 10 / default at
-#             prefetch 2 and 4, and the CPU loader alone (the hybrid's two halves)
+#             prefetch 2 and 4 (SWEEP_HELPERS, SWEEP_PREFETCH), and the CPU loader alone (the hybrid's halves)
 #     cpu     the CPU loader's scaling, 1-16 workers in one process against as many one-worker processes
 #     soak    host and device memory over 10,000 loader batches to the device (caches off)
 #     prof    sampling profiles (gperftools, carried in .gpu/prof) of the CPU loader at 16 and 1 workers and
 #             of the device loader at 16 workers, GPU alone and hybrid
 #     large   writes the 40,960^2 slide to $TILEWISE_GPU_DATA/bench_ihc_40960.tif (bench/make_large_slide.py)
-#     pair    tilewise's and cuslide2's loaders to device, alternating processes, 3 rounds, 4 and 16 workers,
-#             on the 6,144^2 slide and (after `large`) the 40,960^2 one; engines' use from nvidia-smi dmon
+#     pair    tilewise's and cuslide2's loaders to device, alternating processes: 3 rounds of 4 and 16 workers
+#             on the 6,144^2 slide, 3 of 16 on the 40,960^2 one (after `large`), then the CPU loaders against
+#             cuCIM's classic cuslide (PAIR_PLAN: slide:rounds:workers,... or cpu:rounds:workers entries);
+#             the engines' use from nvidia-smi dmon. TILEWISE_BENCH_PREFETCH sets both tools' prefetch.
 #     region  one 4096^2 region to device and to host memory, one process each, 3 rounds
 #     j2k     the JPEG 2000 loader (bench_j2k_3840.svs) to device with and without helpers, and on the CPU
 set -uo pipefail
@@ -36,8 +38,7 @@ for step in "$@"; do
           child "$@" TILEWISE_BENCH_PREFETCH=$p python3 bench_gpu.py --loader 16
         done
       done
-      child AB_PREFETCH=2 python3 ab_child.py loader 16 cpu
-      child AB_PREFETCH=2 python3 ab_child.py loader 1 cpu ;;
+      child AB_PREFETCH=2 python3 ab_child.py loader 16 cpu ;;  # one core's rate: the `cpu` step
     cpu) python3 cpu_scaling.py --processes --seconds 4 --reps 3 ;;
     soak) python3 memory_soak.py --device cuda --slide "$TILEWISE_GPU_DATA/bench_ihc_6144.tif" --every 1000 \
             --cache-bytes 0 ;;
