@@ -54,17 +54,7 @@ def encoder():
 def texture(source: Path, size: int) -> np.ndarray:
     src = tilewise.open(source)
     w, h = src.dimensions
-    block = src.read_region((0, 0), (w, h))
-    variants = [block, block[:, ::-1], block[::-1], block[::-1, ::-1]]
-    rng = np.random.default_rng(40)
-    out = np.empty((size, size, 3), np.uint8)
-    for y in range(0, size, h):
-        for x in range(0, size, w):
-            v = variants[int(rng.integers(0, 4))]
-            hh, ww = min(h, size - y), min(w, size - x)
-            jitter = rng.integers(-12, 13, 3).astype(np.int16)
-            out[y:y + hh, x:x + ww] = np.clip(v[:hh, :ww].astype(np.int16) + jitter, 0, 255).astype(np.uint8)
-    return out
+    return slidegen.mirrored_tiling(src.read_region((0, 0), (w, h)), size, size, seed=40)
 
 
 def halve(image: np.ndarray) -> np.ndarray:

@@ -196,7 +196,8 @@ struct BatchLoader::State {
   int helpers_running = 0;
   int64_t started = 0;     // batches whose GPU task was submitted
   double cpu_share = 0.25;  // the helpers' planned part of the next batch (learnt, gpu_task)
-  std::string compression;  // of the level read: the key of the learnt share
+  std::string compression;  // of the level read, and
+  int share_device = -1;    // the device (-1: host) it is read to: the key of the learnt share
   std::condition_variable helpers_idle;
 
   int64_t batch_size_of(int64_t b) const {
@@ -235,13 +236,13 @@ struct BatchLoader::State {
     }
   }
 
-  ImageView view_of(const std::shared_ptr<BatchBuffer>& pixels, int64_t slot) const {
-    return ImageView{pixels->data() + item_bytes * static_cast<size_t>(slot), options.width * 3,
-                     static_cast<int32_t>(options.width), static_cast<int32_t>(options.height), 3, options.device};
+  // Slot `slot` of a buffer of items on `device`: the batch's own (view_of) or a hybrid batch's host staging.
+  ImageView slot_view(uint8_t* base, int64_t slot, const Device& device) const {
+    return ImageView{base + item_bytes * static_cast<size_t>(slot), options.width * 3,
+                     static_cast<int32_t>(options.width), static_cast<int32_t>(options.height), 3, device};
   }
-  ImageView host_view(uint8_t* host, int64_t slot) const {
-    return ImageView{host + item_bytes * static_cast<size_t>(slot), options.width * 3,
-                     static_cast<int32_t>(options.width), static_cast<int32_t>(options.height), 3, Device{}};
+  ImageView view_of(const std::shared_ptr<BatchBuffer>& pixels, int64_t slot) const {
+    return slot_view(pixels->data(), slot, options.device);
   }
   std::pair<int64_t, int64_t> location_of(int64_t item) const {
     return locations[static_cast<size_t>(order[static_cast<size_t>(item)])];
@@ -262,17 +263,16 @@ struct BatchLoader::State {
   // Reads items [first, first + count) of batch b into their slots; one status each.
   std::vector<Status> read_slots(int64_t first, int64_t count, int64_t b, const std::shared_ptr<BatchBuffer>& pixels) {
     const int64_t first_slot = first - b * options.batch_size;
-    auto location = [&](int64_t item) { return location_of(item); };
     if (pixels->data() == nullptr) return std::vector<Status>(static_cast<size_t>(count), pixels->error());
     if (count == 1) {
-      const auto [x, y] = location(first);
+      const auto [x, y] = location_of(first);
       return {slide.read_region(x, y, options.level, options.width, options.height, view_of(pixels, first_slot),
                                 options.read)};
     }
     std::vector<LevelRegion> regions;
     std::vector<ImageView> views;
     for (int64_t i = 0; i < count; ++i) {
-      const auto [x, y] = location(first + i);
+      const auto [x, y] = location_of(first + i);
       regions.push_back(LevelRegion{slide.to_level_coordinate(x, options.level),
                                     slide.to_level_coordinate(y, options.level), options.width, options.height});
       views.push_back(view_of(pixels, first_slot + i));
@@ -311,7 +311,7 @@ struct BatchLoader::State {
     while (!cancelled && started < batches && started < delivered + options.prefetch) {
       const int64_t b = started++;
       Pending p = make_pending(b);
-      const int64_t n = batch_size_of(b);
+      const int64_t n = p.remaining;
       p.hybrid = std::make_shared<HybridBatch>(n, 1.0 - cpu_share, options.device);
       if (p.pixels->data()) p.hybrid->allocate_host(item_bytes * static_cast<size_t>(n));
       if (!p.hybrid->host) p.hybrid->claims = loader::BatchClaims(n, 1.0);  // no staging: all on the GPU
@@ -382,7 +382,7 @@ struct BatchLoader::State {
       // share settles where both sides finish a batch together.
       constexpr double kStep = 1.0 / 32;
       cpu_share = std::clamp(cpu_share + (hybrid->claims.gpu_runs() > 1 ? -kStep : kStep), 0.0, 0.9);
-      LearntShares::get().set(options.device.is_cpu() ? -1 : options.device.index, compression, cpu_share);
+      LearntShares::get().set(share_device, compression, cpu_share);
     }
     if (b >= delivered && b < delivered + static_cast<int64_t>(pending.size())) {
       Pending& batch = pending[static_cast<size_t>(b - delivered)];
@@ -412,7 +412,7 @@ struct BatchLoader::State {
         ++h->cpu_busy;
       }
       const auto [x, y] = location_of(b * options.batch_size + slot);
-      const ImageView view = host_view(h->host, slot);
+      const ImageView view = slot_view(h->host, slot, Device{});
       const auto start = std::chrono::steady_clock::now();
       Status st = slide.read_region(x, y, options.level, options.width, options.height, view, read);
       add(counters().cpu_read_ns, nanoseconds_since(start));
@@ -470,7 +470,8 @@ Result<std::unique_ptr<BatchLoader>> BatchLoader::create(const Slide& slide,
     s.helpers = std::clamp(s.helpers, 0, std::max(0, s.options.num_workers - 1));
     if (chunk > 0 && options.cpu_helpers < 0) s.helpers = 0;  // an explicit chunk size measures the GPU alone
     s.compression = slide.level(options.level).compression;
-    s.cpu_share = LearntShares::get().at(options.device.is_cpu() ? -1 : options.device.index, s.compression);
+    s.share_device = options.device.is_cpu() ? -1 : options.device.index;
+    s.cpu_share = LearntShares::get().at(s.share_device, s.compression);
   }
   s.item_bytes = static_cast<size_t>(options.width) * static_cast<size_t>(options.height) * 3;
   s.order.resize(s.locations.size());

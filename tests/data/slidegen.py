@@ -88,17 +88,22 @@ def ihc_tissue(width: int, height: int, seed: int = 0) -> np.ndarray:
         return tissue_image(width, height, seed)
     from PIL import Image
 
-    src = np.asarray(Image.open(src_path).convert("RGB"))
+    return mirrored_tiling(np.asarray(Image.open(src_path).convert("RGB")), width, height, seed)
+
+
+def mirrored_tiling(src: np.ndarray, width: int, height: int, seed: int = 0) -> np.ndarray:
+    """`src` (h, w, 3) tiled over width x height, each block one of its four mirror images, with a colour
+    jitter of +-12 per block (bench/make_large_slide.py tiles the benchmark slide's pixels this way)."""
     rng = np.random.default_rng(seed)
     th, tw = src.shape[:2]
     out = np.empty((height, width, 3), np.uint8)
     variants = [src, src[:, ::-1], src[::-1], src[::-1, ::-1]]
     for ty in range(0, height, th):
         for tx in range(0, width, tw):
-            tile = variants[int(rng.integers(0, 4))].astype(np.int16)
-            tile = tile + rng.integers(-12, 13, 3).astype(np.int16)
             hh, ww = min(th, height - ty), min(tw, width - tx)
-            out[ty : ty + hh, tx : tx + ww] = np.clip(tile[:hh, :ww], 0, 255).astype(np.uint8)
+            tile = variants[int(rng.integers(0, 4))][:hh, :ww].astype(np.int16)
+            tile = tile + rng.integers(-12, 13, 3).astype(np.int16)
+            out[ty : ty + hh, tx : tx + ww] = np.clip(tile, 0, 255).astype(np.uint8)
     return out
 
 

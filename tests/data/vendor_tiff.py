@@ -17,6 +17,7 @@ import numpy as np
 
 import slidegen
 
+
 def _codecs():
     """imagecodecs, imported when a tile is encoded (the TIFF writer itself needs only numpy: the GPU
     machine's bench/make_large_slide.py uses it with tiles encoded by OpenCV)."""

@@ -218,17 +218,19 @@ def test_hybrid_device_loader_equals_the_cpu_and_fails_only_the_damaged_batch(tm
                     for b in range(0, len(locs), 16))
         cpu = list(s.read_regions(locs, (128, 96), batch_size=16, num_workers=4))
         for workers in (1, 8):  # 1: the GPU alone (no helper); 8: three helpers beside the GPU tasks
-            before = tilewise._core.gpu_stats(0)
+            before, split0 = tilewise._core.gpu_stats(0), tilewise._core.loader_stats()
             gpu = [to_host(b) for b in s.read_regions(locs, (128, 96), batch_size=16, num_workers=workers, device="cuda")]
-            after = tilewise._core.gpu_stats(0)
+            after, split = tilewise._core.gpu_stats(0), tilewise._core.loader_stats()
             lanes = (after["gpu_tiles"] + after["cpu_tiles"]) - (before["gpu_tiles"] + before["cpu_tiles"])
+            helped = split["cpu_regions"] - split0["cpu_regions"]
             assert len(gpu) == len(cpu) == 12
             for a, b in zip(gpu, cpu):
                 assert np.abs(a.astype(int) - b.astype(int)).max() <= JPEG_TOLERANCE
             if workers == 1:
                 assert lanes == tiles, "without helpers the lanes decode every distinct tile of each batch"
+                assert helped == 0
             else:
-                assert lanes < tiles, "the helpers read none of the regions"
+                assert helped > 0, "the helpers read none of the regions"
         # Item 5 of batch 7 sits on the damaged tile.
         locs[7 * 16 + 5] = (bad[0] + 10, bad[1] + 10)
         with pytest.raises(tilewise.TilewiseError) as cpu_error:
