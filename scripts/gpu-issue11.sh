@@ -15,7 +15,12 @@
 #             cuCIM's classic cuslide (PAIR_PLAN: slide:rounds:workers,... or cpu:rounds:workers entries);
 #             the engines' use from nvidia-smi dmon. TILEWISE_BENCH_PREFETCH sets both tools' prefetch.
 #     region  one 4096^2 region to device and to host memory, one process each, 3 rounds
-#     j2k     the JPEG 2000 loader (bench_j2k_3840.svs) to device with and without helpers, and on the CPU
+#     wait    loader to device, 16 workers, GPU alone and default, under each TILEWISE_GPU_WAIT (WAIT_POLICIES)
+#     loader  loader to device, 16 workers, one child per variant of LOADER_VARIANTS ("-" or VAR=value,...);
+#             LOADER_CPU=1: then the CPU loader alone
+#     regions one 4096^2 region to device at each CPU share of the split (REGION_SHARES, REGION_ROUNDS)
+#     j2k     the JPEG 2000 loader (bench_j2k_3840.svs) to device with and without helpers (under each of
+#             J2K_WAITS, default block), and on the CPU
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -26,6 +31,11 @@ set +e
 cd "$root/bench"
 child() {  # one workload in a fresh process; prints its settings and its last line (JSON)
   echo "$* : $(env "$@" 2>&1 | tail -1)"
+}
+# Settings of one variant as env assignments in $variant: "VAR=value,VAR=value" (or "-" for none).
+variant_settings() {
+  variant=()
+  [ "$1" = - ] || IFS=, read -r -a variant <<< "$1"
 }
 for step in "$@"; do
   echo "== $step ($(date +%T))"
@@ -90,10 +100,37 @@ for step in "$@"; do
         child python3 ab_child.py region cuda
         child python3 ab_child.py region cpu
       done ;;
+    wait)  # how host threads wait for the GPU (TILEWISE_GPU_WAIT), loader to device at 16 workers, GPU alone and hybrid
+      for w in ${WAIT_POLICIES:-spin block device}; do
+        child TILEWISE_GPU_WAIT=$w TILEWISE_LOADER_CPU_HELPERS=0 TILEWISE_BENCH_PREFETCH=4 python3 bench_gpu.py --loader 16
+        child TILEWISE_GPU_WAIT=$w TILEWISE_BENCH_PREFETCH=4 python3 bench_gpu.py --loader 16
+      done ;;
+    loader)  # loader to device, 16 workers, prefetch 4, one child per variant (LOADER_VARIANTS: "-" or VAR=value,...)
+      for v in ${LOADER_VARIANTS:--}; do
+        variant_settings "$v"
+        child TILEWISE_BENCH_PREFETCH=4 "${variant[@]}" python3 bench_gpu.py --loader 16  # a variant may set the prefetch
+      done
+      [ "${LOADER_CPU:-0}" = 1 ] && child AB_PREFETCH=4 python3 ab_child.py loader 16 cpu ;;  # the CPU alone
+    regions)  # one 4096^2 region to device by the CPU's share of the split (REGION_SHARES; "learnt": by rates,
+              # "lanes": TILEWISE_GPU_SPLIT_TILES=0; VAR=value,...: those settings), then into host memory
+      for r in $(seq "${REGION_ROUNDS:-1}"); do
+        for share in ${REGION_SHARES:-learnt 1 0.9 0.8 0.7 lanes}; do
+          case $share in
+            learnt) set -- ;;
+            lanes) set -- TILEWISE_GPU_SPLIT_TILES=0 ;;
+            *=*) variant_settings "$share"; set -- "${variant[@]}" ;;
+            *) set -- TILEWISE_GPU_SPLIT_CPU_SHARE=$share ;;
+          esac
+          child "$@" python3 ab_child.py region cuda
+        done
+        child python3 ab_child.py region cpu
+      done ;;
     j2k)
-      for h in 0 default; do
-        if [ $h = default ]; then set -- ; else set -- TILEWISE_LOADER_CPU_HELPERS=$h; fi
-        child "$@" TILEWISE_BENCH_SLIDE=bench_j2k_3840.svs python3 bench_gpu.py --loader 16
+      for w in ${J2K_WAITS:-block}; do
+        for h in 0 default; do
+          if [ $h = default ]; then set -- ; else set -- TILEWISE_LOADER_CPU_HELPERS=$h; fi
+          child "$@" TILEWISE_GPU_WAIT=$w TILEWISE_BENCH_SLIDE=bench_j2k_3840.svs python3 bench_gpu.py --loader 16
+        done
       done
       child TILEWISE_BENCH_SLIDE=bench_j2k_3840.svs python3 ab_child.py loader 16 cpu ;;
     *) echo "unknown step $step" ;;

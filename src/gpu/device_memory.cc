@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "codecs/nvimgcodec/cuda_wait.h"
 #include "codecs/nvimgcodec/nvimgcodec_decoder.h"
 #include "gpu/kernels.h"
 #include "util/fork_safe.h"
@@ -269,7 +270,8 @@ class CudaOps final : public DeviceOps {
   }
   Status copy_2d(uint8_t* dst, size_t dst_pitch, const uint8_t* src, size_t src_pitch, int32_t width_bytes,
                  int32_t height, bool src_on_host, Stream s) override {
-    cudaError_t e = cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, static_cast<size_t>(width_bytes),
+    cudaError_t e = cudaSetDevice(device_);  // callers may be pool threads (the split region's row uploads)
+    if (e == cudaSuccess) e = cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, static_cast<size_t>(width_bytes),
                                       static_cast<size_t>(height),
                                       src_on_host ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToDevice,
                                       static_cast<cudaStream_t>(s));
@@ -282,7 +284,8 @@ class CudaOps final : public DeviceOps {
     return e == cudaSuccess ? Status() : cuda_error("copy batch", e);
   }
   Status synchronize(Stream s) override {
-    cudaError_t e = cudaStreamSynchronize(static_cast<cudaStream_t>(s));
+    cudaError_t e = cudaSetDevice(device_);
+    if (e == cudaSuccess) e = codecs::nvimgcodec::wait_for_stream(static_cast<cudaStream_t>(s), codecs::nvimgcodec::Wait::kShort);
     return e == cudaSuccess ? Status() : cuda_error("synchronize", e);
   }
   Result<void*> allocate_host(size_t bytes) override { return pinned_malloc(bytes); }

@@ -9,7 +9,8 @@
 //   decode pool made 16 workers contend for that pool's queue, measured at 0.23 x 16 on a 16-core host).
 //   Into device memory, one task per chunk of settings().loader_device_chunk regions of a batch, read as one
 //   Slide::read_level_regions batch (tiles deduplicated, full GPU decode batches, one crop launch).
-// - Hybrid device loaders (CPU helpers > 0: by default 3/8 of num_workers): per batch one GPU task and the
+// - Hybrid device loaders (CPU helpers > 0: by default 3/8 of num_workers for JPEG, 7/8 for other codecs;
+//   helpers run on helper_pool(), the GPU tasks on loader_pool()): per batch one GPU task and the
 //   loader's CPU helpers share its regions through a BatchClaims (loader/batch_claims.h): the GPU task
 //   reads its share from the front as one device batch read (and what the helpers left, if any, as a
 //   second), helpers read single regions from the back on their own cores into the batch's page-locked
@@ -322,7 +323,7 @@ struct BatchLoader::State {
     }
     while (!cancelled && helpers_running < helpers && claimable_locked() >= 0) {
       ++helpers_running;
-      internal::loader_pool().submit([self] { self->helper_task(); });
+      internal::helper_pool().submit([self] { self->helper_task(); });
     }
   }
 
@@ -460,16 +461,19 @@ Result<std::unique_ptr<BatchLoader>> BatchLoader::create(const Slide& slide,
   } else {
     const int chunk = internal::settings().loader_device_chunk;
     s.chunk = chunk <= 0 ? options.batch_size : std::min(chunk, options.batch_size);
-    // Some of the workers read whole regions on the CPU beside the GPU (hybrid). Not all: the GPU path
-    // itself keeps about 7 of the H200 host's 16 cores busy (nvImageCodec's per-image host work, the byte
-    // reads, the crops), so helpers on every core slowed it; 3/8 of 16 workers was the best in four runs
-    // (bench/RESULTS.md).
-    s.helpers = options.cpu_helpers >= 0
-                    ? options.cpu_helpers
-                    : internal::settings().loader_cpu_helpers.value_or(s.options.num_workers * 3 / 8);
+    // Some of the workers read whole regions on the CPU beside the GPU (hybrid), by codec (measured on
+    // the H200, bench/RESULTS.md): JPEG's GPU path itself keeps about 6 of the host's 16 cores busy
+    // (nvImageCodec's per-image host work for the hardware engines, the byte reads), so helpers on every
+    // core slowed it and 3/8 of the workers was best in five runs; nvJPEG2000 needs about one core (its
+    // waits sleep, codecs/nvimgcodec/cuda_wait.h) and decodes slower than the cores, so there all workers
+    // but 1/8 help (16 workers: 14 helpers 1,166 patches/s against 842 with 6 and 966 for the CPU alone).
+    s.compression = slide.level(options.level).compression;
+    const int by_codec = s.compression == "jpeg" ? s.options.num_workers * 3 / 8
+                                                 : s.options.num_workers - s.options.num_workers / 8;
+    s.helpers = options.cpu_helpers >= 0 ? options.cpu_helpers
+                                         : internal::settings().loader_cpu_helpers.value_or(by_codec);
     s.helpers = std::clamp(s.helpers, 0, std::max(0, s.options.num_workers - 1));
     if (chunk > 0 && options.cpu_helpers < 0) s.helpers = 0;  // an explicit chunk size measures the GPU alone
-    s.compression = slide.level(options.level).compression;
     s.share_device = options.device.is_cpu() ? -1 : options.device.index;
     s.cpu_share = LearntShares::get().at(s.share_device, s.compression);
   }
@@ -485,7 +489,9 @@ Result<std::unique_ptr<BatchLoader>> BatchLoader::create(const Slide& slide,
   }
   const int64_t n = static_cast<int64_t>(s.order.size());
   s.batches = options.drop_last ? n / options.batch_size : (n + options.batch_size - 1) / options.batch_size;
-  internal::loader_pool().grow(s.helpers > 0 ? s.options.prefetch + s.helpers : s.options.num_workers);
+  // Hybrid: the GPU tasks on the loader pool, the helpers on their own (helper_pool: lower priority).
+  internal::loader_pool().grow(s.helpers > 0 ? s.options.prefetch : s.options.num_workers);
+  if (s.helpers > 0) internal::helper_pool().grow(s.helpers);
   {
     std::lock_guard<std::mutex> lock(s.mutex);
     s.schedule_locked(state);

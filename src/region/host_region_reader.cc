@@ -160,7 +160,11 @@ Status HostRegionReader::read_planned(const RegionRequest& req, const RegionPlan
   auto process = [&](int64_t i) {
     if (failed.load(std::memory_order_relaxed)) return;
     const PlannedTile& t = plan.tiles[static_cast<size_t>(i)];
-    if (t.empty) return fill(t.need);
+    if (t.empty) {
+      fill(t.need);
+      if (req.on_tile_done) (*req.on_tile_done)(t);
+      return;
+    }
     const ImageView window = req.out.sub(plan.out_x(t.need.x0), plan.out_y(t.need.y0),
                                          static_cast<int32_t>(t.need.width()), static_cast<int32_t>(t.need.height()));
     Status s;
@@ -209,6 +213,8 @@ Status HostRegionReader::read_planned(const RegionRequest& req, const RegionPlan
     if (!s.ok()) {
       std::lock_guard<std::mutex> lock(error_mutex);
       if (!failed.exchange(true)) first_error = s;
+    } else if (req.on_tile_done) {
+      (*req.on_tile_done)(t);
     }
   };
 

@@ -4,12 +4,15 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "formats/slide_model.h"
 #include "tilewise/image_view.h"
 
 namespace tilewise::region {
+
+struct PlannedTile;
 
 struct RegionRequest {
   const formats::LevelModel* level = nullptr;
@@ -21,6 +24,9 @@ struct RegionRequest {
   std::array<uint8_t, 3> fill{255, 255, 255};
   bool use_cache = true;
   int threads = 0;  // ReadOptions::threads
+  // Host reads only: called when a planned tile's pixels (or its background) are in `out`, on the thread
+  // that wrote them (the split device region uploads each tile row as soon as it is complete).
+  const std::function<void(const PlannedTile&)>* on_tile_done = nullptr;
 };
 
 }  // namespace tilewise::region

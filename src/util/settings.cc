@@ -115,7 +115,27 @@ Settings read_settings(EnvLookup lookup) {
   });
   read(lookup, "TILEWISE_GPU_IN_PLACE", s.gpu_in_place, parse_switch);
   read(lookup, "TILEWISE_GPU_SPLIT_TILES", s.gpu_split_tiles, parse_count);
+  double share = 0;
+  if (read(lookup, "TILEWISE_GPU_SPLIT_CPU_SHARE", share, [](std::string_view t) -> std::optional<double> {
+        const std::string text(t);
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size() || !(v >= 0 && v <= 1)) return std::nullopt;
+        return v;
+      })) {
+    s.gpu_split_cpu_share = share;
+  }
+  read(lookup, "TILEWISE_GPU_WAIT", s.gpu_wait, [](std::string_view t) -> std::optional<GpuWait> {
+    if (t == "auto") return GpuWait::kAuto;
+    if (t == "block") return GpuWait::kBlock;
+    if (t == "spin") return GpuWait::kSpin;
+    if (t == "device") return GpuWait::kDevice;
+    return std::nullopt;
+  });
   read(lookup, "TILEWISE_LOADER_DEVICE_CHUNK", s.loader_device_chunk, parse_count);
+  if (read(lookup, "TILEWISE_LOADER_HELPER_NICE", s.loader_helper_nice, parse_count)) {
+    s.loader_helper_nice = std::clamp(s.loader_helper_nice, 0, 19);
+  }
   int helpers = 0;
   if (read(lookup, "TILEWISE_LOADER_CPU_HELPERS", helpers, parse_count)) s.loader_cpu_helpers = helpers;
   read(lookup, "TILEWISE_GPU_ALLOCATOR", s.gpu_async_allocator, [](std::string_view t) -> std::optional<bool> {

@@ -15,6 +15,15 @@
 
 namespace tilewise::internal {
 
+// How tilewise's threads wait for device work (codecs/nvimgcodec/cuda_wait.h).
+enum class GpuWait {
+  kAuto,    // sleep through long waits (nvJPEG2000 batches), poll through short ones (default)
+  kBlock,   // on an event made with cudaEventBlockingSync: the thread sleeps
+  kSpin,    // cudaStreamSynchronize under the device's scheduling (CUDA's default: polls a core)
+  kDevice,  // as kBlock, and the device's scheduling set to cudaDeviceScheduleBlockingSync, so that the
+            //   waits inside nvImageCodec and the caller's own sleep too (process-wide: opt-in)
+};
+
 struct Settings {
   int num_threads = 0;                            // TILEWISE_NUM_THREADS: decode pool size; 0 = hardware threads
   uint64_t cache_bytes = 256ull << 20;            // TILEWISE_CACHE_BYTES: decoded-tile cache budget
@@ -41,8 +50,14 @@ struct Settings {
   bool gpu_async_allocator = false;               // TILEWISE_GPU_ALLOCATOR: "pool" (default) or "async"
   int gpu_split_tiles = 64;                       // TILEWISE_GPU_SPLIT_TILES: a device region of this many tiles
                                                   //   is shared with the CPU (0 = never)
+  std::optional<double> gpu_split_cpu_share;      // TILEWISE_GPU_SPLIT_CPU_SHARE: the CPU's share of such a
+                                                  //   region's tile rows, 0-1 (unset: by measured rates)
+  GpuWait gpu_wait = GpuWait::kAuto;              // TILEWISE_GPU_WAIT: how host threads wait for the GPU ("auto",
+                                                  //   "block", "spin" or "device"; codecs/nvimgcodec/cuda_wait.h)
   int loader_device_chunk = 0;                    // TILEWISE_LOADER_DEVICE_CHUNK: regions per device batch read
                                                   //   of the loader (0 = the whole batch)
+  int loader_helper_nice = 0;                     // TILEWISE_LOADER_HELPER_NICE: added to the nice value of
+                                                  //   the hybrid loader's CPU helper threads (0-19)
   std::optional<int> loader_cpu_helpers;          // TILEWISE_LOADER_CPU_HELPERS: a device loader's workers that
                                                   //   read whole regions on the CPU beside the GPU (unset: by
                                                   //   its num_workers, loader/batch_loader.cc; 0: GPU only)

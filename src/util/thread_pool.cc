@@ -1,5 +1,9 @@
 #include "util/thread_pool.h"
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 
@@ -35,7 +39,7 @@ struct Job {
 
 }  // namespace
 
-ThreadPool::ThreadPool(int threads) : initial_size_(threads) { grow(threads); }
+ThreadPool::ThreadPool(int threads, int nice) : initial_size_(threads), nice_(nice) { grow(threads); }
 
 int ThreadPool::size() const {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -57,6 +61,11 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::worker_loop() {
+  if (nice_ > 0) {
+    // Linux applies nice values per thread; raising one's own needs no privilege. Failure is harmless.
+    const auto tid = static_cast<id_t>(syscall(SYS_gettid));
+    setpriority(PRIO_PROCESS, tid, getpriority(PRIO_PROCESS, tid) + nice_);
+  }
   for (;;) {
     std::function<void()> task;
     {
@@ -156,6 +165,11 @@ int global_pool_threads() { return default_threads(); }
 ThreadPool& loader_pool() {
   // Lives for the process (its threads run tasks that may outlive any loader); leaked at exit.
   static auto* pool = new ForkSafe<ThreadPool>([] { return new ThreadPool(0); });
+  return pool->get();
+}
+
+ThreadPool& helper_pool() {
+  static auto* pool = new ForkSafe<ThreadPool>([] { return new ThreadPool(0, settings().loader_helper_nice); });
   return pool->get();
 }
 

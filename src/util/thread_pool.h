@@ -21,7 +21,9 @@ namespace tilewise::internal {
 
 class ThreadPool {
  public:
-  explicit ThreadPool(int threads);
+  // `nice`: added to each worker thread's nice value when it starts (Linux: per thread), so that the pool's
+  // work yields its cores to the process's other threads (the hybrid loader's CPU helpers).
+  explicit ThreadPool(int threads, int nice = 0);
   // The size the pool was made with (it never shrinks; grow() may add threads).
   int initial_size() const { return initial_size_; }
   ~ThreadPool();
@@ -48,6 +50,7 @@ class ThreadPool {
   bool stopping_ = false;
   std::vector<std::thread> threads_;
   const int initial_size_;
+  const int nice_;
 };
 
 // The process-wide pools, both of this class and both re-created lazily in a forked child:
@@ -59,5 +62,8 @@ ThreadPool& global_pool();
 void set_global_pool_threads(int threads);
 int global_pool_threads();
 ThreadPool& loader_pool();
+// - helper_pool(): the hybrid device loaders' CPU helpers (submit), at settings().loader_helper_nice, so
+//   that they take only the cores the GPU path's host work (nvImageCodec, the lanes, the GPU tasks) leaves.
+ThreadPool& helper_pool();
 
 }  // namespace tilewise::internal

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <string>
 
+#include "codecs/nvimgcodec/cuda_wait.h"
 #include "codecs/nvimgcodec/nvimgcodec_library.h"
 #include "util/fork_safe.h"
 #include "util/settings.h"
@@ -66,6 +67,7 @@ class NvImageCodecDecoder final : public Decoder {
   Status init() {
     cudaError_t e = cudaSetDevice(device_);
     if (e != cudaSuccess) return cuda_error("cudaSetDevice", e);
+    set_device_wait_policy(device_);
     e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
     if (e != cudaSuccess) return cuda_error("cudaStreamCreate", e);
     auto exec = structure<nvimgcodecExecutionParams_t>(NVIMGCODEC_STRUCTURE_TYPE_EXECUTION_PARAMS);
@@ -216,7 +218,10 @@ class NvImageCodecDecoder final : public Decoder {
         processing[k] = NVIMGCODEC_PROCESSING_STATUS_FAIL;
       }
     }
-    cudaError_t e = cudaStreamSynchronize(stream_);
+    // nvJPEG2000's batches take milliseconds per tile: the lane sleeps through them (cuda_wait.h).
+    bool slow = false;
+    for (size_t i : live) slow = slow || requests[i].desc->compression != Compression::kJpeg;
+    cudaError_t e = wait_for_stream(stream_, slow ? Wait::kLong : Wait::kShort);
     for (size_t k = 0; k < live.size(); ++k) {
       const size_t i = live[k];
       auto codec = [&] { return std::string("gpu ") + compression_name(requests[i].desc->compression); };

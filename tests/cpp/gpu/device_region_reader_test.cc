@@ -45,8 +45,9 @@ class HostOps final : public DeviceOps {
     return Status();
   }
   Status copy_2d(uint8_t* dst, size_t dst_pitch, const uint8_t* src, size_t src_pitch, int32_t width_bytes,
-                 int32_t height, bool, Stream) override {
+                 int32_t height, bool src_on_host, Stream) override {
     for (int32_t y = 0; y < height; ++y) std::memcpy(dst + y * dst_pitch, src + y * src_pitch, width_bytes);
+    if (src_on_host) ++host_copies;
     return Status();
   }
   Status synchronize(Stream) override { return Status(); }
@@ -56,6 +57,7 @@ class HostOps final : public DeviceOps {
   }
   std::atomic<int> live{0};
   std::atomic<int> host_allocations{0};  // staging of regions shared with the CPU
+  std::atomic<int> host_copies{0};       // uploads from host memory
 
  private:
   int token_ = 0;
@@ -216,6 +218,8 @@ TEST(DeviceRegionReader, LargeRegionsAreSharedWithTheCpuAtATileRow) {
   // cuts by the rates the first measured.
   for (int round = 0; round < 2; ++round) {
     f.expect_same(context, 0, 0, 1024, 512, /*use_cache=*/false);
+    // The first cut is even: the CPU's 8 tile rows are uploaded one by one as each is complete.
+    if (round == 0) EXPECT_EQ(context.ops_.host_copies.load(), 8);
     f.expect_same(context, 13, 7, 900, 480, /*use_cache=*/false);
     f.expect_same(context, -20, 300, 700, 300, /*use_cache=*/false);
   }

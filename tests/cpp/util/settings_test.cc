@@ -67,6 +67,9 @@ TEST(Settings, EveryVariableIsRead) {
                            {"TILEWISE_GPU_CPU_ASSIST", "0"},
                            {"TILEWISE_GPU_ASSIST_BACKLOG", "100"},
                            {"TILEWISE_GPU_IN_PLACE", "off"},
+                           {"TILEWISE_GPU_SPLIT_CPU_SHARE", "0.75"},
+                           {"TILEWISE_GPU_WAIT", "block"},
+                           {"TILEWISE_LOADER_HELPER_NICE", "40"},  // clamped to 19
                            {"TILEWISE_GPU_ALLOCATOR", "async"}});
   EXPECT_EQ(s.num_threads, 3);
   EXPECT_EQ(s.cache_bytes, 64ull << 20);
@@ -82,6 +85,9 @@ TEST(Settings, EveryVariableIsRead) {
   EXPECT_FALSE(s.gpu_cpu_assist);
   EXPECT_EQ(s.gpu_assist_backlog, 100u);
   EXPECT_FALSE(s.gpu_in_place);
+  EXPECT_EQ(s.gpu_split_cpu_share, 0.75);
+  EXPECT_EQ(s.gpu_wait, GpuWait::kBlock);
+  EXPECT_EQ(s.loader_helper_nice, 19);
   EXPECT_TRUE(s.gpu_async_allocator);
 }
 
@@ -100,6 +106,9 @@ TEST(Settings, MalformedValuesKeepTheDefault) {
   EXPECT_EQ(s.num_threads, 0);
   EXPECT_FALSE(s.gpu_async_allocator);
   EXPECT_FALSE(with({{"TILEWISE_LOADER_CPU_HELPERS", "-2"}}).loader_cpu_helpers.has_value());
+  EXPECT_FALSE(with({{"TILEWISE_GPU_SPLIT_CPU_SHARE", "1.5"}}).gpu_split_cpu_share.has_value());
+  EXPECT_FALSE(with({{"TILEWISE_GPU_SPLIT_CPU_SHARE", "half"}}).gpu_split_cpu_share.has_value());
+  EXPECT_EQ(with({{"TILEWISE_GPU_WAIT", "nap"}}).gpu_wait, GpuWait::kAuto);
 }
 
 }  // namespace

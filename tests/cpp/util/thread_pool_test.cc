@@ -1,6 +1,10 @@
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <future>
 #include <thread>
 
 #include "util/checked_math.h"
@@ -29,6 +33,17 @@ TEST(ThreadPool, ConcurrentAndNestedCallersDoNotDeadlock) {
   }
   for (auto& t : callers) t.join();
   EXPECT_EQ(total.load(), 8 * 20 * 10 * 5);
+}
+
+TEST(ThreadPool, WorkersRunAtTheirNiceValueAndCallersKeepTheirs) {
+  auto nice_of_this_thread = [] { return getpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid))); };
+  const int mine = nice_of_this_thread();
+  if (mine + 5 > 19) GTEST_SKIP() << "this thread is already at nice " << mine;
+  ThreadPool pool(1, 5);
+  std::promise<int> seen;
+  pool.submit([&] { seen.set_value(nice_of_this_thread()); });
+  EXPECT_EQ(seen.get_future().get(), mine + 5);
+  EXPECT_EQ(nice_of_this_thread(), mine);
 }
 
 TEST(ThreadPool, ZeroThreadsRunsInline) {
