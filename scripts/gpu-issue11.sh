@@ -83,7 +83,9 @@ for step in "$@"; do
     pair)
       nvidia-smi dmon -s u -d 1 > "$out/dmon.log" 2>&1 &
       dmon=$!
-      # PAIR_PLAN: slide:rounds:workers,... entries (default: both slides, then the CPU loaders).
+      # PAIR_PLAN: slide:rounds:workers,... entries (default: both slides, then the CPU loaders); both tools at
+      # TILEWISE_BENCH_PREFETCH (default here 4, the prefetch of the issue's comparisons).
+      export TILEWISE_BENCH_PREFETCH=${TILEWISE_BENCH_PREFETCH:-4}
       for plan in ${PAIR_PLAN:-bench_ihc_6144.tif:3:4,16 bench_ihc_40960.tif:3:16 cpu:3:16}; do
         IFS=: read -r s rounds w <<< "$plan"
         echo "-- $s, $rounds rounds, workers $w ($(date +%T))"

@@ -93,6 +93,27 @@ def test_ndpi_through_the_compatibility_modules_and_the_loader(tmp_path, image):
         assert (np.asarray(batches[0])[k] == slide.read_region((x, y), (128, 128))).all()
 
 
+@pytest.mark.parametrize("subsampling,restart_interval", [("4:4:4", 16), ("4:2:2", 8)])
+def test_ndpi_tiling_through_the_loader_matches_openslide(tmp_path, image, subsampling, restart_interval):
+    # A grid of patches narrower than the units (128 wide) and off their columns, read by one worker: the
+    # units the patches of a batch share are decoded once for the batch (region/batch_tiles.h) and cut
+    # by several patches; the pixels are OpenSlide's and read_region's.
+    path = tmp_path / "tiling.ndpi"
+    ndpi.write_ndpi(path, image, levels=2, restart_interval=restart_interval, subsampling=subsampling)
+    slide, theirs = tilewise.open(path), openslide.OpenSlide(str(path))
+    locations = [(x, y) for y in range(5, 1536 - 100, 96) for x in range(37, 2048 - 100, 100)]
+    tilewise.set_worker_threads(1)
+    try:
+        batches = list(slide.read_regions(locations, (100, 100), batch_size=40, num_workers=1))
+    finally:
+        tilewise.set_worker_threads(0)
+    patches = np.concatenate([np.asarray(b) for b in batches])
+    for k in range(0, len(locations), 7):
+        assert (patches[k] == b_full(theirs, locations[k], (100, 100))).all(), locations[k]
+    for k, location in enumerate(locations):
+        assert (patches[k] == slide.read_region(location, (100, 100))).all(), location
+
+
 def b_full(osr, location, size):
     return np.asarray(osr.read_region(location, 0, size))[..., :3]
 
