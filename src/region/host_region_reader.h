@@ -18,6 +18,7 @@
 #include "region/batch_tiles.h"
 #include "region/region_plan.h"
 #include "region/region_request.h"
+#include "region/tile_fetcher.h"
 #include "tilewise/image_view.h"
 #include "tilewise/status.h"
 
@@ -31,11 +32,17 @@ class HostRegionReader {
   // Reads each request as read() does, one status each; from a remote source the tiles of many regions are
   // fetched together first (in groups whose bytes fit an eighth of the source's cache), so a batch of patches costs a
   // few parallel round trips rather than one per patch. Regions read on the calling thread alone
-  // (threads == 1) decode a tile that several of them cut once for the call (batch_tiles.h).
+  // (threads == 1) decode a tile that several of them cut once for the call (batch_tiles.h), and are read
+  // tile by tile rather than region by region (the pieces of all of them in the order of their tiles).
   std::vector<Status> read_batch(std::span<const RegionRequest> requests) const;
 
  private:
   Status read_planned(const RegionRequest& request, const RegionPlan& plan, BatchTiles* shared) const;
+  Status prepare(const RegionRequest& request, const RegionPlan& plan) const;
+  Status read_tile(const RegionRequest& request, const RegionPlan& plan, const PlannedTile& tile,
+                   const TileFetcher& fetcher, BatchTiles* shared) const;
+  void read_tile_major(std::span<const RegionRequest> requests, size_t at, const std::vector<Result<RegionPlan>>& plans,
+                       BatchTiles& shared, std::vector<Status>& statuses) const;
   void prefetch_tiles(const RegionPlan& plan, bool caching, int32_t cache_level) const;
   const formats::SlideModel& model_;
   uint64_t slide_uid_;
