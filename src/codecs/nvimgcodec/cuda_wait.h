@@ -6,7 +6,7 @@
 // 457 patches/s with the GPU alone; sleeping instead (an event made with cudaEventBlockingSync, one per
 // thread and device, reused), 1.1 cores for the same 481 - cores the hybrid loader's CPU helpers then use.
 // For JPEG's hardware engines (batches of ~2 ms) sleeping saved 1.3-1.6 of ~7.7 cores but the wake-up cost
-// the loader 3-6% of its rate (three alternating pairs), so short waits still poll (bench/RESULTS.md).
+// the loader 1-6% of its rate (four alternating pairs), so short waits still poll (bench/RESULTS.md).
 //   TILEWISE_GPU_WAIT=auto    the default: waits the caller marks long sleep, short ones poll;
 //   TILEWISE_GPU_WAIT=block   every wait sleeps;
 //   TILEWISE_GPU_WAIT=spin    every wait is cudaStreamSynchronize (CUDA's scheduling), for comparison;
