@@ -489,7 +489,7 @@ Result<std::unique_ptr<BatchLoader>> BatchLoader::create(const Slide& slide,
   }
   const int64_t n = static_cast<int64_t>(s.order.size());
   s.batches = options.drop_last ? n / options.batch_size : (n + options.batch_size - 1) / options.batch_size;
-  // Hybrid: the GPU tasks on the loader pool, the helpers on their own (helper_pool: lower priority).
+  // Hybrid: the GPU tasks on the loader pool, the helpers on their own (helper_pool, at its nice value).
   internal::loader_pool().grow(s.helpers > 0 ? s.options.prefetch : s.options.num_workers);
   if (s.helpers > 0) internal::helper_pool().grow(s.helpers);
   {

@@ -53,7 +53,7 @@ class ThreadPool {
   const int nice_;
 };
 
-// The process-wide pools, both of this class and both re-created lazily in a forked child:
+// The process-wide pools, all of this class and all re-created lazily in a forked child:
 // - global_pool(): the decode pool that region reads spread their tiles over (parallel_for). Size:
 //   set_worker_threads() or settings().num_threads or one per hardware thread, the caller included.
 // - loader_pool(): the threads that run batch loaders' region reads (submit), grown to the largest
