@@ -93,7 +93,9 @@ Status TileFetcher::with_tile_bytes(const TileRef& tile, Fn&& decode) const {
   auto bytes = read_bytes(tile);
   if (!bytes.ok()) return bytes.status();
   auto decoder = codecs::DecoderPool::global().acquire();
-  return decode(*decoder, std::span<const uint8_t>(*bytes)).with_context(context(tile));
+  Status s = decode(*decoder, std::span<const uint8_t>(*bytes));
+  if (!s.ok()) s = s.with_context(context(tile));  // the context string only for an error: this is per tile
+  return s;
 }
 
 Status TileFetcher::decode(const TileRef& tile, const ImageView& out) const {
