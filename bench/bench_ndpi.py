@@ -8,6 +8,11 @@ Then whole-level tiling of level 0 (256 x 256 patches of the level's grid throug
 libjpeg-turbo ceiling: the same level's restart-interval units, assembled as complete JPEGs, decoded by
 bench/native/jpeg_ceiling from memory with nothing else to do.
 
+tilewise's rows: "tilewise" reads with its MCU index (windows decoded from the checkpoint left of them) as
+it stands after the warm-up pass over the same patches; "tilewise-cold" drops the index before every
+repetition (each pays for finding its checkpoints, as a first pass over a slide does); "tilewise-noindex"
+has it off (every window entropy-decoded from its unit's start, as before the index).
+
     bench_ndpi.py [--patches N] [--reps R] [--quick]"""
 
 from __future__ import annotations
@@ -121,7 +126,7 @@ def main() -> None:
     for ri, threads in [(ri, t) for ri in (64, 256) for t in (1, ncores)]:
         path = ndpi_slide(width, height, ri)
         name = f"units {ri * 16}x8, {threads} thread{'s' if threads > 1 else ''}"
-        for tool in ("tilewise", "OpenSlide"):
+        for tool in ("tilewise", "tilewise-cold", "tilewise-noindex", "OpenSlide"):
             child_row(table, name, tool, [sys.executable, __file__, "--child", tool.lower(), str(path), str(threads),
                                           str(args.patches), str(args.reps)])
     tiling(ndpi_slide(width, height, 64), table, ncores)

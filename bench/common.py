@@ -119,15 +119,26 @@ def peak_rss_mib() -> float:
 
 def random_patch_rates(tool: str, path: str, threads: int, patches: int, reps: int) -> dict:
     """One tool's random 256x256 level-0 patches/s in this process (run it in a child of its own), caches
-    off: the rate of each repetition after a warm-up, and the peak RSS."""
+    off: the rate of each repetition after a warm-up, and the peak RSS. Tools: "openslide", "tilewise"; for
+    restart-interval slides (NDPI, VMS) also "tilewise-cold", whose MCU index (tilewise.mcu_index_stats) is
+    dropped before every repetition, so that each one pays for finding its checkpoints as a first pass over
+    a slide does, and "tilewise-noindex", with the index off (every window decoded from its unit's start)."""
     rng = np.random.default_rng(0)
-    if tool == "tilewise":
+    before_rep = lambda: None  # noqa: E731
+    if tool.startswith("tilewise"):
         import tilewise
 
         slide = tilewise.open(path)
         w0, h0 = slide.dimensions
         tilewise.set_cache_capacity(0)
         tilewise.set_worker_threads(1)
+        if tool != "tilewise":
+            capacity = tilewise.mcu_index_stats()["capacity"]
+            tilewise.set_mcu_index_capacity(0)
+            if tool == "tilewise-cold":
+                def before_rep():
+                    tilewise.set_mcu_index_capacity(0)
+                    tilewise.set_mcu_index_capacity(capacity)
 
         def read(loc):
             slide.read_region(loc, (256, 256))
@@ -143,6 +154,7 @@ def random_patch_rates(tool: str, path: str, threads: int, patches: int, reps: i
     locs = [(int(rng.integers(0, w0 - 256)), int(rng.integers(0, h0 - 256))) for _ in range(patches)]
     rates = []
     for rep in range(reps + 1):
+        before_rep()
         t = time.perf_counter()
         read_all(read, locs, threads)
         if rep:  # the first is a warm-up

@@ -37,6 +37,17 @@ NB_MODULE(_core, m) {
     d["capacity"] = s.capacity;
     return d;
   });
+  m.def("set_mcu_index_capacity", &set_mcu_index_capacity, nb::arg("bytes"),
+        "Sets the byte budget of the MCU index of restart-interval JPEG units (NDPI, VMS; 0 turns it off).");
+  m.def("mcu_index_stats", [] {
+    const McuIndexStats s = mcu_index_stats();
+    nb::dict d;
+    d["entries"] = s.entries;
+    d["bytes"] = s.bytes;
+    d["capacity"] = s.capacity;
+    d["resumed"] = s.resumed;
+    return d;
+  });
   m.def("set_worker_threads", &set_worker_threads, nb::arg("threads"),
         "Sets the size of the process-wide decode pool (0 = one per hardware thread).");
   m.def("worker_threads", &worker_threads);

@@ -11,9 +11,11 @@ from ._core import (
     cache_stats,
     clear_cache,
     max_region_bytes,
+    mcu_index_stats,
     reset_cache_stats,
     set_cache_capacity,
     set_max_region_bytes,
+    set_mcu_index_capacity,
     set_worker_threads,
     worker_threads,
 )
@@ -35,6 +37,8 @@ __all__ = [
     "worker_threads",
     "set_max_region_bytes",
     "max_region_bytes",
+    "set_mcu_index_capacity",
+    "mcu_index_stats",
     "__version__",
     *_error_names,
 ]

@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 
+#include "codecs/jpeg_mcu_index.h"
 #include "util/checked_math.h"
 
 namespace tilewise::formats {
@@ -114,6 +115,15 @@ Result<RestartJpeg> index_jpeg(const io::Source& source, uint64_t offset, uint64
   j.unit_header = std::move(header.second);
   codecs::set_frame_size(j.unit_header, frame, static_cast<uint16_t>(unit_width), static_cast<uint16_t>(frame.mcu_height));
   return j;
+}
+
+UnitPart restart_part(std::shared_ptr<const io::Source> source, const RestartJpeg& jpeg) {
+  UnitPart part{std::move(source), jpeg.unit_header, nullptr};
+  if (jpeg.restart_units) {
+    auto layout = codecs::parse_entropy_layout(part.header);
+    if (layout.ok()) part.entropy = std::move(layout).value();  // else windows decode from the unit's start
+  }
+  return part;
 }
 
 LevelModel restart_jpeg_level(const RestartJpeg& jpeg) {

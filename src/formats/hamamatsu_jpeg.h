@@ -32,6 +32,10 @@ Result<RestartJpeg> index_jpeg(const io::Source& source, uint64_t offset, uint64
                                uint32_t height, const std::vector<uint64_t>* recorded, const ModelLimits& limits,
                                const std::string& where);
 
+// The part a level of the JPEG's units reads: the source, the units' header and, for restart-interval units
+// the MCU index can walk, its entropy layout.
+UnitPart restart_part(std::shared_ptr<const io::Source> source, const RestartJpeg& jpeg);
+
 // The codec description and tile geometry of a level of RestartJpeg units (info.width/height left to the caller).
 LevelModel restart_jpeg_level(const RestartJpeg& jpeg);
 

@@ -54,7 +54,7 @@ Result<LevelModel> build_ndpi_level(const tiff::TiffFile& tiff, const tiff::Ifd&
   level.tiles_across = jpeg.units_across;
   level.tiles_down = jpeg.units_down;
   level.units = std::make_shared<const UnitTable>(UnitTable{std::move(jpeg.offsets), std::move(jpeg.lengths), {}});
-  level.parts = single_part(tiff.source_ptr(), std::move(jpeg.unit_header));
+  level.parts = std::make_shared<const std::vector<UnitPart>>(std::vector{restart_part(tiff.source_ptr(), jpeg)});
   return level;
 }
 

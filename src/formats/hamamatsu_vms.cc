@@ -152,7 +152,7 @@ Result<LevelModel> grid_level(const std::vector<JpegFile>& files, int64_t cols, 
   units.lengths.resize(count);
   units.part.resize(count);
   auto parts = std::make_shared<std::vector<UnitPart>>();
-  for (const JpegFile& f : files) parts->push_back({f.source, f.jpeg.unit_header});
+  for (const JpegFile& f : files) parts->push_back(restart_part(f.source, f.jpeg));
   for (int64_t y = 0; y < level.tiles_down; ++y) {
     for (int64_t x = 0; x < level.tiles_across; ++x) {
       const size_t file = static_cast<size_t>((y / j0.units_down) * cols + x / j0.units_across);
@@ -176,7 +176,7 @@ LevelModel single_jpeg_level(JpegFile file) {
   level.tiles_across = file.jpeg.units_across;
   level.tiles_down = file.jpeg.units_down;
   level.units = std::make_shared<const UnitTable>(UnitTable{std::move(file.jpeg.offsets), std::move(file.jpeg.lengths), {}});
-  level.parts = single_part(std::move(file.source), std::move(file.jpeg.unit_header));
+  level.parts = std::make_shared<const std::vector<UnitPart>>(std::vector{restart_part(std::move(file.source), file.jpeg)});
   return level;
 }
 

@@ -23,6 +23,10 @@
 #include "tiff/tiff_file.h"
 #include "tilewise/types.h"
 
+namespace tilewise::codecs {
+struct EntropyLayout;
+}
+
 namespace tilewise::formats {
 
 enum class UnitStream {
@@ -33,9 +37,12 @@ enum class UnitStream {
 
 // One file a level's units are read from, with the JPEG header its restart-interval units share
 // (UnitStream::kRestartInterval: SOI .. SOS of that file's image, its SOF sized to one unit).
+// `entropy`, for restart-interval units whose header the MCU index can walk (codecs/jpeg_mcu_index.h): its
+// tables, so that a window far into a unit is decoded from a checkpoint rather than the unit's start.
 struct UnitPart {
   std::shared_ptr<const io::Source> source;
   std::vector<uint8_t> header;
+  std::shared_ptr<const codecs::EntropyLayout> entropy;
 };
 
 // Where a level's units lie: byte ranges in the level's parts (`part` per unit; empty when the level has

@@ -8,6 +8,7 @@
 
 #include "cache/tile_cache.h"
 #include "region/region_plan.h"
+#include "region/restart_window.h"
 #include "region/tile_fetcher.h"
 #include "util/thread_pool.h"
 
@@ -158,14 +159,16 @@ Status HostRegionReader::read_tile(const RegionRequest& req, const RegionPlan& p
   const bool caching = req.use_cache && cache.enabled();
   const int64_t tw = req.level->desc.width;
   // Where a window costs about as much as the whole tile, a cut tile is admitted on first use: JPEG 2000
-  // (OpenJPEG's fixed cost per codestream) and JPEG restart intervals (NDPI, VMS: the whole interval is
-  // entropy-decoded for any window; measured 31 against 27 us for a whole 1024 x 8 unit and a 256-wide
-  // window of it, while whole-level tiling decoded each unit twice without this).
+  // (OpenJPEG's fixed cost per codestream) and JPEG restart intervals that windows cannot enter in the
+  // middle (NDPI, VMS with the MCU index off or not applicable: the whole interval is entropy-decoded for
+  // any window; measured 31 against 27 us for a whole 1024 x 8 unit and a 256-wide window of it, while
+  // whole-level tiling decoded each unit twice without this). With the index, a window costs about its
+  // own width, and the unit is cached on a second request (the cache's usual admission), as in tiling.
   // A positioned level's unit may show in several parts of one region (where other tiles overlap it): it
   // is decoded once for them too.
-  const bool admit_on_first_use = req.level->desc.compression == codecs::Compression::kJpeg2000 ||
-                                  req.level->stream == formats::UnitStream::kRestartInterval ||
-                                  req.level->placement != nullptr;
+  const bool admit_on_first_use =
+      req.level->desc.compression == codecs::Compression::kJpeg2000 || req.level->placement != nullptr ||
+      (req.level->stream == formats::UnitStream::kRestartInterval && !windows_use_checkpoints(*req.level, t.tile.index()));
   const ImageView window = req.out.sub(plan.out_x(t.need.x0), plan.out_y(t.need.y0),
                                        static_cast<int32_t>(t.need.width()), static_cast<int32_t>(t.need.height()));
   Status s;

@@ -5,6 +5,7 @@
 
 #include "codecs/decoder_pool.h"
 #include "dicom/data_set.h"
+#include "region/restart_window.h"
 #include "util/checked_math.h"
 
 namespace tilewise::region {
@@ -46,6 +47,12 @@ std::string TileFetcher::context(const TileRef& tile) const {
 }
 
 Result<std::vector<uint8_t>> TileFetcher::read_bytes(const TileRef& tile, bool splice_tables) const {
+  std::vector<uint8_t> bytes;
+  TW_RETURN_IF_ERROR(read_bytes_into(tile, bytes, splice_tables));
+  return bytes;
+}
+
+Status TileFetcher::read_bytes_into(const TileRef& tile, std::vector<uint8_t>& bytes, bool splice_tables) const {
   const formats::LevelModel& level = *tile.level;
   const uint64_t offset = level.unit_offset(tile.index());
   const uint64_t length = level.unit_length(tile.index());
@@ -58,7 +65,7 @@ Result<std::vector<uint8_t>> TileFetcher::read_bytes(const TileRef& tile, bool s
   if (level.stream == formats::UnitStream::kRestartInterval) {
     // The image's header, then the MCUs up to the next restart marker, which becomes the end of image.
     const size_t head = part.header.size();
-    std::vector<uint8_t> bytes(head + length);
+    bytes.resize(head + length);
     std::memcpy(bytes.data(), part.header.data(), head);
     Status s = source.pread({bytes.data() + head, length}, offset);
     if (!s.ok()) return s.with_context(context(tile, offset));
@@ -66,34 +73,42 @@ Result<std::vector<uint8_t>> TileFetcher::read_bytes(const TileRef& tile, bool s
       return corrupt(context(tile, offset) + ": the unit does not end with a JPEG marker");
     }
     bytes.back() = 0xD9;
-    return bytes;
+    return Status();
   }
   if (level.stream == formats::UnitStream::kItems) {
-    std::vector<uint8_t> bytes(length);
+    bytes.resize(length);
     Status s = source.pread(bytes, offset);
     if (s.ok()) s = dicom::join_items(bytes);
     if (!s.ok()) return s.with_context(context(tile, offset));
-    return bytes;
+    return Status();
   }
   const auto tables = level.desc.jpeg_tables;
   // Splice: the tables without their EOI, then the tile without its SOI.
   const bool splice = splice_tables && tables.size() > 4 && length > 2;
   const size_t head = splice ? tables.size() - 2 : 0;
-  std::vector<uint8_t> bytes(head + length);
+  bytes.resize(head + length);
   if (splice) std::memcpy(bytes.data(), tables.data(), head);
   Status s = source.pread({bytes.data() + head, length}, offset);
   if (!s.ok()) return s.with_context(context(tile, offset));
   if (splice) bytes.erase(bytes.begin() + static_cast<long>(head), bytes.begin() + static_cast<long>(head) + 2);
-  return bytes;
+  return Status();
 }
 
 template <typename Fn>
 Status TileFetcher::with_tile_bytes(const TileRef& tile, Fn&& decode) const {
-  // Bytes are read into a per-call buffer: decoders never see the file, and no lock is held while reading.
-  auto bytes = read_bytes(tile);
-  if (!bytes.ok()) return bytes.status();
+  // Bytes are read into a buffer of the calling thread's: decoders never see the file, no lock is held
+  // while reading, and no allocation per tile (one per tile fragmented the heap that long-lived objects,
+  // such as MCU index entries, were allocated between: 10 KiB of RSS per 0.5 KiB entry).
+  thread_local std::vector<uint8_t> buffer;
+  std::vector<uint8_t> bytes = std::move(buffer);
+  Status s = read_bytes_into(tile, bytes);
+  if (!s.ok()) {
+    buffer = std::move(bytes);
+    return s;
+  }
   auto decoder = codecs::DecoderPool::global().acquire();
-  Status s = decode(*decoder, std::span<const uint8_t>(*bytes));
+  s = decode(*decoder, std::span<const uint8_t>(bytes));
+  if (bytes.capacity() <= (4u << 20)) buffer = std::move(bytes);  // a rare huge unit's buffer is not kept
   if (!s.ok()) s = s.with_context(context(tile));  // the context string only for an error: this is per tile
   return s;
 }
@@ -106,6 +121,7 @@ Status TileFetcher::decode(const TileRef& tile, const ImageView& out) const {
 
 Status TileFetcher::decode_window(const TileRef& tile, const ImageView& out, int32_t x, int32_t y) const {
   return with_tile_bytes(tile, [&](codecs::CpuDecoder& d, std::span<const uint8_t> bytes) {
+    if (std::optional<Status> s = decode_from_checkpoint(tile, bytes, d, out, x, y)) return *std::move(s);
     return d.decode_window(bytes, tile.level->desc, out, x, y);
   });
 }

@@ -41,6 +41,8 @@ class TileFetcher {
   // The tile's encoded bytes; for JPEG with shared tables, a complete stream with the tables spliced in
   // (for decoders that cannot be primed with tables, such as nvImageCodec) when `splice_tables` is set.
   Result<std::vector<uint8_t>> read_bytes(const TileRef& tile, bool splice_tables = false) const;
+  // The same into `bytes` (resized; its capacity reused).
+  Status read_bytes_into(const TileRef& tile, std::vector<uint8_t>& bytes, bool splice_tables = false) const;
   std::string context(const TileRef& tile) const;
 
   // Decodes the tile's first out.height rows into out (out.width == tile width).

@@ -80,6 +80,7 @@ Settings read_settings(EnvLookup lookup) {
   Settings s;
   read(lookup, "TILEWISE_NUM_THREADS", s.num_threads, parse_count);
   read(lookup, "TILEWISE_CACHE_BYTES", s.cache_bytes, parse_bytes);
+  read(lookup, "TILEWISE_MCU_INDEX_BYTES", s.mcu_index_bytes, parse_bytes);
   read(lookup, "TILEWISE_MAX_REGION_BYTES", s.max_region_bytes, parse_bytes);
   read(lookup, "TILEWISE_HTTP_BLOCK_BYTES", s.http_block_bytes, parse_bytes);
   read(lookup, "TILEWISE_HTTP_COALESCE_BYTES", s.http_coalesce_bytes, parse_bytes);

@@ -37,6 +37,115 @@ def test_ndpi_matches_openslide(tmp_path, image, subsampling, restart_interval):
     assert slide.levels[0].tile_size == (restart_interval * (8 if subsampling == "4:4:4" else 16), 8)
 
 
+@pytest.mark.parametrize("subsampling,restart_interval", [("4:2:2", 64), ("4:4:4", 128)])
+def test_ndpi_windows_decoded_from_mcu_checkpoints_match_openslide(tmp_path, image, subsampling, restart_interval):
+    """Units of 1,024 x 8 (as wide as real files' intervals get, 4,096, is too slow for OpenSlide here): a
+    window far into a unit is decoded from the MCU checkpoint left of it (codecs/jpeg_mcu_index.h), not from
+    the unit's start. Every pixel is OpenSlide's at the stored and the DCT-scaled levels, with the index on
+    and off."""
+    path = tmp_path / f"wide-{subsampling.replace(':', '')}.ndpi"
+    ndpi.write_ndpi(path, image, levels=2, restart_interval=restart_interval, subsampling=subsampling)
+    capacity = tilewise.mcu_index_stats()["capacity"]
+    assert capacity > 0
+    try:
+        for on in (True, False):
+            tilewise.set_mcu_index_capacity(capacity if on else 0)
+            before = tilewise.mcu_index_stats()["resumed"]
+            compare_with_openslide(path, regions=40, seed=7)
+            resumed = tilewise.mcu_index_stats()["resumed"] - before
+            assert (resumed > 100) if on else (resumed == 0), resumed
+        assert tilewise.mcu_index_stats()["entries"] == 0
+    finally:
+        tilewise.set_mcu_index_capacity(capacity)
+    stats = tilewise.mcu_index_stats()
+    compare_with_openslide(path, regions=10, seed=8)
+    assert tilewise.mcu_index_stats()["entries"] > stats["entries"]
+
+
+def test_ndpi_concurrent_workers_share_the_mcu_index(tmp_path, image):
+    """Four loader workers (and their decode threads) find and use one unit's checkpoints at once, the tile
+    cache off so that every window is decoded alone: the patches equal those read one by one with the index
+    off."""
+    path = tmp_path / "shared.ndpi"
+    ndpi.write_ndpi(path, image, levels=2, restart_interval=64, subsampling="4:2:2")
+    rng = np.random.default_rng(9)
+    locations = [(int(rng.integers(0, 2048 - 300)), int(rng.integers(0, 1536 - 100))) for _ in range(96)]
+    capacity, cache = tilewise.mcu_index_stats()["capacity"], tilewise.cache_capacity()
+    tilewise.set_cache_capacity(0)
+    try:
+        slide = tilewise.open(path)
+        before = tilewise.mcu_index_stats()["resumed"]
+        batches = list(slide.read_regions(locations, (300, 100), batch_size=16, num_workers=4))
+        assert tilewise.mcu_index_stats()["resumed"] - before > 500
+        tilewise.set_mcu_index_capacity(0)
+        for k, location in enumerate(locations):
+            assert (np.asarray(batches[k // 16])[k % 16] == slide.read_region(location, (300, 100))).all(), location
+    finally:
+        tilewise.set_mcu_index_capacity(capacity)
+        tilewise.set_cache_capacity(cache)
+
+
+def test_ndpi_4_2_0_windows_from_mcu_checkpoints_equal_whole_level_reads(tmp_path, image):
+    """4:2:0 units (16 rows), which OpenSlide cannot read: windows decoded from checkpoints equal the same
+    pixels of whole-level reads (whose units are decoded from their start) at every level."""
+    path = tmp_path / "wide420.ndpi"
+    ndpi.write_ndpi(path, image, levels=2, restart_interval=64, subsampling="4:2:0")
+    slide = tilewise.open(path)
+    before = tilewise.mcu_index_stats()["resumed"]
+    rng = np.random.default_rng(3)
+    for level, lv in enumerate(slide.levels):
+        w, h = lv.dimensions
+        whole = slide.read_region((0, 0), (w, h), level=level)
+        for _ in range(25):
+            rw, rh = int(rng.integers(1, 300)), int(rng.integers(1, 60))
+            x, y = int(rng.integers(0, w - 1)), int(rng.integers(0, h - 1))
+            rw, rh = min(rw, w - x), min(rh, h - y)
+            ds = int(lv.downsample)
+            got = slide.read_region((x * ds, y * ds), (rw, rh), level=level)
+            assert (got == whole[y:y + rh, x:x + rw]).all(), (level, x, y, rw, rh)
+    assert tilewise.mcu_index_stats()["resumed"] > before
+
+
+def test_ndpi_damage_past_a_checkpoint_reads_the_same_with_the_index_on_and_off(tmp_path, image):
+    """A marker planted near the end of a unit's data: a window right of the checkpoint before it fails
+    with the same error whether it is decoded from the checkpoint or from the unit's start, names the
+    level and tile, and a window of the unit's left part still reads (the tile cache off: with it, a unit
+    asked for twice is decoded whole, and the damage fails every window of it)."""
+    import tifffile
+
+    path = tmp_path / "damaged.ndpi"
+    ndpi.write_ndpi(path, image, levels=2, restart_interval=64, subsampling="4:2:2")
+    with tifffile.TiffFile(path) as tif:
+        strip = tif.pages[0].tags[273].value[0]  # StripOffsets (tifffile's dataoffsets are NDPI's intervals)
+        starts = tif.pages[0].tags[ndpi.MCU_STARTS].value
+    unit = 3 * (2048 // 1024)  # unit (0, 3) of level 0
+    begin, end = strip + starts[unit], strip + starts[unit + 1]
+    clean_left = np.asarray(openslide.OpenSlide(str(path)).read_region((300, 24), 0, (50, 8)))[..., :3]
+    data = bytearray(path.read_bytes())
+    at = begin + (end - begin) * 19 // 20
+    while data[at - 1] == 0xFF or data[at] == 0xFF or data[at + 1] == 0xFF:
+        at += 1
+    data[at:at + 2] = b"\xff\xd5"  # a restart marker inside the interval
+    path.write_bytes(bytes(data))
+    capacity, cache = tilewise.mcu_index_stats()["capacity"], tilewise.cache_capacity()
+    tilewise.set_cache_capacity(0)
+    outcomes = []
+    try:
+        for on in (True, False):
+            tilewise.set_mcu_index_capacity(capacity if on else 0)
+            slide = tilewise.open(path)
+            with pytest.raises(tilewise.CorruptError) as info:
+                slide.read_region((1000, 24), (24, 8))
+            outcomes.append(str(info.value))
+            left = slide.read_region((300, 24), (50, 8))
+            assert (left == clean_left).all()  # OpenSlide decodes the whole interval: the damage fails it
+    finally:
+        tilewise.set_mcu_index_capacity(capacity)
+        tilewise.set_cache_capacity(cache)
+    assert outcomes[0] == outcomes[1], outcomes
+    assert "level 0 tile (0,3)" in outcomes[0], outcomes
+
+
 def test_ndpi_beyond_4_gib_with_focal_planes(tmp_path, image):
     """A sparse file whose later directories and data lie past 4 GiB (the offsets' high halves), with two
     more focal planes of level 0, which are reported, not read."""

@@ -39,9 +39,10 @@ OPJ_BOOL sink_seek(OPJ_OFF_T to, void* user) {
 }  // namespace
 
 
-// Encodes with libjpeg. rgb_components: store R,G,B components (as Aperio does) instead of YCbCr.
-Encoded jpeg_encode(const std::vector<uint8_t>& pixels, int w, int h, int channels, bool rgb_components, int h_samp,
-               int v_samp, bool abbreviated) {
+namespace {
+
+Encoded jpeg_encode_with(const std::vector<uint8_t>& pixels, int w, int h, int channels, bool rgb_components,
+                         int h_samp, int v_samp, bool abbreviated, int quality, bool optimize) {
   jpeg_compress_struct c;
   jpeg_error_mgr err;
   c.err = jpeg_std_error(&err);
@@ -51,7 +52,8 @@ Encoded jpeg_encode(const std::vector<uint8_t>& pixels, int w, int h, int channe
   c.input_components = channels;
   c.in_color_space = channels == 3 ? JCS_RGB : JCS_GRAYSCALE;
   jpeg_set_defaults(&c);
-  jpeg_set_quality(&c, 80, TRUE);
+  jpeg_set_quality(&c, quality, TRUE);
+  c.optimize_coding = optimize ? TRUE : FALSE;
   if (channels == 3) {
     jpeg_set_colorspace(&c, rgb_components ? JCS_RGB : JCS_YCbCr);
     c.comp_info[0].h_samp_factor = rgb_components ? 1 : h_samp;
@@ -82,6 +84,19 @@ Encoded jpeg_encode(const std::vector<uint8_t>& pixels, int w, int h, int channe
   std::free(buf);
   jpeg_destroy_compress(&c);
   return out;
+}
+
+}  // namespace
+
+// Encodes with libjpeg. rgb_components: store R,G,B components (as Aperio does) instead of YCbCr.
+Encoded jpeg_encode(const std::vector<uint8_t>& pixels, int w, int h, int channels, bool rgb_components, int h_samp,
+                    int v_samp, bool abbreviated) {
+  return jpeg_encode_with(pixels, w, h, channels, rgb_components, h_samp, v_samp, abbreviated, 80, false);
+}
+
+std::vector<uint8_t> jpeg_encode_ycbcr(const std::vector<uint8_t>& rgb, int w, int h, int h_samp, int v_samp,
+                                       int quality, bool optimize) {
+  return jpeg_encode_with(rgb, w, h, 3, false, h_samp, v_samp, false, quality, optimize).image;
 }
 
 // The oracle: libjpeg's defaults on a self-contained stream, with the colour space forced as TIFF says.

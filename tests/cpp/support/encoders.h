@@ -16,6 +16,10 @@ struct Encoded {
 // components (as Aperio does) instead of YCbCr; abbreviated: tables apart (TIFF JPEGTables) from the image.
 Encoded jpeg_encode(const std::vector<uint8_t>& pixels, int w, int h, int channels, bool rgb_components, int h_samp,
                     int v_samp, bool abbreviated);
+// A self-contained YCbCr JPEG of RGB pixels with libjpeg: the given sampling of Y (chroma 1x1), quality,
+// and Huffman tables optimised for the image (optimize) or the standard ones.
+std::vector<uint8_t> jpeg_encode_ycbcr(const std::vector<uint8_t>& rgb, int w, int h, int h_samp, int v_samp,
+                                       int quality, bool optimize);
 // The oracle: libjpeg's defaults on a self-contained stream, with the colour space forced as TIFF says.
 std::vector<uint8_t> jpeg_reference_decode(const std::vector<uint8_t>& jpeg, bool rgb_components);
 // A lossless 3-component J2K codestream of planes[c][y * w + x]; chroma planes may be subsampled by 2.

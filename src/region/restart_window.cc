@@ -1,0 +1,71 @@
+#include "region/restart_window.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "codecs/jpeg_mcu_index.h"
+#include "region/mcu_index_cache.h"
+
+namespace tilewise::region {
+
+bool windows_use_checkpoints(const formats::LevelModel& level, int64_t unit) {
+  return level.stream == formats::UnitStream::kRestartInterval && level.desc.compression == codecs::Compression::kJpeg &&
+         level.unit_part(unit).entropy != nullptr && McuIndexCache::global().capacity() > 0;
+}
+
+std::optional<Status> decode_from_checkpoint(const TileRef& tile, std::span<const uint8_t> bytes,
+                                             codecs::CpuDecoder& decoder, const ImageView& out, int32_t x, int32_t y) {
+  constexpr int64_t kSpacing = codecs::kMcuIndexSpacing;
+  const formats::LevelModel& level = *tile.level;
+  if (level.stream != formats::UnitStream::kRestartInterval || level.desc.compression != codecs::Compression::kJpeg) {
+    return std::nullopt;
+  }
+  const int64_t unit = tile.index();
+  const codecs::EntropyLayout* layout = level.unit_part(unit).entropy.get();
+  if (!layout || bytes.size() <= layout->header_end) return std::nullopt;
+  const int64_t denom = std::max(1, level.desc.scale_denom);
+  const int64_t mcu_width = layout->mcu_width;
+  const int64_t unit_mcus = int64_t{level.desc.width} * denom / mcu_width;
+  // Decoding from MCU `first` on, pixels from MCU first + 1 on equal a decode from the unit's start (the
+  // fancy upsampling of MCU first's left column reads the resuming MCU's chroma).
+  const int64_t k = (int64_t{x} * denom / mcu_width - 1) / kSpacing;
+  if (int64_t{x} * denom < 2 * mcu_width || k == 0) return std::nullopt;
+  const int64_t first = k * kSpacing;
+  // The window's MCUs and one to its right (whose chroma its last column's upsampling reads).
+  const int64_t end =
+      std::min(unit_mcus, ((int64_t{x} + out.width) * denom + mcu_width + mcu_width - 1) / mcu_width);
+  McuIndexCache& cache = McuIndexCache::global();
+  auto entry = cache.entry(level.units, unit, static_cast<size_t>(unit_mcus / kSpacing + 1));
+  if (!entry) return std::nullopt;
+  const std::span<const uint8_t> entropy = bytes.subspan(layout->header_end);
+  codecs::McuCheckpoint from, to;
+  bool have_to = false;
+  {
+    std::lock_guard<std::mutex> lock(entry->mutex);
+    if (entry->unusable) return std::nullopt;
+    const auto& points = entry->index.points;
+    const Status s = codecs::extend_mcu_index(*layout, entropy, unit_mcus, static_cast<size_t>(k) + 1, entry->index);
+    if (!s.ok() || points.size() <= static_cast<size_t>(k)) {
+      entry->unusable = true;
+      return std::nullopt;
+    }
+    from = points[static_cast<size_t>(k)];
+    const size_t last = static_cast<size_t>((end + kSpacing - 1) / kSpacing);
+    if (last < points.size()) {
+      to = points[last];
+      have_to = true;
+    }
+  }
+  thread_local std::vector<uint8_t> stream;
+  const Status built = codecs::resume_stream(*layout, bytes.first(layout->header_end), entropy, from,
+                                             have_to ? &to : nullptr, static_cast<int32_t>(end - first), stream);
+  if (!built.ok()) return std::nullopt;  // tables without the codes of the resuming MCU
+  codecs::TileDesc desc = level.desc;
+  desc.width = static_cast<int32_t>((1 + end - first) * mcu_width / denom);
+  const int32_t resumed_x = static_cast<int32_t>(x - (first - 1) * mcu_width / denom);
+  Status s = decoder.decode_window(stream, desc, out, resumed_x, y);
+  if (s.ok()) cache.count_resumed();
+  return s;
+}
+
+}  // namespace tilewise::region
