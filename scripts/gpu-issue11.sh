@@ -15,6 +15,8 @@
 #             cuCIM's classic cuslide (PAIR_PLAN: slide:rounds:workers,... or cpu:rounds:workers entries);
 #             the engines' use from nvidia-smi dmon. TILEWISE_BENCH_PREFETCH sets both tools' prefetch.
 #     region  one 4096^2 region to device and to host memory, one process each, 3 rounds
+#     probe   what bounds one large device region: the raw decode rate of one region's 256 tiles in large
+#             batches on 1-16 decoders, and cuCIM's cuslide2 reading the region (bench/gpu_region_probe.py)
 #     wait    loader to device, 16 workers, GPU alone and default, under each TILEWISE_GPU_WAIT (WAIT_POLICIES)
 #     loader  loader to device, 16 workers, one child per variant of LOADER_VARIANTS ("-" or VAR=value,...);
 #             LOADER_CPU=1: then the CPU loader alone
@@ -97,6 +99,7 @@ for step in "$@"; do
         fi
       done
       kill $dmon ;;
+    probe) timeout 240 python3 gpu_region_probe.py ;;
     region)
       for r in 1 2 3; do
         child python3 ab_child.py region cuda

@@ -3,7 +3,7 @@
 // the malloc heap (mcu_index_cache.cc says why). They are metadata of the encoded
 // stream, as OpenSlide keeps an NDPI level's restart-marker positions once found; not decoded pixels, so the
 // tile cache's capacity (0 in "caches off" runs) does not govern them: TILEWISE_MCU_INDEX_BYTES does
-// (64 MiB by default, about 170,000 units of 4,096 x 8 pixels; 0 turns the index off).
+// (64 MiB by default, about 100,000 units of 4,096 x 8 pixels; 0 turns the index off).
 //
 // Keyed by the unit table that the units belong to, held weakly: an entry of a closed slide is never
 // matched by a later slide's table (even one at the same address) and ages out. Thread behaviour: 16

@@ -1,0 +1,56 @@
+"""What bounds one large device region on the GPU (issue 11, item 5): the raw decode rate of tilewise's
+nvImageCodec backend when one region's worth of tiles goes to few decoders in large batches (as one region
+would, rather than the loader's many small calls in flight), beside cuCIM's cuslide2 reading the same
+4096^2 region in its own process. A diagnosis, not a table: prints one line per measurement.
+
+Run on the GPU machine after scripts/gpu-test.sh's set-up (AB_ONLY_SETUP=1), from bench/:
+    python3 gpu_region_probe.py [--seconds S]"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from common import jpeg_tiles  # noqa: E402
+
+SLIDE = Path(os.environ.get("TILEWISE_GPU_DATA", HERE.parent / ".gpu" / "data")) / "bench_ihc_6144.tif"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seconds", type=float, default=2.0)
+    args = ap.parse_args()
+    import tilewise
+    import tilewise._bench
+
+    tilewise._gpu.configure()
+    tilewise._core.gpu_status(0)  # loads nvImageCodec through _core first, as bench_gpu.py does
+    streams = jpeg_tiles(SLIDE, 0)[:256]  # one 4096^2 region's worth of tiles
+    for threads, batch in ((1, 64), (1, 128), (1, 256), (2, 128), (4, 64), (8, 32), (16, 16)):
+        rate, took = tilewise._bench.decode_rate(streams, 256, 256, threads=threads, batch=batch, seconds=args.seconds)
+        print(f"raw decode, {threads} decoder(s), batches of {batch}: {rate:,.0f} tiles/s = "
+              f"{rate * 65536 / 1e6:,.0f} MPix/s (timed {took:.1f} s)", flush=True)
+    site = os.environ.get("TILEWISE_CUCIM_SITE")
+    if site and Path(site).is_dir():
+        from bench_gpu import cucim_env
+
+        p = subprocess.run([sys.executable, str(HERE / "bench_cucim_gpu.py"), str(SLIDE), "16", "region"],
+                           env=dict(cucim_env(site), ENABLE_CUSLIDE2="1"), capture_output=True, text=True)
+        lines = [ln for ln in p.stdout.splitlines() if ln.startswith("[")]
+        if p.returncode != 0 or not lines:
+            print(f"cuCIM cuslide2 region: FAILED (exit {p.returncode}): {p.stderr.strip()[-300:]}")
+        else:
+            for row in json.loads(lines[-1]):
+                print(f"cuCIM region: {row['tool']}: {row['value']:,.0f} {row['unit']} ({row['lo']:,.0f}-{row['hi']:,.0f})")
+    else:
+        print("cuCIM region: not run (TILEWISE_CUCIM_SITE has no site)")
+
+
+if __name__ == "__main__":
+    main()
