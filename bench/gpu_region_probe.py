@@ -31,7 +31,14 @@ def main() -> None:
 
     tilewise._gpu.configure()
     tilewise._core.gpu_status(0)  # loads nvImageCodec through _core first, as bench_gpu.py does
-    streams = jpeg_tiles(SLIDE, 0)[:256]  # one 4096^2 region's worth of tiles
+    # The tiles of ab_child.py's region: 4096^2 at (512, 512), tile columns and rows 2-17 of the 256^2 grid.
+    import tifffile
+
+    with tifffile.TiffFile(SLIDE) as tf:
+        across = -(-tf.pages[0].imagewidth // tf.pages[0].tilewidth)
+    indices = [row * across + col for row in range(2, 18) for col in range(2, 18)]
+    streams = jpeg_tiles(SLIDE, 0, indices)
+    print(f"{len(streams)} tiles of the region, {sum(map(len, streams)) / len(streams) / 1024:.1f} KiB each", flush=True)
     for threads, batch in ((1, 64), (1, 128), (1, 256), (2, 128), (4, 64), (8, 32), (16, 16)):
         rate, took = tilewise._bench.decode_rate(streams, 256, 256, threads=threads, batch=batch, seconds=args.seconds)
         print(f"raw decode, {threads} decoder(s), batches of {batch}: {rate:,.0f} tiles/s = "

@@ -36,6 +36,31 @@ Status make_lane_job(const DeviceRead& read, const TileHold& hold, DeviceTile& t
   return Status();
 }
 
+Status make_lane_jobs(const DeviceRead& read, const TileHold& hold, std::span<DeviceTile> tiles, std::span<LaneJob> jobs) {
+  constexpr size_t kPerPart = 16;  // tiles one pool task reads (a few tens of microseconds)
+  internal::ThreadPool& pool = internal::global_pool();
+  const size_t parts = std::min<size_t>(tiles.size() / kPerPart, static_cast<size_t>(pool.size()) + 1);
+  if (parts <= 1) {
+    for (size_t i = 0; i < tiles.size(); ++i) {
+      TW_RETURN_IF_ERROR(make_lane_job(read, hold, tiles[i], tiles[i].window_pixels(), jobs[i]));
+    }
+    return Status();
+  }
+  std::mutex error_mutex;
+  Status first_error;
+  pool.parallel_for(static_cast<int64_t>(parts), [&](int64_t p) {
+    for (size_t i = static_cast<size_t>(p); i < tiles.size(); i += parts) {
+      Status s = make_lane_job(read, hold, tiles[i], tiles[i].window_pixels(), jobs[i]);
+      if (!s.ok()) {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (first_error.ok()) first_error = std::move(s);
+        return;
+      }
+    }
+  });
+  return first_error;
+}
+
 Status upload_cpu_tile(const DeviceRead& read, const DeviceTile& tile, uint8_t* dst, std::vector<uint8_t>& host,
                        Stream stream) {
   const int32_t tw = read.request.level->desc.width;

@@ -26,6 +26,12 @@ Status upload_cpu_tile(const DeviceRead& read, const DeviceTile& tile, uint8_t* 
 // CPU decode would produce for it (its window, or the whole tile).
 Status make_lane_job(const DeviceRead& read, const TileHold& hold, DeviceTile& tile, int64_t cpu_pixels, LaneJob& job);
 
+// make_lane_job for each of `tiles` into `jobs` (as many), cpu_pixels each tile's window. A region's many
+// tiles are read on the decode pool (pread, the tables spliced in): read one after another, a 4096^2
+// region's 256 tiles kept the lanes from their first batch for milliseconds. The first error found is
+// returned.
+Status make_lane_jobs(const DeviceRead& read, const TileHold& hold, std::span<DeviceTile> tiles, std::span<LaneJob> jobs);
+
 // A CPU decode + upload of job i on behalf of busy lanes: `host` is the assisting thread's reusable buffer,
 // `stream` its stream.
 using CpuAssist = std::function<Status(size_t i, std::vector<uint8_t>& host, Stream stream)>;

@@ -40,9 +40,7 @@ Status decode_on_gpu(const DeviceRead& read, uint64_t slide_uid, std::vector<Dev
   std::vector<DeviceCopy> crops;
   if (!tiles.empty()) {
     std::vector<LaneJob> jobs(tiles.size());
-    for (size_t i = 0; i < tiles.size(); ++i) {
-      TW_RETURN_IF_ERROR(make_lane_job(read, hold, tiles[i], tiles[i].window_pixels(), jobs[i]));
-    }
+    TW_RETURN_IF_ERROR(make_lane_jobs(read, hold, tiles, jobs));
     TW_ASSIGN_OR_RETURN(TileLanes * lanes, read.context.lanes());
     decode_on_lanes(read.context, *lanes, read.request.level->desc, jobs,
                     [&](size_t i, std::vector<uint8_t>& host, Stream stream) {

@@ -230,6 +230,21 @@ TEST(DeviceRegionReader, LargeRegionsAreSharedWithTheCpuAtATileRow) {
   EXPECT_EQ(context.ops_.live.load(), static_cast<int>(context.tile_cache()->stats().entries));
 }
 
+TEST(DeviceRegionReader, ATileWhoseBytesCannotBeReadFailsALargeRegionWithItsContext) {
+  Fixture f(1024, 512, 64, 32);  // 16 x 16 tiles: the lanes' rows are read on the decode pool
+  auto units = std::make_shared<formats::UnitTable>(*f.model.levels[0].units);
+  units->offsets[16 * 2 + 5] = uint64_t{1} << 40;  // tile (5, 2): past the end of the file
+  f.model.levels[0].units = units;
+  HostContext context;
+  std::vector<uint8_t> px;
+  region::RegionRequest d = f.request(0, 0, 1024, 512, px, Device{DeviceType::kCuda, 0});
+  d.use_cache = false;
+  const Status s = DeviceRegionReader(f.model, f.device_uid).read(d, &context);
+  EXPECT_EQ(s.code(), StatusCode::kCorrupt) << s.message();
+  EXPECT_NE(s.message().find("tile (5,2)"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("past the end of the file"), std::string::npos) << s.message();
+}
+
 TEST(DeviceRegionReader, CutTilesAreComposedFromTheDeviceTileCacheOnTheSecondRead) {
   Fixture f;
   HostContext context;
