@@ -21,6 +21,8 @@ Status build_table(const uint8_t* counts, const uint8_t* symbols, size_t total, 
   for (int len = 1; len <= 16; ++len) {
     t.value_offset[len] = static_cast<int32_t>(k) - static_cast<int32_t>(code);
     const uint32_t n = counts[len - 1];
+    // Checked before the codes are laid out (more codes than the length holds would write past the tables).
+    if (n && code + n >= (1u << len)) return unsupported("jpeg: a Huffman table's codes overflow");
     for (uint32_t i = 0; i < n; ++i, ++code, ++k) {
       const uint8_t sym = symbols[k];
       t.code[sym] = static_cast<uint16_t>(code);
@@ -32,7 +34,6 @@ Status build_table(const uint8_t* counts, const uint8_t* symbols, size_t total, 
       }
     }
     t.max_code[len] = n ? static_cast<int32_t>(code) - 1 : -1;
-    if (n && code >= (1u << len)) return unsupported("jpeg: a Huffman table's codes overflow");
     code <<= 1;
   }
   // The skip table (meaningful for AC tables): a code of `len` bits for run r and size s, followed by its

@@ -1,11 +1,13 @@
 // libFuzzer target: every CPU decoder. The first bytes choose the codec, the tile geometry and (for JPEG)
 // a split point between JPEGTables and tile data; the rest is the encoded chunk. Both whole-tile and
-// window decoding are exercised.
+// window decoding are exercised; a JPEG is also walked by the MCU index (codecs/jpeg_mcu_index.h) and
+// resumed at each checkpoint it finds, as an NDPI unit's windows are.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
 #include "codecs/cpu/cpu_decoder.h"
+#include "codecs/jpeg_mcu_index.h"
 
 using namespace tilewise::codecs;
 
@@ -34,5 +36,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int32_t x = data[4] % d.width, y = data[3] % d.height;
   const int32_t w = std::max(1, (d.width - x) / 2), h = std::max(1, (d.height - y) / 2);
   (void)decoder.decode_window(payload, d, tilewise::ImageView{out.data(), w * 3, w, h, 3, {}}, x, y);
+  if (kind == 0) {
+    auto layout = parse_entropy_layout(payload);
+    if (layout.ok() && payload.size() > (*layout)->header_end) {
+      const EntropyLayout& l = **layout;
+      const auto entropy = payload.subspan(l.header_end);
+      McuIndex index;
+      const int64_t mcus = 1 + data[1] % 64;
+      (void)extend_mcu_index(l, entropy, mcus, SIZE_MAX, index);
+      std::vector<uint8_t> stream;
+      for (size_t k = 1; k + 1 < index.points.size(); ++k) {
+        if (!resume_stream(l, payload, entropy, index.points[k], &index.points[k + 1], kMcuIndexSpacing, stream).ok()) continue;
+        TileDesc rd = d;
+        rd.color = ColorSpace::kYCbCr;
+        rd.width = (1 + kMcuIndexSpacing) * l.mcu_width;
+        rd.height = l.mcu_height;
+        std::vector<uint8_t> px(static_cast<size_t>(rd.width) * rd.height * 3);
+        (void)decoder.decode(stream, rd, tilewise::ImageView{px.data(), rd.width * 3, rd.width, rd.height, 3, {}});
+      }
+    }
+  }
   return 0;
 }

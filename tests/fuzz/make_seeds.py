@@ -28,11 +28,24 @@ def jpegxr_seeds(out: Path) -> None:
         (out / f"bgr{8 * np.dtype(dtype).itemsize}-{w}x{h}-{level}").write_bytes(head + stream)
 
 
+def restart_unit_seeds(out: Path) -> None:
+    """JPEGs one MCU row high and 512 pixels wide, as NDPI's restart-interval units are, for fuzz_codecs'
+    MCU-index pass (selector 0; the second byte sets the MCU count it walks: 32 of 16-pixel MCUs, 64 of
+    8-pixel ones)."""
+    rng = np.random.default_rng(3)
+    for sampling, mcus, h in (("422", 32, 8), ("444", 64, 8), ("420", 32, 16)):
+        pixels = rng.integers(0, 256, (h, 512, 3), dtype=np.uint8)
+        pixels[:, ::3] = 40
+        stream = imagecodecs.jpeg8_encode(pixels, level=85, subsampling={"422": (2, 1), "444": (1, 1), "420": (2, 2)}[sampling])
+        (out / f"restart-unit-{sampling}").write_bytes(bytes([0, mcus - 1, 7, 9, 0]) + stream)
+
+
 def main(catalogue: Path, out: Path) -> None:
     entries = json.loads((catalogue / "catalogue.json").read_text())
     for d in ("tiff", "dicom", "codecs", "open_read", "mirax", "jpegxr"):
         (out / d).mkdir(parents=True, exist_ok=True)
     jpegxr_seeds(out / "jpegxr")
+    restart_unit_seeds(out / "codecs")
     n = 0
     for e in entries:
         if not e["name"].startswith("good-"):

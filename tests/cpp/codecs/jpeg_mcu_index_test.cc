@@ -156,6 +156,15 @@ TEST(McuIndex, StreamsItCannotWalkAreRefused) {
   EXPECT_EQ(parse_entropy_layout(std::span<const uint8_t>(jpeg).first(100)).status().code(), StatusCode::kUnsupported);
 }
 
+TEST(McuIndex, AHuffmanTableWithMoreCodesThanItsLengthsHoldIsRefused) {
+  // Five codes of 2 bits (at most three fit, the all-ones code excluded): refused before any is laid out
+  // (the fuzzer's first find: they were written past the lookup table).
+  std::vector<uint8_t> header = {0xFF, 0xD8, 0xFF, 0xC4, 0x00, 2 + 17 + 5, 0x00, 0, 5};
+  header.resize(header.size() + 14, 0);
+  for (uint8_t sym = 0; sym < 5; ++sym) header.push_back(sym);
+  EXPECT_EQ(parse_entropy_layout(header).status().code(), StatusCode::kUnsupported);
+}
+
 TEST(McuIndex, DamagedDataIsAnErrorNotACrash) {
   const int w = 2048, h = 8;
   const std::vector<uint8_t> jpeg = testing::jpeg_encode_ycbcr(row_image(w, h, 7), w, h, 2, 1, 85, false);
