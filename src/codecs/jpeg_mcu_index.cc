@@ -48,7 +48,6 @@ Status build_table(const uint8_t* counts, const uint8_t* symbols, size_t total, 
       t.skip[first + j] = static_cast<uint16_t>(total | advance << 5 | 1 << 10);
     }
   }
-  t.max_code[17] = 0x7FFFFFFF;  // sentinel, never reached by the decoder (it stops at 16 bits)
   t.present = true;
   return Status();
 }
@@ -108,7 +107,7 @@ Result<std::shared_ptr<const EntropyLayout>> parse_entropy_layout(std::span<cons
       layout->components = n;
       layout->mcu_width = 8 * hmax;
       layout->mcu_height = 8 * vmax;
-    } else if ((marker >= 0xC2 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8) || marker == 0xCC) {
+    } else if (marker >= 0xC2 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8) {  // progressive, lossless, arithmetic
       return unsupported("jpeg: not a sequential Huffman-coded frame");
     } else if (marker == 0xC4) {
       TW_RETURN_IF_ERROR(parse_dht(seg, seg_len, *layout));

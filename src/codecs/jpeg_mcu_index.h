@@ -36,7 +36,7 @@ struct HuffmanTable {
   static constexpr int kLookBits = 10;
   // Codes of at most kLookBits bits, by the next kLookBits bits: length << 8 | symbol; 0 for longer codes.
   std::array<uint16_t, 1 << kLookBits> fast{};
-  std::array<int32_t, 18> max_code{};     // by length: the largest code of that length, -1 when none
+  std::array<int32_t, 17> max_code{};     // by length: the largest code of that length, -1 when none
   std::array<int32_t, 17> value_offset{};  // by length: index into values of that length's first code, less it
   std::array<uint8_t, 256> values{};
   std::array<uint16_t, 256> code{};   // by symbol, for writing

@@ -17,19 +17,17 @@ std::optional<Status> decode_from_checkpoint(const TileRef& tile, std::span<cons
                                              codecs::CpuDecoder& decoder, const ImageView& out, int32_t x, int32_t y) {
   constexpr int64_t kSpacing = codecs::kMcuIndexSpacing;
   const formats::LevelModel& level = *tile.level;
-  if (level.stream != formats::UnitStream::kRestartInterval || level.desc.compression != codecs::Compression::kJpeg) {
-    return std::nullopt;
-  }
   const int64_t unit = tile.index();
+  if (!windows_use_checkpoints(level, unit)) return std::nullopt;
   const codecs::EntropyLayout* layout = level.unit_part(unit).entropy.get();
-  if (!layout || bytes.size() <= layout->header_end) return std::nullopt;
+  if (bytes.size() <= layout->header_end) return std::nullopt;
   const int64_t denom = std::max(1, level.desc.scale_denom);
   const int64_t mcu_width = layout->mcu_width;
   const int64_t unit_mcus = int64_t{level.desc.width} * denom / mcu_width;
   // Decoding from MCU `first` on, pixels from MCU first + 1 on equal a decode from the unit's start (the
   // fancy upsampling of MCU first's left column reads the resuming MCU's chroma).
   const int64_t k = (int64_t{x} * denom / mcu_width - 1) / kSpacing;
-  if (int64_t{x} * denom < 2 * mcu_width || k == 0) return std::nullopt;
+  if (k <= 0) return std::nullopt;  // within the unit's first checkpoints: from its start
   const int64_t first = k * kSpacing;
   // The window's MCUs and one to its right (whose chroma its last column's upsampling reads).
   const int64_t end =
