@@ -14,7 +14,7 @@ uint64_t cache_capacity() { return cache::TileCache::global().capacity(); }
 CacheStats cache_stats() { return cache::TileCache::global().stats(); }
 void clear_cache() { cache::TileCache::global().clear(); }
 void reset_cache_stats() { cache::TileCache::global().reset_stats(); }
-void set_mcu_index_capacity(uint64_t bytes) { region::McuIndexCache::global().set_capacity(bytes); }
+void set_mcu_index_capacity(uint64_t bytes) { region::McuIndexCache::set_global_capacity(bytes); }
 McuIndexStats mcu_index_stats() {
   const region::McuIndexCache& cache = region::McuIndexCache::global();
   return McuIndexStats{cache.entries(), cache.size_bytes(), cache.capacity(), cache.resumed()};

@@ -8,6 +8,7 @@
 #include <new>
 #include <unordered_map>
 
+#include "util/fork_safe.h"
 #include "util/settings.h"
 
 namespace tilewise::region {
@@ -105,9 +106,25 @@ struct McuIndexCache::Impl {
   }
 };
 
+namespace {
+std::atomic<uint64_t>& configured_capacity() {
+  static std::atomic<uint64_t> bytes{internal::settings().mcu_index_bytes};
+  return bytes;
+}
+}  // namespace
+
 McuIndexCache& McuIndexCache::global() {
-  static McuIndexCache* cache = new McuIndexCache(internal::settings().mcu_index_bytes);  // never destroyed:
-  return *cache;  // readers on other threads may outlive static destruction at exit
+  // Never destroyed (readers on other threads may outlive static destruction at exit); a forked child gets
+  // a fresh one (its parent's locks may be held by threads the child does not have), with the capacity
+  // last configured.
+  static auto* cache =
+      new internal::ForkSafe<McuIndexCache>([] { return new McuIndexCache(configured_capacity().load()); });
+  return cache->get();
+}
+
+void McuIndexCache::set_global_capacity(uint64_t bytes) {
+  configured_capacity().store(bytes);
+  global().set_capacity(bytes);
 }
 
 McuIndexCache::McuIndexCache(uint64_t capacity_bytes) : impl_(std::make_unique<Impl>()) {

@@ -29,8 +29,10 @@ class McuIndexCache {
     bool unusable = false;   // the scan failed or cannot continue: decode this unit from its start
   };
 
-  // The process's cache, with the budget of TILEWISE_MCU_INDEX_BYTES.
+  // The process's cache (ForkSafe), with the budget of TILEWISE_MCU_INDEX_BYTES or the last one
+  // set_global_capacity set, which a forked child's keeps too.
   static McuIndexCache& global();
+  static void set_global_capacity(uint64_t bytes);
   explicit McuIndexCache(uint64_t capacity_bytes);
   ~McuIndexCache();
   McuIndexCache(const McuIndexCache&) = delete;

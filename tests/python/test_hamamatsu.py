@@ -85,6 +85,39 @@ def test_ndpi_concurrent_workers_share_the_mcu_index(tmp_path, image):
         tilewise.set_cache_capacity(cache)
 
 
+def _mcu_index_in_a_child(path: str):
+    before = tilewise.mcu_index_stats()
+    tilewise.set_cache_capacity(0)
+    pixels = tilewise.open(path).read_region((900, 40), (100, 16))
+    return before, tilewise.mcu_index_stats(), pixels
+
+
+def test_ndpi_forked_children_start_their_own_mcu_index(tmp_path, image):
+    """A forked child (a DataLoader worker) re-creates the index (it must not touch the parent's locks): it
+    starts empty with the capacity the parent configured, indexes its own reads, and reads the parent's
+    pixels."""
+    import multiprocessing
+
+    path = tmp_path / "fork.ndpi"
+    ndpi.write_ndpi(path, image, levels=2, restart_interval=64, subsampling="4:2:2")
+    capacity = tilewise.mcu_index_stats()["capacity"]
+    cache = tilewise.cache_capacity()
+    tilewise.set_cache_capacity(0)
+    try:
+        expected = tilewise.open(path).read_region((900, 40), (100, 16))
+        assert tilewise.mcu_index_stats()["entries"] > 0
+        for configured in (capacity, 0):
+            tilewise.set_mcu_index_capacity(configured)
+            with multiprocessing.get_context("fork").Pool(1) as pool:
+                before, after, pixels = pool.apply(_mcu_index_in_a_child, (str(path),))
+            assert before["entries"] == 0 and before["capacity"] == configured, before
+            assert (after["entries"] > 0) == (configured > 0), after
+            assert (pixels == expected).all()
+    finally:
+        tilewise.set_mcu_index_capacity(capacity)
+        tilewise.set_cache_capacity(cache)
+
+
 def test_ndpi_4_2_0_windows_from_mcu_checkpoints_equal_whole_level_reads(tmp_path, image):
     """4:2:0 units (16 rows), which OpenSlide cannot read: windows decoded from checkpoints equal the same
     pixels of whole-level reads (whose units are decoded from their start) at every level."""
