@@ -45,7 +45,7 @@ Status build_table(const uint8_t* counts, const uint8_t* symbols, size_t total, 
     const uint32_t first = static_cast<uint32_t>(t.code[sym]) << (HuffmanTable::kSkipBits - len);
     // Every value of the s bits, then every continuation: all prefixes starting with this code.
     for (uint32_t j = 0; j < (1u << (HuffmanTable::kSkipBits - len)); ++j) {
-      t.skip[first + j] = static_cast<uint16_t>(total | advance << 5 | 1 << 10);
+      t.skip[first + j] = static_cast<uint16_t>(total | advance << 5);  // total >= 1: never 0
     }
   }
   t.present = true;

@@ -1,6 +1,7 @@
 #include "gpu/device_compose.h"
 
 #include <algorithm>
+#include <functional>
 #include <mutex>
 
 #include "util/settings.h"
@@ -36,29 +37,39 @@ Status make_lane_job(const DeviceRead& read, const TileHold& hold, DeviceTile& t
   return Status();
 }
 
+namespace {
+
+// Runs part(p) for each p in [0, parts) as its own task on the decode pool; returns the first error.
+Status parallel_parts(size_t parts, const std::function<Status(size_t)>& part) {
+  std::mutex error_mutex;
+  Status first_error;
+  internal::global_pool().parallel_for(static_cast<int64_t>(parts), [&](int64_t p) {
+    Status s = part(static_cast<size_t>(p));
+    if (!s.ok()) {
+      std::lock_guard<std::mutex> lock(error_mutex);
+      if (first_error.ok()) first_error = std::move(s);
+    }
+  });
+  return first_error;
+}
+
+}  // namespace
+
 Status make_lane_jobs(const DeviceRead& read, const TileHold& hold, std::span<DeviceTile> tiles, std::span<LaneJob> jobs) {
   constexpr size_t kPerPart = 16;  // tiles one pool task reads (a few tens of microseconds)
-  internal::ThreadPool& pool = internal::global_pool();
-  const size_t parts = std::min<size_t>(tiles.size() / kPerPart, static_cast<size_t>(pool.size()) + 1);
+  const size_t parts = std::min<size_t>(tiles.size() / kPerPart, static_cast<size_t>(internal::global_pool().size()) + 1);
   if (parts <= 1) {
     for (size_t i = 0; i < tiles.size(); ++i) {
       TW_RETURN_IF_ERROR(make_lane_job(read, hold, tiles[i], tiles[i].window_pixels(), jobs[i]));
     }
     return Status();
   }
-  std::mutex error_mutex;
-  Status first_error;
-  pool.parallel_for(static_cast<int64_t>(parts), [&](int64_t p) {
-    for (size_t i = static_cast<size_t>(p); i < tiles.size(); i += parts) {
-      Status s = make_lane_job(read, hold, tiles[i], tiles[i].window_pixels(), jobs[i]);
-      if (!s.ok()) {
-        std::lock_guard<std::mutex> lock(error_mutex);
-        if (first_error.ok()) first_error = std::move(s);
-        return;
-      }
+  return parallel_parts(parts, [&](size_t p) -> Status {
+    for (size_t i = p; i < tiles.size(); i += parts) {
+      TW_RETURN_IF_ERROR(make_lane_job(read, hold, tiles[i], tiles[i].window_pixels(), jobs[i]));
     }
+    return Status();
   });
-  return first_error;
 }
 
 Status upload_cpu_tile(const DeviceRead& read, const DeviceTile& tile, uint8_t* dst, std::vector<uint8_t>& host,
@@ -122,29 +133,18 @@ Status upload_cpu_window(const DeviceRead& read, const DeviceTile& tile, std::ve
 }
 
 Status upload_cpu_tiles(const DeviceRead& read, const std::vector<DeviceTile>& tiles) {
-  internal::ThreadPool& pool = internal::global_pool();
-  const size_t parts = std::min<size_t>(tiles.size() / 4, static_cast<size_t>(pool.size()) + 1);
+  const size_t parts = std::min<size_t>(tiles.size() / 4, static_cast<size_t>(internal::global_pool().size()) + 1);
   if (parts <= 1) {
     std::vector<uint8_t> host;
     for (const DeviceTile& t : tiles) TW_RETURN_IF_ERROR(upload_cpu_window(read, t, host, read.stream));
     return Status();
   }
-  std::mutex error_mutex;
-  Status first_error;
-  pool.parallel_for(static_cast<int64_t>(parts), [&](int64_t p) {
-    Status s;
-    auto stream = StreamLease::acquire(read.context.ops());
+  return parallel_parts(parts, [&](size_t p) -> Status {
+    TW_ASSIGN_OR_RETURN(StreamLease stream, StreamLease::acquire(read.context.ops()));
     std::vector<uint8_t> host;
-    if (!stream.ok()) s = stream.status();
-    for (size_t i = static_cast<size_t>(p); s.ok() && i < tiles.size(); i += parts) {
-      s = upload_cpu_window(read, tiles[i], host, stream->get());
-    }
-    if (!s.ok()) {
-      std::lock_guard<std::mutex> lock(error_mutex);
-      if (first_error.ok()) first_error = std::move(s);
-    }
+    for (size_t i = p; i < tiles.size(); i += parts) TW_RETURN_IF_ERROR(upload_cpu_window(read, tiles[i], host, stream.get()));
+    return Status();
   });
-  return first_error;
 }
 
 }  // namespace tilewise::gpu

@@ -96,13 +96,10 @@ struct McuIndexCache::Impl {
   // Entries are created under a shard's lock but may be freed by whichever reader drops the last
   // reference to an evicted one: the pool locks itself.
   LockedPool pool{&pages};
-  std::array<std::unique_ptr<Shard>, kShards> shards;
+  std::array<std::unique_ptr<Shard>, kShards> shards;  // declared after the pool: destroyed before it
   std::atomic<uint64_t> capacity;
   Impl() {
     for (auto& s : shards) s = std::make_unique<Shard>(&pool);
-  }
-  ~Impl() {
-    for (auto& s : shards) s.reset();  // before the pool they allocate from
   }
 };
 
