@@ -7,7 +7,7 @@ tilewise is on PYTHONPATH runs it and prints one JSON line of rates (median, min
     ab_child.py region DEVICE            one 4096x4096 region at (512, 512) (MPix/s)
     ab_child.py tiny DEVICE              20,000 8x8 reads from one thread: the per-call cost (calls/s)
 
-Uses only API that every build since the GPU path has (no tilewise._bench)."""
+AB_REPS (default 5) timed runs after AB_WARMUP (default 1) untimed ones. Uses only API that every build since the GPU path has (no tilewise._bench)."""
 
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ def main() -> None:
             sync()
         count = 4096 * 4096 / 1e6
     wall, cpu = time.perf_counter(), process_cpu_seconds()
-    r = time_runs(run, 5)
+    r = time_runs(run, int(os.environ.get("AB_REPS", "5")), warmup=int(os.environ.get("AB_WARMUP", "1")))
     cores = (process_cpu_seconds() - cpu) / (time.perf_counter() - wall)  # host cores busy, on average
     out = {"median": count / r["median"], "min": count / r["max"], "max": count / r["min"], "cores": round(cores, 2)}
     if device != "cpu":  # how the tiles were shared out, over all runs (warm-up included)

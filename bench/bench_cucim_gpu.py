@@ -42,10 +42,10 @@ def main() -> None:
         rows.append(dict(workload=workload, tool=f"cuCIM GPU ({plugin})", value=count / r["median"],
                          lo=count / r["max"], hi=count / r["min"], unit=unit, note=note))
 
-    def measure(workload, fn, reps, count, unit):
+    def measure(workload, fn, reps, count, unit, warmup=1):
         """One row; a failure becomes a row saying so (the other workloads still run)."""
         try:
-            add(workload, time_runs(fn, reps), count, unit)
+            add(workload, time_runs(fn, reps, warmup), count, unit)
         except Exception as e:  # noqa: BLE001 - reported in the table
             rows.append(dict(workload=workload, tool=f"cuCIM GPU ({plugin}) failed: {type(e).__name__}: {e}",
                              value=float("nan"), lo=float("nan"), hi=float("nan"), unit=unit))
@@ -86,9 +86,11 @@ def main() -> None:
 
     # cuCIM is much slower than tilewise here: 3 repetitions outside the loader rows keep the run short.
     if workload == "region":
+        # AB_REPS / AB_WARMUP: as ab_child.py's region, for side-by-side rows (scripts/gpu-issue11.sh regionpair).
         measure("1: 4096^2 region",
-                lambda: (cupy.asarray(img.read_region((512, 512), (4096, 4096), 0, device="cuda")), sync()), 3,
-                4096 * 4096 / 1e6, "MPix/s")
+                lambda: (cupy.asarray(img.read_region((512, 512), (4096, 4096), 0, device="cuda")), sync()),
+                int(os.environ.get("AB_REPS", "3")), 4096 * 4096 / 1e6, "MPix/s",
+                warmup=int(os.environ.get("AB_WARMUP", "1")))
     elif workload == "patches1":
         measure("2: random patches, 1 threads", lambda: ([patch(loc) for loc in locs], sync()), 3, N, "patches/s")
     elif workload == "patchesN":

@@ -43,6 +43,16 @@ def main() -> None:
         rate, took = tilewise._bench.decode_rate(streams, 256, 256, threads=threads, batch=batch, seconds=args.seconds)
         print(f"raw decode, {threads} decoder(s), batches of {batch}: {rate:,.0f} tiles/s = "
               f"{rate * 65536 / 1e6:,.0f} MPix/s (timed {took:.1f} s)", flush=True)
+    # One region read's shape: the 256 tiles decoded once per round by decoders that start together, each
+    # its contiguous share in `calls` calls, into the region's buffer (in place) or compact tiles.
+    for threads, calls, in_place in ((1, 1, True), (2, 1, True), (4, 1, True), (8, 1, True), (16, 1, True),
+                                     (4, 1, False), (8, 1, False), (4, 4, True), (8, 2, True), (8, 4, True),
+                                     (16, 2, True)):
+        med, lo, hi = tilewise._bench.shot_rate(streams, 256, 256, cols=16, threads=threads, calls=calls,
+                                                in_place=in_place)
+        mpix = len(streams) * 65536 / 1e6
+        print(f"one round, {threads} decoder(s) x {calls} call(s), {'in place' if in_place else 'compact'}: "
+              f"{med * 1e3:.2f} ms ({lo * 1e3:.2f}-{hi * 1e3:.2f}) = {mpix / med:,.0f} MPix/s", flush=True)
     site = os.environ.get("TILEWISE_CUCIM_SITE")
     if site and Path(site).is_dir():
         from bench_gpu import cucim_env

@@ -21,6 +21,8 @@
 #     loader  loader to device, 16 workers, one child per variant of LOADER_VARIANTS ("-" or VAR=value,...);
 #             LOADER_CPU=1: then the CPU loader alone
 #     regions one 4096^2 region to device at each CPU share of the split (REGION_SHARES, REGION_ROUNDS)
+#     regionpair  one 4096^2 region: tilewise to device (defaults) and into host memory, and cuCIM's cuslide2
+#             to device, one process each, REGION_ROUNDS rounds (default 3) of AB_REPS reads after AB_WARMUP
 #     j2k     the JPEG 2000 loader (bench_j2k_3840.svs) to device with and without helpers (under each of
 #             J2K_WAITS, default block), and on the CPU
 set -uo pipefail
@@ -129,6 +131,28 @@ for step in "$@"; do
           child "$@" python3 ab_child.py region cuda
         done
         child python3 ab_child.py region cpu
+      done ;;
+    regionpair)
+      for r in $(seq "${REGION_ROUNDS:-3}"); do
+        child python3 ab_child.py region cuda
+        child python3 ab_child.py region cpu
+        python3 - <<'PY'
+import json, os, subprocess, sys
+from bench_gpu import cucim_env
+site = os.environ.get("TILEWISE_CUCIM_SITE", "")
+if not os.path.isdir(site):
+    print("cuslide2 region : not run (no cuCIM site)")
+    sys.exit()
+slide = os.path.join(os.environ["TILEWISE_GPU_DATA"], "bench_ihc_6144.tif")
+p = subprocess.run([sys.executable, "bench_cucim_gpu.py", slide, "16", "region"],
+                   env=dict(cucim_env(site), ENABLE_CUSLIDE2="1"), capture_output=True, text=True)
+rows = [ln for ln in p.stdout.splitlines() if ln.startswith("[")]
+if p.returncode != 0 or not rows:
+    print(f"cuslide2 region : FAILED (exit {p.returncode}): {p.stderr.strip()[-300:]}")
+else:
+    for row in json.loads(rows[-1]):
+        print(f"cuslide2 region : {row['tool']}: {row['value']:,.0f} ({row['lo']:,.0f}-{row['hi']:,.0f}) {row['unit']}")
+PY
       done ;;
     j2k)
       for w in ${J2K_WAITS:-block}; do

@@ -10,9 +10,11 @@
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -103,9 +105,90 @@ std::pair<double, double> decode_rate(const std::vector<nb::bytes>& py_streams, 
   return {static_cast<double>(decoded.load()) / longest, longest};
 }
 
+// One region's tiles decoded once, as a device region read would: `threads` decoders start together (a
+// barrier), each decodes its contiguous share in `calls` calls, and a round ends when the last finishes.
+// `in_place`: into one region buffer (tiles `cols` across, the row pitch of the whole region) as the region
+// path decodes in place; else into compact tiles. After 3 warm-up rounds, `rounds` rounds; returns the
+// rounds' seconds (median, min, max).
+std::vector<double> shot_rate(const std::vector<nb::bytes>& py_streams, int32_t width, int32_t height, int cols,
+                              int threads, int calls, bool in_place, int rounds, int device) {
+  const int n = static_cast<int>(py_streams.size());
+  if (threads < 1 || calls < 1 || cols < 1 || rounds < 1 || n < threads * calls) {
+    throw std::invalid_argument("shot_rate: fewer tiles than calls");
+  }
+  std::vector<std::vector<uint8_t>> streams;
+  for (const nb::bytes& b : py_streams) {
+    const auto* p = static_cast<const uint8_t*>(b.data());
+    streams.emplace_back(p, p + b.size());
+  }
+  nb::gil_scoped_release release;
+  check(gpu::device_status(device));
+  gpu::DeviceOps& ops = gpu::cuda_ops(device);
+  codecs::TileDesc desc;
+  desc.width = width;
+  desc.height = height;
+  desc.color = codecs::ColorSpace::kYCbCr;
+  desc.compression = codecs::Compression::kJpeg;
+  const int rows = (n + cols - 1) / cols;
+  const int64_t pitch = in_place ? int64_t{cols} * width * 3 : int64_t{width} * 3;
+  auto buffer = ops.allocate(static_cast<size_t>(pitch) * static_cast<size_t>(height) * (in_place ? rows : n));
+  check(buffer.status());
+  auto* out = static_cast<uint8_t*>(*buffer);
+  std::vector<codecs::DecodeRequest> requests(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    codecs::DecodeRequest& r = requests[static_cast<size_t>(i)];
+    r.data = streams[static_cast<size_t>(i)];
+    r.desc = &desc;
+    uint8_t* at = in_place ? out + (i / cols) * pitch * height + (i % cols) * width * 3
+                           : out + static_cast<int64_t>(i) * pitch * height;
+    r.out = ImageView{at, pitch, width, height, 3, Device{DeviceType::kCuda, device}};
+  }
+  std::vector<std::unique_ptr<codecs::Decoder>> decoders;
+  for (int t = 0; t < threads; ++t) {
+    auto d = codecs::nvimgcodec::create_decoder(device);
+    check(d.status());
+    decoders.push_back(std::move(*d));
+  }
+  std::atomic<int> go{0}, done{0};
+  std::atomic<int64_t> failures{0};
+  const int total_rounds = rounds + 3;
+  auto work = [&](int t) {
+    std::vector<Status> statuses;
+    const int first = t * n / threads, last = (t + 1) * n / threads;
+    for (int round = 1; round <= total_rounds; ++round) {
+      while (go.load(std::memory_order_acquire) < round) std::this_thread::yield();
+      for (int c = 0; c < calls; ++c) {
+        const int a = first + c * (last - first) / calls, b = first + (c + 1) * (last - first) / calls;
+        std::span<const codecs::DecodeRequest> part(requests.data() + a, static_cast<size_t>(b - a));
+        statuses.assign(part.size(), Status());
+        decoders[static_cast<size_t>(t)]->decode_batch(part, statuses);
+        for (const Status& s : statuses) failures += s.ok() ? 0 : 1;
+      }
+      done.fetch_add(1, std::memory_order_acq_rel);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) pool.emplace_back(work, t);
+  std::vector<double> took;
+  for (int round = 1; round <= total_rounds; ++round) {
+    const auto start = std::chrono::steady_clock::now();
+    go.store(round, std::memory_order_release);
+    while (done.load(std::memory_order_acquire) < round * threads) std::this_thread::yield();
+    if (round > 3) took.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  for (auto& th : pool) th.join();
+  ops.release(out);
+  if (failures > 0) throw std::runtime_error("shot_rate: " + std::to_string(failures.load()) + " tiles failed");
+  std::sort(took.begin(), took.end());
+  return {took[took.size() / 2], took.front(), took.back()};
+}
+
 }  // namespace
 
 NB_MODULE(_bench, m) {
+  m.def("shot_rate", &shot_rate, nb::arg("streams"), nb::arg("width"), nb::arg("height"), nb::arg("cols"),
+        nb::arg("threads"), nb::arg("calls") = 1, nb::arg("in_place") = true, nb::arg("rounds") = 50,
+        nb::arg("device") = 0, "One region's tiles decoded once per round: seconds per round (median, min, max).");
   m.def("decode_rate", &decode_rate, nb::arg("streams"), nb::arg("width"), nb::arg("height"), nb::arg("threads") = 1,
         nb::arg("batch") = 64, nb::arg("seconds") = 2.0, nb::arg("device") = 0,
         "Sustained raw nvImageCodec decode rate: (tiles per second, seconds timed).");

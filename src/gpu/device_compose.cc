@@ -85,13 +85,23 @@ Status upload_cpu_tile(const DeviceRead& read, const DeviceTile& tile, uint8_t* 
 }
 
 void decode_on_lanes(DeviceContext& context, TileLanes& lanes, const codecs::TileDesc& desc, std::span<LaneJob> jobs,
-                     const CpuAssist& assist) {
+                     const CpuAssist& assist, bool spread) {
   constexpr size_t kPart = 16;
   internal::ThreadPool& pool = internal::global_pool();
   const int cpu_threads = pool.size() + 1;
   const int callers = internal::settings().gpu_assist_callers;
+  const int spread_tiles = internal::settings().gpu_spread_tiles;
+  size_t per_call = 0;
+  if (spread && spread_tiles > 0 && jobs.size() >= 2 * static_cast<size_t>(spread_tiles)) {
+    // One call per lane, each of at least spread_tiles: on the H200 a 4096^2 region's 256 tiles as 4 calls
+    // of 64 read 3,043 MPix/s, 8 of 32 2,428, the loader's 2 ms calls (8.7 tiles) 2,355 (bench/RESULTS.md).
+    const size_t lane_count = static_cast<size_t>(std::max(1, lanes.lane_count()));
+    per_call = std::max((jobs.size() + lane_count - 1) / lane_count, static_cast<size_t>(spread_tiles));
+  }
   size_t parts = 1;
-  if (callers > 0) {
+  if (per_call > 0) {
+    // one caller: the lanes take the whole list in one round
+  } else if (callers > 0) {
     parts = std::clamp<size_t>(jobs.size() / kPart, 1, static_cast<size_t>(callers));
   } else if (jobs.size() >= 4 * kPart && lanes.cpu_outpaces_gpu(desc, cpu_threads)) {
     parts = (jobs.size() + kPart - 1) / kPart;
@@ -99,10 +109,13 @@ void decode_on_lanes(DeviceContext& context, TileLanes& lanes, const codecs::Til
   if (parts == 1) {
     auto stream = StreamLease::acquire(context.ops());
     std::vector<uint8_t> host;
-    lanes.decode(jobs, [&](size_t i) -> Status {
-      if (!stream.ok()) return stream.status();
-      return assist(i, host, stream->get());
-    });
+    lanes.decode(
+        jobs,
+        [&](size_t i) -> Status {
+          if (!stream.ok()) return stream.status();
+          return assist(i, host, stream->get());
+        },
+        per_call);
     return;
   }
   pool.parallel_for(static_cast<int64_t>(parts), [&](int64_t p) {

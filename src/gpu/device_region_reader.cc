@@ -45,7 +45,8 @@ Status decode_on_gpu(const DeviceRead& read, uint64_t slide_uid, std::vector<Dev
     decode_on_lanes(read.context, *lanes, read.request.level->desc, jobs,
                     [&](size_t i, std::vector<uint8_t>& host, Stream stream) {
                       return upload_cpu_window(read, tiles[i], host, stream);
-                    });
+                    },
+                    /*spread=*/true);
     for (size_t i = 0; i < tiles.size(); ++i) {
       DeviceTile& t = tiles[i];
       // A reserved cache entry is complete only when the GPU decoded the whole tile into it.
@@ -80,7 +81,7 @@ Status DeviceRegionReader::read(const region::RegionRequest& req, DeviceContext*
   if (!context) {
     TW_ASSIGN_OR_RETURN(context, device_context(req.out.device.index));
   }
-  if (const auto cut = split_row(req, plan, *context)) return read_split(req, *cut, *context);
+  if (const auto route = large_route(req, plan, *context)) return read_large(req, plan, *route, *context);
   return read_planned(req, plan, *context);
 }
 

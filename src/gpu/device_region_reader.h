@@ -12,8 +12,9 @@
 //     thread the smallest windows;
 //  4. tiles no GPU decoder takes, and tiles a GPU decoder failed on, are decoded on the CPU and uploaded (the
 //     fallback chain: GPU backend, then CPU backend, per tile).
-// A region of at least TILEWISE_GPU_SPLIT_TILES tiles is first cut at a tile row: the rows above take this
-// path, the rows below the host reader on the CPU's cores, uploaded band by band (device_region_split.cc).
+// A region of at least TILEWISE_GPU_SPLIT_TILES tiles takes this path or the host reader on the CPU's cores
+// (uploaded tile row by tile row), whichever reads large regions faster by measured rates
+// (device_region_split.cc); through the lanes, its tiles go in one round of large calls (device_compose.h).
 // The call returns when the output is complete (the read's stream is synchronised), so any stream may use it.
 //
 // Thread behaviour: const and stateless apart from the context's shared lanes, cache and pools; any number of
@@ -45,15 +46,28 @@ class DeviceRegionReader {
   std::vector<Status> read_batch(std::span<const region::RegionRequest> requests,
                                  DeviceContext* context = nullptr) const;
 
+  // Forgets both sides' measured rates of large regions (process-wide), so that the next large reads measure
+  // them again; a cpu_share cuts every large region at that share of its tile rows instead (the setting
+  // TILEWISE_GPU_SPLIT_CPU_SHARE's effect). For tests.
+  static void reset_large_region_routing(std::optional<double> cpu_share = std::nullopt);
+
  private:
   // The lanes' path for one planned region (steps 1-4 above).
   Status read_planned(const region::RegionRequest& request, const region::RegionPlan& plan,
                       DeviceContext& context) const;
   Status read_on_device(const region::RegionRequest& request, DeviceContext& context) const;
-  // A large region shared between the lanes and the CPU (device_region_split.cc): the level row to cut at,
-  // or nothing; and the read of both halves at once.
-  std::optional<int64_t> split_row(const region::RegionRequest& request, const region::RegionPlan& plan,
-                                   DeviceContext& context) const;
+  // How a large region is read (device_region_split.cc): by the lanes (no cut), or from a tile row on by the
+  // CPU (cut: the level row; the region's top for all of it).
+  struct LargeRoute {
+    std::optional<int64_t> cut;
+  };
+  // The route of a large region; nothing for a region that is not large (or whose codec the lanes refuse).
+  std::optional<LargeRoute> large_route(const region::RegionRequest& request, const region::RegionPlan& plan,
+                                        DeviceContext& context) const;
+  // Reads a large region by its route, measuring the side that read it alone.
+  Status read_large(const region::RegionRequest& request, const region::RegionPlan& plan, const LargeRoute& route,
+                    DeviceContext& context) const;
+  // Rows above `cut` through the lanes and the rest on the CPU, at once.
   Status read_split(const region::RegionRequest& request, int64_t cut, DeviceContext& context) const;
   const formats::SlideModel& model_;
   uint64_t slide_uid_;

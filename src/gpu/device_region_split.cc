@@ -1,16 +1,21 @@
-// Large device regions shared between the GPU's decode lanes and the CPU's cores (DeviceRegionReader::
-// read_split). On the lent H200 one 4096^2 JPEG region decodes at ~1,800 MPix/s through the lanes and
-// ~2,300 MPix/s through the host reader on 16 cores: either alone leaves the other idle. A region of at least
-// TILEWISE_GPU_SPLIT_TILES tiles is cut at a tile row: the rows above go to the lanes (the reader's own
-// path), the rows below to the host reader, in one read into page-locked staging, each tile row's upload
-// queued by the thread that wrote its last tile while later rows decode. Where to cut follows both sides'
-// measured rates (pixels per second while running together, averaged over reads), so that both finish
-// together; when the lanes would get under half a row, the CPU reads it all (TILEWISE_GPU_SPLIT_CPU_SHARE
-// fixes the CPU's share instead). No tile is decoded twice: the sides touch disjoint tile rows.
+// Large device regions (DeviceRegionReader::read of at least TILEWISE_GPU_SPLIT_TILES tiles): read by the
+// GPU's decode lanes or by the CPU's cores, whichever reads such regions faster by measured rates. On the
+// lent H200 the lanes read one 4096^2 JPEG region at ~3,000 MPix/s with its 256 tiles dealt out as 4 calls of
+// 64 (device_compose.h's spread) and the host reader on 16 cores at ~2,100-2,500 (bench/RESULTS.md); on a
+// host with a slower GPU or more cores it is the other way round. Each side's rate (pixels per second of its
+// large reads alone, averaged over reads; the first read of each side sets it up and is not counted) is
+// measured on the first large reads - two to the lanes, then two to the CPU - and then every
+// kRemeasureEvery-th large read goes to the slower side so that its rate stays current.
+// The CPU side reads in one host read into page-locked staging, each tile row's upload queued by the thread
+// that wrote its last tile while later rows decode. TILEWISE_GPU_SPLIT_CPU_SHARE instead cuts every large
+// region at a tile row and reads both parts at once, the rows below the cut on the CPU (measured on the H200:
+// slower than either side alone, as the lanes' host work and 16 decoding cores share the host). No tile is
+// decoded twice: the parts touch disjoint tile rows.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <initializer_list>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -26,21 +31,49 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Pixels per second of each side of split reads, process-wide; 0 until the first split read measures it
-// (the first split is even).
-std::atomic<double> g_gpu_rate{0}, g_cpu_rate{0};
+constexpr uint64_t kRemeasureEvery = 32;
 
-void record(std::atomic<double>& rate, double pixels, Clock::duration took) {
+struct Side {
+  std::atomic<double> rate{0};  // pixels per second; 0 until measured
+  std::atomic<uint64_t> reads{0};
+};
+
+// Process-wide: both sides' rates, and the fixed share of the setting (tests replace it).
+struct Routing {
+  Side lanes, cpu;
+  std::atomic<uint64_t> large_reads{0};
+  std::optional<double> cpu_share = internal::settings().gpu_split_cpu_share;
+};
+
+Routing& routing() {
+  static Routing r;
+  return r;
+}
+
+void record(Side& side, double pixels, Clock::duration took) {
   const double seconds = std::chrono::duration<double>(took).count();
   if (pixels <= 0 || seconds <= 0) return;
-  const double now = pixels / seconds, before = rate.load(std::memory_order_relaxed);
-  rate.store(before == 0 ? now : 0.75 * before + 0.25 * now, std::memory_order_relaxed);
+  // The first read of a side sets it up (the lanes' decoders and their buffers, pinned staging).
+  if (side.reads.fetch_add(1, std::memory_order_relaxed) == 0) return;
+  const double now = pixels / seconds, before = side.rate.load(std::memory_order_relaxed);
+  side.rate.store(before == 0 ? now : 0.75 * before + 0.25 * now, std::memory_order_relaxed);
 }
 
 }  // namespace
 
-std::optional<int64_t> DeviceRegionReader::split_row(const region::RegionRequest& req, const region::RegionPlan& plan,
-                                                     DeviceContext& context) const {
+void DeviceRegionReader::reset_large_region_routing(std::optional<double> cpu_share) {
+  Routing& r = routing();
+  for (Side* side : {&r.lanes, &r.cpu}) {
+    side->rate = 0;
+    side->reads = 0;
+  }
+  r.large_reads = 0;
+  r.cpu_share = cpu_share;
+}
+
+std::optional<DeviceRegionReader::LargeRoute> DeviceRegionReader::large_route(const region::RegionRequest& req,
+                                                                             const region::RegionPlan& plan,
+                                                                             DeviceContext& context) const {
   const int64_t min_tiles = internal::settings().gpu_split_tiles;
   if (min_tiles <= 0 || static_cast<int64_t>(plan.tiles.size()) < min_tiles || req.level->placement) {
     return std::nullopt;
@@ -50,18 +83,32 @@ std::optional<int64_t> DeviceRegionReader::split_row(const region::RegionRequest
   const int64_t first = plan.inside.y0 / th, last = (plan.inside.y1 - 1) / th;  // tile rows, inclusive
   const int64_t rows = last - first + 1;
   if (rows < 2) return std::nullopt;
-  if (const auto fixed = internal::settings().gpu_split_cpu_share) {
+  Routing& r = routing();
+  if (const auto fixed = r.cpu_share) {
     const int64_t cpu_rows = std::llround(static_cast<double>(rows) * *fixed);
-    if (cpu_rows <= 0) return std::nullopt;  // all to the lanes
-    return cpu_rows >= rows ? req.y : (last + 1 - cpu_rows) * th;
+    if (cpu_rows <= 0) return LargeRoute{};  // all to the lanes
+    return LargeRoute{cpu_rows >= rows ? req.y : (last + 1 - cpu_rows) * th};
   }
-  const double gpu = g_gpu_rate.load(std::memory_order_relaxed), cpu = g_cpu_rate.load(std::memory_order_relaxed);
-  const double cpu_share = gpu > 0 && cpu > 0 ? cpu / (cpu + gpu) : 0.5;
-  // At least one row each way until the rates say the lanes would get less than half a row: then the CPU
-  // reads it all (measured on the H200: the lanes' rate on a few rows beside 16 busy cores is a fifth of
-  // the cores', so whole large regions go to the CPU there).
-  const int64_t cpu_rows = std::clamp<int64_t>(std::llround(static_cast<double>(rows) * cpu_share), 1, rows);
-  return cpu_rows == rows ? req.y : (last + 1 - cpu_rows) * th;
+  const uint64_t n = r.large_reads.fetch_add(1, std::memory_order_relaxed);
+  const double lanes = r.lanes.rate.load(std::memory_order_relaxed), cpu = r.cpu.rate.load(std::memory_order_relaxed);
+  bool to_lanes;
+  if (lanes == 0) {
+    to_lanes = true;
+  } else if (cpu == 0) {
+    to_lanes = false;
+  } else {
+    to_lanes = (lanes >= cpu) != (n % kRemeasureEvery == kRemeasureEvery - 1);
+  }
+  return to_lanes ? LargeRoute{} : LargeRoute{req.y};
+}
+
+Status DeviceRegionReader::read_large(const region::RegionRequest& req, const region::RegionPlan& plan,
+                                      const LargeRoute& route, DeviceContext& context) const {
+  if (route.cut) return read_split(req, *route.cut, context);
+  const auto start = Clock::now();
+  Status s = read_planned(req, plan, context);
+  if (s.ok()) record(routing().lanes, static_cast<double>(req.width * req.height), Clock::now() - start);
+  return s;
 }
 
 Status DeviceRegionReader::read_split(const region::RegionRequest& req, int64_t cut, DeviceContext& context) const {
@@ -75,15 +122,8 @@ Status DeviceRegionReader::read_split(const region::RegionRequest& req, int64_t 
   bottom.out = req.out.sub(0, top.height, req.out.width, static_cast<int32_t>(bottom.height));
 
   Status gpu_status;
-  Clock::duration gpu_took{};
   std::thread lanes;
-  if (top.height > 0) {
-    lanes = std::thread([&] {
-      const auto start = Clock::now();
-      gpu_status = read_on_device(top, context);
-      gpu_took = Clock::now() - start;
-    });
-  }
+  if (top.height > 0) lanes = std::thread([&] { gpu_status = read_on_device(top, context); });
 
   // The CPU side: one host read (the pool and this thread) into staging. Each tile row is uploaded on this
   // side's stream by the thread that wrote the row's last tile, so that only the last row's upload is left
@@ -143,10 +183,8 @@ Status DeviceRegionReader::read_split(const region::RegionRequest& req, int64_t 
   }();
   const Clock::duration cpu_took = Clock::now() - start;
   if (lanes.joinable()) lanes.join();
-  if (gpu_status.ok() && cpu_status.ok()) {
-    if (top.height > 0) record(g_gpu_rate, static_cast<double>(top.width * top.height), gpu_took);
-    record(g_cpu_rate, static_cast<double>(bottom.width * bottom.height), cpu_took);
-  }
+  // The rates are of each side alone: a region shared at a fixed cut measures neither.
+  if (top.height == 0 && cpu_status.ok()) record(routing().cpu, static_cast<double>(bottom.width * bottom.height), cpu_took);
   return gpu_status.ok() ? cpu_status : gpu_status;
 }
 

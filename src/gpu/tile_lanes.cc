@@ -43,6 +43,7 @@ struct Entry {
   size_t front;
   size_t back;
   Group* group;
+  size_t per_call;  // tiles per call for this entry's jobs (0: by the measured speed)
 };
 
 class Lanes final : public TileLanes {
@@ -73,18 +74,22 @@ class Lanes final : public TileLanes {
     decoders_.clear();
   }
 
-  void decode(std::span<LaneJob> jobs, const CpuAssist& cpu_assist) override {
+  void decode(std::span<LaneJob> jobs, const CpuAssist& cpu_assist, size_t per_call) override {
     if (jobs.empty()) return;
     Group group;
     group.remaining = jobs.size();
-    Entry entry{jobs.data(), 0, jobs.size(), &group};
+    Entry entry{jobs.data(), 0, jobs.size(), &group, std::min(per_call, kMaxBatch)};
     std::unique_lock<std::mutex> lock(mutex_);
     if (stopping_) {
       for (LaneJob& j : jobs) j.status = shut_down();
       return;
     }
     queue_.push_back(&entry);
-    work_.notify_one();
+    if (entry.per_call > 0) {
+      work_.notify_all();  // one call per lane: every idle lane takes its share at once
+    } else {
+      work_.notify_one();
+    }
     if (cpu_assist && options_.cpu_assist) {
       while (entry.front < entry.back && cpu_is_sooner(entry)) {
         const size_t i = --entry.back;
@@ -102,6 +107,11 @@ class Lanes final : public TileLanes {
       }
     }
     group.done.wait(lock, [&] { return group.remaining == 0; });
+  }
+
+  int lane_count() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return static_cast<int>(threads_.size());
   }
 
   LaneStats stats() const override {
@@ -165,7 +175,8 @@ class Lanes final : public TileLanes {
       if (stopping_) return;
       batch.clear();
       groups.clear();
-      const size_t cap = batch_cap(queue_.front()->jobs[queue_.front()->front].request);
+      const Entry* first = queue_.front();
+      const size_t cap = first->per_call > 0 ? first->per_call : batch_cap(first->jobs[first->front].request);
       while (batch.size() < cap && !queue_.empty()) {
         Entry* e = queue_.front();
         while (batch.size() < cap && e->front < e->back) {

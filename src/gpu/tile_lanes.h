@@ -77,8 +77,12 @@ class TileLanes {
   // Decodes every job (each job's status says how). Jobs are taken by lanes in order from the front; the
   // caller takes them from the back and calls cpu_assist(index) when it is set and assisting is enabled,
   // so order jobs by how much the GPU should prefer them. Returns when all are finished.
+  // per_call > 0 deals the jobs out as calls of exactly that many tiles (at most kMaxBatch; the last call
+  // takes the rest) instead of by the lanes' measured speed: a large read sized to the lanes goes in one
+  // round, one call per lane.
   using CpuAssist = std::function<Status(size_t index)>;
-  virtual void decode(std::span<LaneJob> jobs, const CpuAssist& cpu_assist) = 0;
+  virtual void decode(std::span<LaneJob> jobs, const CpuAssist& cpu_assist, size_t per_call = 0) = 0;
+  virtual int lane_count() const = 0;
   virtual LaneStats stats() const = 0;
   // Whether `cpu_threads` CPU threads decode tiles like `desc` at least twice as fast as the lanes, by the
   // measured speeds (false until measured): then a large read should let many threads assist.

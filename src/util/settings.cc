@@ -115,6 +115,7 @@ Settings read_settings(EnvLookup lookup) {
     return static_cast<double>(*v);
   });
   read(lookup, "TILEWISE_GPU_IN_PLACE", s.gpu_in_place, parse_switch);
+  read(lookup, "TILEWISE_GPU_SPREAD_TILES", s.gpu_spread_tiles, parse_count);
   read(lookup, "TILEWISE_GPU_SPLIT_TILES", s.gpu_split_tiles, parse_count);
   double share = 0;
   if (read(lookup, "TILEWISE_GPU_SPLIT_CPU_SHARE", share, [](std::string_view t) -> std::optional<double> {

@@ -48,12 +48,18 @@ struct Settings {
   double gpu_batch_ms = 2;                        // TILEWISE_GPU_BATCH_MS: work per nvImageCodec call (ms)
   int gpu_assist_callers = 0;                     // TILEWISE_GPU_ASSIST_CALLERS: threads that assist one
                                                   //   read's queued tiles (0 = by measured speeds)
+  int gpu_spread_tiles = 64;                      // TILEWISE_GPU_SPREAD_TILES: a device region with twice this
+                                                  //   many tiles to decode deals them to the lanes in calls
+                                                  //   of this many or more, one round (0 = never: calls by
+                                                  //   the measured speed, as the loader's)
   bool gpu_in_place = true;                       // TILEWISE_GPU_IN_PLACE: decode whole tiles into the output
   bool gpu_async_allocator = false;               // TILEWISE_GPU_ALLOCATOR: "pool" (default) or "async"
   int gpu_split_tiles = 64;                       // TILEWISE_GPU_SPLIT_TILES: a device region of this many tiles
-                                                  //   is shared with the CPU (0 = never)
-  std::optional<double> gpu_split_cpu_share;      // TILEWISE_GPU_SPLIT_CPU_SHARE: the CPU's share of such a
-                                                  //   region's tile rows, 0-1 (unset: by measured rates)
+                                                  //   goes to the lanes or the CPU, whichever reads such
+                                                  //   regions faster (0 = always the lanes)
+  std::optional<double> gpu_split_cpu_share;      // TILEWISE_GPU_SPLIT_CPU_SHARE: share such a region's tile
+                                                  //   rows, this part to the CPU, at once, 0-1 (unset: one
+                                                  //   side by measured rates)
   GpuWait gpu_wait = GpuWait::kAuto;              // TILEWISE_GPU_WAIT: how host threads wait for the GPU ("auto",
                                                   //   "block", "spin" or "device"; codecs/nvimgcodec/cuda_wait.h)
   int loader_device_chunk = 0;                    // TILEWISE_LOADER_DEVICE_CHUNK: regions per device batch read

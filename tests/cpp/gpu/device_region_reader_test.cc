@@ -211,27 +211,53 @@ TEST(DeviceRegionReader, GivesTheHostReadersPixelsThroughTheLanes) {
   EXPECT_EQ(context.ops_.live.load(), static_cast<int>(context.tile_cache()->stats().entries));
 }
 
-TEST(DeviceRegionReader, LargeRegionsAreSharedWithTheCpuAtATileRow) {
+TEST(DeviceRegionReader, LargeRegionsGoToTheSideThatReadsThemFaster) {
+  DeviceRegionReader::reset_large_region_routing();
   Fixture f(1024, 512, 64, 32);  // 16 x 16 tiles
   HostContext context;
-  // Whole, unaligned, and reaching past the level (background on both sides of the cut); the second round
-  // cuts by the rates the first measured.
-  for (int round = 0; round < 2; ++round) {
-    f.expect_same(context, 0, 0, 1024, 512, /*use_cache=*/false);
-    // The first cut is even: the CPU's 8 tile rows are uploaded one by one as each is complete.
-    if (round == 0) EXPECT_EQ(context.ops_.host_copies.load(), 8);
-    f.expect_same(context, 13, 7, 900, 480, /*use_cache=*/false);
-    f.expect_same(context, -20, 300, 700, 300, /*use_cache=*/false);
-  }
-  EXPECT_EQ(context.ops_.host_allocations.load(), 6) << "each region had a CPU half";
-  EXPECT_GT(context.started().stats().gpu_tiles, 0u) << "and a GPU half";
+  auto lanes_tiles = [&] { return context.started().stats().gpu_tiles; };
+  auto cpu_reads = [&] { return context.ops_.host_allocations.load(); };  // the CPU side's pinned staging
+  // The first two large reads go to the lanes (the first sets them up), the next two to the CPU.
+  f.expect_same(context, 0, 0, 1024, 512, /*use_cache=*/false);
+  f.expect_same(context, 13, 7, 900, 480, /*use_cache=*/false);
+  EXPECT_EQ(cpu_reads(), 0);
+  const uint64_t after_lanes = lanes_tiles();
+  EXPECT_GT(after_lanes, 0u);
+  f.expect_same(context, -20, 300, 700, 300, /*use_cache=*/false);  // reaching past the level: background too
+  f.expect_same(context, 0, 0, 1024, 512, /*use_cache=*/false);
+  EXPECT_EQ(cpu_reads(), 2);
+  // Each CPU tile row uploaded when its last tile is written (7 rows and the background below the level,
+  // then 16 rows).
+  EXPECT_EQ(context.ops_.host_copies.load(), 8 + 16);
+  EXPECT_EQ(lanes_tiles(), after_lanes) << "the CPU's reads decode nothing on the lanes";
+  // From then on the faster side reads them, the slower one every 32nd read: both sides over 40 reads.
+  for (int i = 0; i < 40; ++i) f.expect_same(context, 64 * (i % 3), 32 * (i % 2), 900, 400, /*use_cache=*/false);
+  EXPECT_GT(lanes_tiles(), after_lanes);
+  EXPECT_GT(cpu_reads(), 2);
+  EXPECT_LT(cpu_reads(), 2 + 40);
   f.expect_same(context, 100, 100, 200, 100);  // 4 x 5 tiles: below TILEWISE_GPU_SPLIT_TILES, lanes only
-  EXPECT_EQ(context.ops_.host_allocations.load(), 6);
   EXPECT_EQ(context.ops_.live.load(), static_cast<int>(context.tile_cache()->stats().entries));
 }
 
+TEST(DeviceRegionReader, AFixedCpuShareCutsLargeRegionsAtATileRow) {
+  DeviceRegionReader::reset_large_region_routing(0.5);
+  Fixture f(1024, 512, 64, 32);  // 16 x 16 tiles
+  HostContext context;
+  f.expect_same(context, 0, 0, 1024, 512, /*use_cache=*/false);
+  EXPECT_EQ(context.ops_.host_copies.load(), 8) << "the CPU's 8 tile rows, uploaded one by one";
+  const uint64_t lanes_tiles = context.started().stats().gpu_tiles;
+  EXPECT_EQ(lanes_tiles, 128u) << "and the lanes the other 8";
+  // Unaligned, and reaching past the level (background on both sides of the cut).
+  f.expect_same(context, 13, 7, 900, 480, /*use_cache=*/false);
+  f.expect_same(context, -20, 300, 700, 300, /*use_cache=*/false);
+  EXPECT_EQ(context.ops_.host_allocations.load(), 3) << "each region had a CPU half";
+  EXPECT_GT(context.started().stats().gpu_tiles, lanes_tiles) << "and a GPU half";
+  DeviceRegionReader::reset_large_region_routing();
+}
+
 TEST(DeviceRegionReader, ATileWhoseBytesCannotBeReadFailsALargeRegionWithItsContext) {
-  Fixture f(1024, 512, 64, 32);  // 16 x 16 tiles: the lanes' rows are read on the decode pool
+  DeviceRegionReader::reset_large_region_routing();  // the first large read goes to the lanes
+  Fixture f(1024, 512, 64, 32);  // 16 x 16 tiles: the lanes' tiles are read on the decode pool
   auto units = std::make_shared<formats::UnitTable>(*f.model.levels[0].units);
   units->offsets[16 * 2 + 5] = uint64_t{1} << 40;  // tile (5, 2): past the end of the file
   f.model.levels[0].units = units;

@@ -197,6 +197,33 @@ TEST(TileLanes, SlowCodecsGetSmallBatches) {
   for (auto& j : w.jobs) EXPECT_TRUE(j.status.ok());
 }
 
+TEST(TileLanes, ASpreadReadGoesToEveryLaneInOneRound) {
+  FakeDecoder::Shared shared;
+  shared.seconds_per_tile = 0.002;  // measured slow: by speed, calls of at most ~2 tiles
+  auto lanes = make_lanes(&shared, 4, LaneOptions{false, 0, 0.005});
+  Work warm(1);
+  lanes->decode(warm.jobs, nullptr);
+  shared.seconds_per_tile = 0;
+  set_gate(shared, false);
+  Work w(100);
+  std::thread caller([&] { lanes->decode(w.jobs, nullptr, /*per_call=*/25); });
+  wait_entered(shared, 5);  // the warm-up's call and one call on each of the 4 lanes, all held at the gate
+  {
+    std::lock_guard<std::mutex> lock(shared.mutex);
+    ASSERT_EQ(shared.batch_sizes.size(), 5u);
+    for (size_t i = 1; i < 5; ++i) EXPECT_EQ(shared.batch_sizes[i], 25u);
+  }
+  EXPECT_EQ(lanes->lane_count(), 4);
+  EXPECT_EQ(lanes->stats().queued, 0u);
+  set_gate(shared, true);
+  caller.join();
+  for (size_t i = 0; i < w.jobs.size(); ++i) {
+    ASSERT_TRUE(w.jobs[i].status.ok());
+    EXPECT_EQ(w.out[i], w.bytes[i]);
+  }
+  EXPECT_EQ(shared.batch_sizes.size(), 5u);
+}
+
 TEST(TileLanes, FailuresAndCpuErrorsArePerJob) {
   FakeDecoder::Shared shared;
   auto lanes = make_lanes(&shared, 2, LaneOptions{false, 0});
