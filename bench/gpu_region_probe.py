@@ -4,7 +4,8 @@ would, rather than the loader's many small calls in flight), beside cuCIM's cusl
 4096^2 region in its own process. A diagnosis, not a table: prints one line per measurement.
 
 Run on the GPU machine after scripts/gpu-test.sh's set-up (AB_ONLY_SETUP=1), from bench/:
-    python3 gpu_region_probe.py [--seconds S]"""
+    python3 gpu_region_probe.py [--seconds S]
+    python3 gpu_region_probe.py --cucim-only    (only cuCIM's row: scripts/gpu-issue11.sh regionpair)"""
 
 from __future__ import annotations
 
@@ -53,21 +54,29 @@ def main() -> None:
         mpix = len(streams) * 65536 / 1e6
         print(f"one round, {threads} decoder(s) x {calls} call(s), {'in place' if in_place else 'compact'}: "
               f"{med * 1e3:.2f} ms ({lo * 1e3:.2f}-{hi * 1e3:.2f}) = {mpix / med:,.0f} MPix/s", flush=True)
-    site = os.environ.get("TILEWISE_CUCIM_SITE")
-    if site and Path(site).is_dir():
-        from bench_gpu import cucim_env
+    cucim_region()
 
-        p = subprocess.run([sys.executable, str(HERE / "bench_cucim_gpu.py"), str(SLIDE), "16", "region"],
-                           env=dict(cucim_env(site), ENABLE_CUSLIDE2="1"), capture_output=True, text=True)
-        lines = [ln for ln in p.stdout.splitlines() if ln.startswith("[")]
-        if p.returncode != 0 or not lines:
-            print(f"cuCIM cuslide2 region: FAILED (exit {p.returncode}): {p.stderr.strip()[-300:]}")
-        else:
-            for row in json.loads(lines[-1]):
-                print(f"cuCIM region: {row['tool']}: {row['value']:,.0f} {row['unit']} ({row['lo']:,.0f}-{row['hi']:,.0f})")
-    else:
+
+def cucim_region() -> None:
+    """cuCIM's cuslide2 reading the same region, in its own process (one line)."""
+    site = os.environ.get("TILEWISE_CUCIM_SITE")
+    if not site or not Path(site).is_dir():
         print("cuCIM region: not run (TILEWISE_CUCIM_SITE has no site)")
+        return
+    from bench_gpu import cucim_env
+
+    p = subprocess.run([sys.executable, str(HERE / "bench_cucim_gpu.py"), str(SLIDE), "16", "region"],
+                       env=dict(cucim_env(site), ENABLE_CUSLIDE2="1"), capture_output=True, text=True)
+    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("[")]
+    if p.returncode != 0 or not lines:
+        print(f"cuCIM cuslide2 region: FAILED (exit {p.returncode}): {p.stderr.strip()[-300:]}")
+        return
+    for row in json.loads(lines[-1]):
+        print(f"cuCIM region: {row['tool']}: {row['value']:,.0f} {row['unit']} ({row['lo']:,.0f}-{row['hi']:,.0f})")
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["--cucim-only"]:
+        cucim_region()
+    else:
+        main()

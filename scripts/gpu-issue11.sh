@@ -136,23 +136,7 @@ for step in "$@"; do
       for r in $(seq "${REGION_ROUNDS:-3}"); do
         child python3 ab_child.py region cuda
         child python3 ab_child.py region cpu
-        python3 - <<'PY'
-import json, os, subprocess, sys
-from bench_gpu import cucim_env
-site = os.environ.get("TILEWISE_CUCIM_SITE", "")
-if not os.path.isdir(site):
-    print("cuslide2 region : not run (no cuCIM site)")
-    sys.exit()
-slide = os.path.join(os.environ["TILEWISE_GPU_DATA"], "bench_ihc_6144.tif")
-p = subprocess.run([sys.executable, "bench_cucim_gpu.py", slide, "16", "region"],
-                   env=dict(cucim_env(site), ENABLE_CUSLIDE2="1"), capture_output=True, text=True)
-rows = [ln for ln in p.stdout.splitlines() if ln.startswith("[")]
-if p.returncode != 0 or not rows:
-    print(f"cuslide2 region : FAILED (exit {p.returncode}): {p.stderr.strip()[-300:]}")
-else:
-    for row in json.loads(rows[-1]):
-        print(f"cuslide2 region : {row['tool']}: {row['value']:,.0f} ({row['lo']:,.0f}-{row['hi']:,.0f}) {row['unit']}")
-PY
+        python3 gpu_region_probe.py --cucim-only
       done ;;
     j2k)
       for w in ${J2K_WAITS:-block}; do

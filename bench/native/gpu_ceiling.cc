@@ -31,25 +31,37 @@ void check(const Status& s) {
   if (!s.ok()) throw std::runtime_error(s.message());
 }
 
-std::pair<double, double> decode_rate(const std::vector<nb::bytes>& py_streams, int32_t width, int32_t height,
-                                      int threads, int batch, double seconds, int device) {
-  if (threads < 1 || batch < 1 || width < 1 || height < 1 || py_streams.empty() || seconds <= 0) {
-    throw std::invalid_argument("decode_rate: nothing to decode");
-  }
+// Copies of the Python bytes (read without the GIL).
+std::vector<std::vector<uint8_t>> copy_streams(const std::vector<nb::bytes>& py_streams) {
   std::vector<std::vector<uint8_t>> streams;
   for (const nb::bytes& b : py_streams) {
     const auto* p = static_cast<const uint8_t*>(b.data());
     streams.emplace_back(p, p + b.size());
   }
-  nb::gil_scoped_release release;
-  check(gpu::device_status(device));
-  gpu::DeviceOps& ops = gpu::cuda_ops(device);
+  return streams;
+}
+
+// The tiles' description: YCbCr JPEG, or JPEG 2000 when the first stream is a codestream.
+codecs::TileDesc tile_desc(const std::vector<std::vector<uint8_t>>& streams, int32_t width, int32_t height) {
   codecs::TileDesc desc;
   desc.width = width;
   desc.height = height;
   desc.color = codecs::ColorSpace::kYCbCr;
   desc.compression = streams[0].size() > 1 && streams[0][1] == 0x4F ? codecs::Compression::kJpeg2000
                                                                       : codecs::Compression::kJpeg;
+  return desc;
+}
+
+std::pair<double, double> decode_rate(const std::vector<nb::bytes>& py_streams, int32_t width, int32_t height,
+                                      int threads, int batch, double seconds, int device) {
+  if (threads < 1 || batch < 1 || width < 1 || height < 1 || py_streams.empty() || seconds <= 0) {
+    throw std::invalid_argument("decode_rate: nothing to decode");
+  }
+  const std::vector<std::vector<uint8_t>> streams = copy_streams(py_streams);
+  nb::gil_scoped_release release;
+  check(gpu::device_status(device));
+  gpu::DeviceOps& ops = gpu::cuda_ops(device);
+  const codecs::TileDesc desc = tile_desc(streams, width, height);
   const size_t tile_bytes = static_cast<size_t>(width) * static_cast<size_t>(height) * 3;
   std::vector<std::unique_ptr<codecs::Decoder>> decoders;
   std::vector<void*> outputs;
@@ -116,19 +128,11 @@ std::vector<double> shot_rate(const std::vector<nb::bytes>& py_streams, int32_t 
   if (threads < 1 || calls < 1 || cols < 1 || rounds < 1 || n < threads * calls) {
     throw std::invalid_argument("shot_rate: fewer tiles than calls");
   }
-  std::vector<std::vector<uint8_t>> streams;
-  for (const nb::bytes& b : py_streams) {
-    const auto* p = static_cast<const uint8_t*>(b.data());
-    streams.emplace_back(p, p + b.size());
-  }
+  const std::vector<std::vector<uint8_t>> streams = copy_streams(py_streams);
   nb::gil_scoped_release release;
   check(gpu::device_status(device));
   gpu::DeviceOps& ops = gpu::cuda_ops(device);
-  codecs::TileDesc desc;
-  desc.width = width;
-  desc.height = height;
-  desc.color = codecs::ColorSpace::kYCbCr;
-  desc.compression = codecs::Compression::kJpeg;
+  const codecs::TileDesc desc = tile_desc(streams, width, height);
   const int rows = (n + cols - 1) / cols;
   const int64_t pitch = in_place ? int64_t{cols} * width * 3 : int64_t{width} * 3;
   auto buffer = ops.allocate(static_cast<size_t>(pitch) * static_cast<size_t>(height) * (in_place ? rows : n));
