@@ -1,11 +1,11 @@
 // Large device regions (DeviceRegionReader::read of at least TILEWISE_GPU_SPLIT_TILES tiles): read by the
 // GPU's decode lanes or by the CPU's cores, whichever reads such regions faster by measured rates. On the
-// lent H200 the lanes read one 4096^2 JPEG region at ~3,000 MPix/s with its 256 tiles dealt out as 4 calls of
-// 64 (device_compose.h's spread) and the host reader on 16 cores at ~2,100-2,500 (bench/RESULTS.md); on a
-// host with a slower GPU or more cores it is the other way round. Each side's rate (pixels per second of its
-// large reads alone, averaged over reads; the first read of each side sets it up and is not counted) is
-// measured on the first large reads - two to the lanes, then two to the CPU - and then every
-// kRemeasureEvery-th large read goes to the slower side so that its rate stays current.
+// lent H200 the lanes read one 4096^2 JPEG region at ~3,000-3,400 MPix/s with its 256 tiles dealt out as 4
+// calls of 64 (device_compose.h's spread) and the host reader on 16 cores at ~2,100-2,500 (bench/RESULTS.md);
+// on a host with a slower GPU or more cores it is the other way round. Each side's rate (pixels per second
+// of its large reads alone, the best of its recent ones, below; the first read of each side sets it up and
+// is not counted) is measured on the first large reads - three to the lanes, then three to the CPU - and
+// then every kRemeasureEvery-th large read goes to the slower side so that its rate stays current.
 // The CPU side reads in one host read into page-locked staging, each tile row's upload queued by the thread
 // that wrote its last tile while later rows decode. TILEWISE_GPU_SPLIT_CPU_SHARE instead cuts every large
 // region at a tile row and reads both parts at once, the rows below the cut on the CPU (measured on the H200:
@@ -31,11 +31,25 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr uint64_t kRemeasureEvery = 32;
+constexpr uint64_t kRemeasureEvery = 16;
+// Large reads each side makes before the rates decide (the first is its set-up): one timed read of each
+// let chance decide on the H200, where a read's time varies by up to 2x.
+constexpr uint64_t kFirstReads = 3;
+constexpr size_t kRecent = 8;
 
+// A side's rate is the best of its last kRecent timed reads (pixels per second): on the H200 the lanes'
+// reads of one 4096^2 region vary 2x from read to read (median 3,300, some at 1,700 MPix/s) and the first
+// large calls of each lane are slower still, where the CPU's vary 10%; an average let a few slow reads send
+// every later region to the CPU, whose reads then never gave the lanes the use that makes them fast.
+// Lock-free (a decision made during an update is merely a little stale).
 struct Side {
-  std::atomic<double> rate{0};  // pixels per second; 0 until measured
+  std::atomic<double> recent[kRecent] = {};  // 0: no read in that slot yet
   std::atomic<uint64_t> reads{0};
+  double rate() const {
+    double best = 0;
+    for (const auto& r : recent) best = std::max(best, r.load(std::memory_order_relaxed));
+    return best;
+  }
 };
 
 // Process-wide: both sides' rates, and the fixed share of the setting (tests replace it).
@@ -54,9 +68,8 @@ void record(Side& side, double pixels, Clock::duration took) {
   const double seconds = std::chrono::duration<double>(took).count();
   if (pixels <= 0 || seconds <= 0) return;
   // The first read of a side sets it up (the lanes' decoders and their buffers, pinned staging).
-  if (side.reads.fetch_add(1, std::memory_order_relaxed) == 0) return;
-  const double now = pixels / seconds, before = side.rate.load(std::memory_order_relaxed);
-  side.rate.store(before == 0 ? now : 0.75 * before + 0.25 * now, std::memory_order_relaxed);
+  const uint64_t n = side.reads.fetch_add(1, std::memory_order_relaxed);
+  if (n > 0) side.recent[n % kRecent].store(pixels / seconds, std::memory_order_relaxed);
 }
 
 }  // namespace
@@ -64,7 +77,7 @@ void record(Side& side, double pixels, Clock::duration took) {
 void DeviceRegionReader::reset_large_region_routing(std::optional<double> cpu_share) {
   Routing& r = routing();
   for (Side* side : {&r.lanes, &r.cpu}) {
-    side->rate = 0;
+    for (auto& recent : side->recent) recent = 0;
     side->reads = 0;
   }
   r.large_reads = 0;
@@ -90,14 +103,13 @@ std::optional<DeviceRegionReader::LargeRoute> DeviceRegionReader::large_route(co
     return LargeRoute{cpu_rows >= rows ? req.y : (last + 1 - cpu_rows) * th};
   }
   const uint64_t n = r.large_reads.fetch_add(1, std::memory_order_relaxed);
-  const double lanes = r.lanes.rate.load(std::memory_order_relaxed), cpu = r.cpu.rate.load(std::memory_order_relaxed);
   bool to_lanes;
-  if (lanes == 0) {
+  if (r.lanes.reads.load(std::memory_order_relaxed) < kFirstReads) {
     to_lanes = true;
-  } else if (cpu == 0) {
+  } else if (r.cpu.reads.load(std::memory_order_relaxed) < kFirstReads) {
     to_lanes = false;
   } else {
-    to_lanes = (lanes >= cpu) != (n % kRemeasureEvery == kRemeasureEvery - 1);
+    to_lanes = (r.lanes.rate() >= r.cpu.rate()) != (n % kRemeasureEvery == kRemeasureEvery - 1);
   }
   return to_lanes ? LargeRoute{} : LargeRoute{req.y};
 }
