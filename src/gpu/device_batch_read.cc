@@ -149,12 +149,12 @@ class GroupRead {
   Result<char> assist(size_t i, const TileHold& hold, std::vector<uint8_t>& host, Stream s) {
     if (single(i)) {
       Piece& p = pieces_[pieces_of_[i].front()];
-      TW_RETURN_IF_ERROR(upload_cpu_window(reads_[p.read], p.tile, host, s));
+      TW_RETURN_IF_ERROR(upload_cpu_window(reads_[p.read], p.tile, host, s, tiles_[i].bytes));
       p.served = true;
       return char{0};
     }
     const DeviceRead& read = reads_[pieces_[pieces_of_[i].front()].read];
-    TW_RETURN_IF_ERROR(upload_cpu_tile(read, tiles_[i], hold.pixels(tiles_[i]), host, s));
+    TW_RETURN_IF_ERROR(upload_cpu_tile(read, tiles_[i], hold.pixels(tiles_[i]), host, s, tiles_[i].bytes));
     return char{1};
   }
 

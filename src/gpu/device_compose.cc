@@ -73,11 +73,13 @@ Status make_lane_jobs(const DeviceRead& read, const TileHold& hold, std::span<De
 }
 
 Status upload_cpu_tile(const DeviceRead& read, const DeviceTile& tile, uint8_t* dst, std::vector<uint8_t>& host,
-                       Stream stream) {
+                       Stream stream, std::span<const uint8_t> bytes) {
   const int32_t tw = read.request.level->desc.width;
   const int32_t rows = tile.planned.tile.valid_rows();
   host.resize(static_cast<size_t>(tw) * static_cast<size_t>(rows) * 3);
-  TW_RETURN_IF_ERROR(read.fetcher.decode(tile.planned.tile, ImageView{host.data(), int64_t{tw} * 3, tw, rows, 3, {}}));
+  const ImageView view{host.data(), int64_t{tw} * 3, tw, rows, 3, {}};
+  TW_RETURN_IF_ERROR(bytes.empty() ? read.fetcher.decode(tile.planned.tile, view)
+                                   : read.fetcher.decode(tile.planned.tile, bytes, view));
   DeviceOps& ops = read.context.ops();
   TW_RETURN_IF_ERROR(ops.copy_2d(dst, static_cast<size_t>(tw) * 3, host.data(), static_cast<size_t>(tw) * 3, tw * 3,
                                  rows, /*src_on_host=*/true, stream));
@@ -130,15 +132,17 @@ void decode_on_lanes(DeviceContext& context, TileLanes& lanes, const codecs::Til
   });
 }
 
-Status upload_cpu_window(const DeviceRead& read, const DeviceTile& tile, std::vector<uint8_t>& host, Stream stream) {
+Status upload_cpu_window(const DeviceRead& read, const DeviceTile& tile, std::vector<uint8_t>& host, Stream stream,
+                         std::span<const uint8_t> bytes) {
   const region::Rect& need = tile.planned.need;
   const region::Rect& bounds = tile.planned.bounds;
   const int32_t w = static_cast<int32_t>(need.width());
   const int32_t h = static_cast<int32_t>(need.height());
   host.resize(static_cast<size_t>(w) * static_cast<size_t>(h) * 3);
-  TW_RETURN_IF_ERROR(read.fetcher.decode_window(tile.planned.tile, ImageView{host.data(), int64_t{w} * 3, w, h, 3, {}},
-                                                static_cast<int32_t>(need.x0 - bounds.x0),
-                                                static_cast<int32_t>(need.y0 - bounds.y0)));
+  const ImageView view{host.data(), int64_t{w} * 3, w, h, 3, {}};
+  const auto x = static_cast<int32_t>(need.x0 - bounds.x0), y = static_cast<int32_t>(need.y0 - bounds.y0);
+  TW_RETURN_IF_ERROR(bytes.empty() ? read.fetcher.decode_window(tile.planned.tile, view, x, y)
+                                   : read.fetcher.decode_window(tile.planned.tile, bytes, view, x, y));
   DeviceOps& ops = read.context.ops();
   TW_RETURN_IF_ERROR(ops.copy_2d(read.at(need.x0, need.y0), read.pitch(), host.data(), static_cast<size_t>(w) * 3,
                                  w * 3, h, /*src_on_host=*/true, stream));

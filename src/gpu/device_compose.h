@@ -17,9 +17,10 @@ namespace tilewise::gpu {
 DeviceCopy crop_of(const DeviceRead& read, const DeviceTile& tile, const uint8_t* tile_pixels);
 
 // Decodes the whole of `tile` (its rows inside the level) on the CPU into `host` and uploads it to `dst`
-// (device memory, tile width x 3 bytes apart) on `stream`; returns when the upload is done.
+// (device memory, tile width x 3 bytes apart) on `stream`; returns when the upload is done. `bytes`: the
+// tile's bytes when already read (a lane job's), else empty (read here).
 Status upload_cpu_tile(const DeviceRead& read, const DeviceTile& tile, uint8_t* dst, std::vector<uint8_t>& host,
-                       Stream stream);
+                       Stream stream, std::span<const uint8_t> bytes = {});
 
 // The lane job of `tile`: its complete stream (read into tile.bytes) and its destination - the read's output
 // for a tile decoded in place, else the hold's cache entry or scratch tile. cpu_pixels: what an assisting
@@ -47,8 +48,10 @@ void decode_on_lanes(DeviceContext& context, TileLanes& lanes, const codecs::Til
                      const CpuAssist& assist, bool spread = false);
 
 // Decodes the window of `tile` the region needs on the CPU into `host` (reused between calls) and uploads it
-// into the output on `stream`; returns when the upload is done.
-Status upload_cpu_window(const DeviceRead& read, const DeviceTile& tile, std::vector<uint8_t>& host, Stream stream);
+// into the output on `stream`; returns when the upload is done. `bytes` as for upload_cpu_tile: a tile the
+// caller assists the lanes with is not read twice (a second request to a remote source).
+Status upload_cpu_window(const DeviceRead& read, const DeviceTile& tile, std::vector<uint8_t>& host, Stream stream,
+                         std::span<const uint8_t> bytes = {});
 
 // upload_cpu_window for every tile: on this thread for a few; in parts on the process-wide pool for many,
 // each part with its own host buffer and stream. Returns the first error.

@@ -20,7 +20,7 @@ struct DeviceTile {
   DeviceTileCache::Entry* cached = nullptr;  // ... or into (or from) this device tile cache entry
   uint8_t* cached_pixels = nullptr;
   bool cache_hit = false;                 // the entry was ready: nothing to decode
-  std::vector<uint8_t> bytes;             // the complete stream, while it is decoded on the GPU
+  std::vector<uint8_t> bytes;             // the complete stream, while it is decoded (GPU, or an assisting caller)
   int64_t window_pixels() const { return planned.need.area(); }
 };
 

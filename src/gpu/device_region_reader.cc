@@ -44,7 +44,7 @@ Status decode_on_gpu(const DeviceRead& read, uint64_t slide_uid, std::vector<Dev
     TW_ASSIGN_OR_RETURN(TileLanes * lanes, read.context.lanes());
     decode_on_lanes(read.context, *lanes, read.request.level->desc, jobs,
                     [&](size_t i, std::vector<uint8_t>& host, Stream stream) {
-                      return upload_cpu_window(read, tiles[i], host, stream);
+                      return upload_cpu_window(read, tiles[i], host, stream, tiles[i].bytes);
                     },
                     /*spread=*/true);
     for (size_t i = 0; i < tiles.size(); ++i) {

@@ -106,24 +106,51 @@ Status TileFetcher::with_tile_bytes(const TileRef& tile, Fn&& decode) const {
     buffer = std::move(bytes);
     return s;
   }
-  auto decoder = codecs::DecoderPool::global().acquire();
-  s = decode(*decoder, std::span<const uint8_t>(bytes));
+  s = with_decoder(tile, bytes, decode);
   if (bytes.capacity() <= (4u << 20)) buffer = std::move(bytes);  // a rare huge unit's buffer is not kept
+  return s;
+}
+
+template <typename Fn>
+Status TileFetcher::with_decoder(const TileRef& tile, std::span<const uint8_t> bytes, Fn&& decode) const {
+  auto decoder = codecs::DecoderPool::global().acquire();
+  Status s = decode(*decoder, bytes);
   if (!s.ok()) s = s.with_context(context(tile));  // the context string only for an error: this is per tile
   return s;
 }
 
-Status TileFetcher::decode(const TileRef& tile, const ImageView& out) const {
-  return with_tile_bytes(tile, [&](codecs::CpuDecoder& d, std::span<const uint8_t> bytes) {
+namespace {
+
+auto whole(const TileRef& tile, const ImageView& out) {
+  return [&tile, &out](codecs::CpuDecoder& d, std::span<const uint8_t> bytes) {
     return d.decode(bytes, tile.level->desc, out);
-  });
+  };
+}
+
+auto window(const TileRef& tile, const ImageView& out, int32_t x, int32_t y) {
+  return [&tile, &out, x, y](codecs::CpuDecoder& d, std::span<const uint8_t> bytes) {
+    if (std::optional<Status> s = decode_from_checkpoint(tile, bytes, d, out, x, y)) return *std::move(s);
+    return d.decode_window(bytes, tile.level->desc, out, x, y);
+  };
+}
+
+}  // namespace
+
+Status TileFetcher::decode(const TileRef& tile, const ImageView& out) const {
+  return with_tile_bytes(tile, whole(tile, out));
 }
 
 Status TileFetcher::decode_window(const TileRef& tile, const ImageView& out, int32_t x, int32_t y) const {
-  return with_tile_bytes(tile, [&](codecs::CpuDecoder& d, std::span<const uint8_t> bytes) {
-    if (std::optional<Status> s = decode_from_checkpoint(tile, bytes, d, out, x, y)) return *std::move(s);
-    return d.decode_window(bytes, tile.level->desc, out, x, y);
-  });
+  return with_tile_bytes(tile, window(tile, out, x, y));
+}
+
+Status TileFetcher::decode(const TileRef& tile, std::span<const uint8_t> bytes, const ImageView& out) const {
+  return with_decoder(tile, bytes, whole(tile, out));
+}
+
+Status TileFetcher::decode_window(const TileRef& tile, std::span<const uint8_t> bytes, const ImageView& out, int32_t x,
+                                  int32_t y) const {
+  return with_decoder(tile, bytes, window(tile, out, x, y));
 }
 
 }  // namespace tilewise::region

@@ -49,11 +49,18 @@ class TileFetcher {
   Status decode(const TileRef& tile, const ImageView& out) const;
   // Decodes the window of out's size at (x, y) of the tile.
   Status decode_window(const TileRef& tile, const ImageView& out, int32_t x, int32_t y) const;
+  // The same two from the tile's bytes already read (read_bytes', tables spliced in or not), not read again.
+  Status decode(const TileRef& tile, std::span<const uint8_t> bytes, const ImageView& out) const;
+  Status decode_window(const TileRef& tile, std::span<const uint8_t> bytes, const ImageView& out, int32_t x,
+                       int32_t y) const;
 
  private:
   // Reads the tile's bytes and runs `decode(decoder, bytes)` with a leased decoder, adding the context.
   template <typename Fn>
   Status with_tile_bytes(const TileRef& tile, Fn&& decode) const;
+  // Runs `decode(decoder, bytes)` with a leased decoder, adding the context to an error.
+  template <typename Fn>
+  Status with_decoder(const TileRef& tile, std::span<const uint8_t> bytes, Fn&& decode) const;
   std::string context(const TileRef& tile, uint64_t offset) const;
   const formats::SlideModel& model_;
 };

@@ -126,7 +126,24 @@ class HostContext final : public DeviceContext {
   std::unique_ptr<TileLanes> lanes_;
 };
 
+// A source that counts its reads.
+class CountingSource final : public io::Source {
+ public:
+  explicit CountingSource(std::shared_ptr<const io::Source> inner) : inner_(std::move(inner)) {}
+  Status pread(std::span<uint8_t> out, uint64_t offset) const override {
+    ++reads;
+    return inner_->pread(out, offset);
+  }
+  uint64_t size() const override { return inner_->size(); }
+  const std::string& name() const override { return inner_->name(); }
+  mutable std::atomic<int> reads{0};
+
+ private:
+  std::shared_ptr<const io::Source> inner_;
+};
+
 struct Fixture {
+  std::shared_ptr<CountingSource> source;
   formats::SlideModel model;
   // Cache keys of this fixture's slide, apart from every other fixture's (the host tile cache is process-wide).
   const uint64_t device_uid = next_uid(), host_uid = next_uid();
@@ -137,7 +154,8 @@ struct Fixture {
   explicit Fixture(uint32_t w = 200, uint32_t h = 150, uint32_t tw = 64, uint32_t th = 32) {
     testing::TiffBuilder b;
     b.add_ifd(b.rgb_tiled_image(w, h, tw, th));
-    auto m = formats::open_model(io::memory_source(b.finish(), "pattern.tif"));
+    source = std::make_shared<CountingSource>(io::memory_source(b.finish(), "pattern.tif"));
+    auto m = formats::open_model(source);
     EXPECT_TRUE(m.ok()) << m.status().message();
     model = std::move(m).value();
   }
@@ -299,6 +317,29 @@ TEST(DeviceRegionReader, ReadersAssistTheLanesWithCpuDecodesAndUploads) {
   HostContext context(LaneOptions{true, 0});  // assist at once
   for (const auto& r : kRegions) f.expect_same(context, r[0], r[1], r[2], r[3], /*use_cache=*/false);
   EXPECT_GT(context.started().stats().cpu_tiles, 0u);
+}
+
+TEST(DeviceRegionReader, ATileTheReaderDecodesForBusyLanesIsReadOnce) {
+  Fixture f(512, 384, 64, 32);  // 8 x 12 tiles
+  for (const bool batch : {false, true}) {
+    HostContext context(LaneOptions{true, 0});  // assist at once
+    std::vector<uint8_t> px;
+    region::RegionRequest d = f.request(13, 7, 400, 300, px, Device{DeviceType::kCuda, 0});
+    d.use_cache = false;
+    const int before = f.source->reads.load();
+    if (batch) {
+      const std::vector<Status> s = DeviceRegionReader(f.model, f.device_uid).read_batch({&d, 1}, &context);
+      ASSERT_TRUE(s[0].ok()) << s[0].message();
+    } else {
+      const Status s = DeviceRegionReader(f.model, f.device_uid).read(d, &context);
+      ASSERT_TRUE(s.ok()) << s.message();
+    }
+    EXPECT_GT(context.started().stats().cpu_tiles, 0u) << (batch ? "batch" : "single");
+    EXPECT_EQ(f.source->reads.load() - before, 7 * 10) << "one read per tile the region touches";
+    std::vector<uint8_t> host_px;
+    ASSERT_TRUE(region::HostRegionReader(f.model, f.host_uid).read(f.request(13, 7, 400, 300, host_px, Device{})).ok());
+    EXPECT_EQ(px, host_px);
+  }
 }
 
 TEST(DeviceRegionReader, TilesTheGpuFailsOnFallBackToTheCpu) {
