@@ -21,8 +21,9 @@
 #     loader  loader to device, 16 workers, one child per variant of LOADER_VARIANTS ("-" or VAR=value,...);
 #             LOADER_CPU=1: then the CPU loader alone
 #     regions one 4096^2 region to device at each CPU share of the split (REGION_SHARES, REGION_ROUNDS)
-#     regionpair  one 4096^2 region: tilewise to device (defaults) and into host memory, and cuCIM's cuslide2
-#             to device, one process each, REGION_ROUNDS rounds (default 3) of AB_REPS reads after AB_WARMUP
+#     regionpair  one 4096^2 region: tilewise to device (defaults, then every region to the lanes) and into
+#             host memory, and cuCIM's cuslide2 to device, one process each, REGION_ROUNDS rounds (default 3)
+#             of AB_REPS reads after AB_WARMUP
 #     j2k     the JPEG 2000 loader (bench_j2k_3840.svs) to device with and without helpers (under each of
 #             J2K_WAITS, default block), and on the CPU
 set -uo pipefail
@@ -135,6 +136,7 @@ for step in "$@"; do
     regionpair)
       for r in $(seq "${REGION_ROUNDS:-3}"); do
         child python3 ab_child.py region cuda
+        child TILEWISE_GPU_SPLIT_TILES=0 python3 ab_child.py region cuda
         child python3 ab_child.py region cpu
         python3 gpu_region_probe.py --cucim-only
       done ;;
