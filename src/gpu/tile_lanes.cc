@@ -176,7 +176,10 @@ class Lanes final : public TileLanes {
       batch.clear();
       groups.clear();
       const Entry* first = queue_.front();
-      const size_t cap = first->per_call > 0 ? first->per_call : batch_cap(first->jobs[first->front].request);
+      // A call sized by its caller (per_call) measures a different regime - per tile, one large call costs a
+      // fraction of a small one's - so it leaves the speed estimate that sizes the others' calls alone.
+      const bool sized = first->per_call > 0;
+      const size_t cap = sized ? first->per_call : batch_cap(first->jobs[first->front].request);
       while (batch.size() < cap && !queue_.empty()) {
         Entry* e = queue_.front();
         while (batch.size() < cap && e->front < e->back) {
@@ -199,7 +202,7 @@ class Lanes final : public TileLanes {
       bool seen[2] = {false, false};
       for (const codecs::DecodeRequest& r : requests) seen[codec_class(r)] = true;
       for (int c = 0; c < 2; ++c) {
-        if (seen[c]) update(gpu_seconds_per_tile_[c], per_tile);
+        if (seen[c] && !sized) update(gpu_seconds_per_tile_[c], per_tile);
       }
       for (size_t k = 0; k < batch.size(); ++k) {
         batch[k]->status = std::move(statuses[k]);

@@ -224,6 +224,23 @@ TEST(TileLanes, ASpreadReadGoesToEveryLaneInOneRound) {
   EXPECT_EQ(shared.batch_sizes.size(), 5u);
 }
 
+TEST(TileLanes, SizedCallsLeaveTheSpeedEstimateOfTheOthersAlone) {
+  FakeDecoder::Shared shared;
+  shared.seconds_per_tile = 0.002;
+  auto lanes = make_lanes(&shared, 1, LaneOptions{false, 0, 0.005});
+  Work warm(1);
+  lanes->decode(warm.jobs, nullptr);  // measures 2 ms per tile: calls of at most ~2 tiles per 5 ms
+  shared.seconds_per_tile = 0;        // a region's large calls: per tile, nearly free
+  Work region(100);
+  lanes->decode(region.jobs, nullptr, /*per_call=*/10);
+  shared.seconds_per_tile = 0.002;
+  const size_t before = shared.batch_sizes.size();
+  Work w(12);
+  lanes->decode(w.jobs, nullptr);
+  for (size_t i = before; i < shared.batch_sizes.size(); ++i) EXPECT_LE(shared.batch_sizes[i], 3u);
+  for (auto& j : w.jobs) EXPECT_TRUE(j.status.ok());
+}
+
 TEST(TileLanes, FailuresAndCpuErrorsArePerJob) {
   FakeDecoder::Shared shared;
   auto lanes = make_lanes(&shared, 2, LaneOptions{false, 0});
