@@ -320,6 +320,7 @@ TEST(DeviceRegionReader, ReadersAssistTheLanesWithCpuDecodesAndUploads) {
 }
 
 TEST(DeviceRegionReader, ATileTheReaderDecodesForBusyLanesIsReadOnce) {
+  DeviceRegionReader::reset_large_region_routing();  // the region below is large: its first reads go to the lanes
   Fixture f(512, 384, 64, 32);  // 8 x 12 tiles
   for (const bool batch : {false, true}) {
     HostContext context(LaneOptions{true, 0});  // assist at once
