@@ -7,7 +7,8 @@ tilewise is on PYTHONPATH runs it and prints one JSON line of rates (median, min
     ab_child.py region DEVICE            one 4096x4096 region at (512, 512) (MPix/s)
     ab_child.py tiny DEVICE              20,000 8x8 reads from one thread: the per-call cost (calls/s)
 
-AB_REPS (default 5) timed runs after AB_WARMUP (default 1) untimed ones. Uses only API that every build since the GPU path has (no tilewise._bench)."""
+AB_REPS (default 5) timed runs after AB_WARMUP (default 1) untimed ones; AB_READS_LOG: a file each run's
+monotonic start and end (ns) are appended to (bench/lane_trace.py). Uses only API that every build since the GPU path has (no tilewise._bench)."""
 
 from __future__ import annotations
 
@@ -75,6 +76,15 @@ def main() -> None:
             s.read_region((512, 512), (4096, 4096), device=device)
             sync()
         count = 4096 * 4096 / 1e6
+    log = os.environ.get("AB_READS_LOG")
+    if log:  # each run's monotonic start and end, for bench/lane_trace.py beside TILEWISE_GPU_TRACE
+        timed = run
+
+        def run():
+            start = time.monotonic_ns()
+            timed()
+            with open(log, "a") as f:
+                f.write(f"{start},{time.monotonic_ns()}\n")
     wall, cpu = time.perf_counter(), process_cpu_seconds()
     r = time_runs(run, int(os.environ.get("AB_REPS", "5")), warmup=int(os.environ.get("AB_WARMUP", "1")))
     cores = (process_cpu_seconds() - cpu) / (time.perf_counter() - wall)  # host cores busy, on average

@@ -24,6 +24,8 @@
 #     regionpair  one 4096^2 region: tilewise to device (defaults, then every region to the lanes) and into
 #             host memory, and cuCIM's cuslide2 to device, one process each, REGION_ROUNDS rounds (default 3)
 #             of AB_REPS reads after AB_WARMUP
+#     trace   one 4096^2 region through the lanes alone, 30 reads after 3, each read's nvImageCodec calls
+#             (TILEWISE_GPU_TRACE, bench/lane_trace.py; the two files go to $OUT)
 #     j2k     the JPEG 2000 loader (bench_j2k_3840.svs) to device with and without helpers (under each of
 #             J2K_WAITS, default block), and on the CPU
 set -uo pipefail
@@ -133,6 +135,12 @@ for step in "$@"; do
         done
         child python3 ab_child.py region cpu
       done ;;
+    trace)
+      rm -f /tmp/calls.csv /tmp/reads.csv
+      child TILEWISE_GPU_SPLIT_TILES=0 TILEWISE_GPU_TRACE=/tmp/calls.csv AB_READS_LOG=/tmp/reads.csv AB_REPS=30 \
+        AB_WARMUP=3 python3 ab_child.py region cuda
+      python3 lane_trace.py /tmp/calls.csv /tmp/reads.csv | tail -"${TRACE_LINES:-40}"
+      cp /tmp/calls.csv /tmp/reads.csv "$out/" ;;
     regionpair)
       for r in $(seq "${REGION_ROUNDS:-3}"); do
         child python3 ab_child.py region cuda

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -50,7 +51,10 @@ class Lanes final : public TileLanes {
  public:
   Lanes(std::vector<std::unique_ptr<codecs::Decoder>> decoders, const LaneOptions& options)
       : options_(options), decoders_(std::move(decoders)) {
-    for (auto& d : decoders_) threads_.emplace_back([this, decoder = d.get()] { run(decoder); });
+    traces_.resize(decoders_.size());
+    for (size_t i = 0; i < decoders_.size(); ++i) {
+      threads_.emplace_back([this, i] { run(decoders_[i].get(), traces_[i]); });
+    }
   }
   ~Lanes() override { stop(); }
 
@@ -72,6 +76,7 @@ class Lanes final : public TileLanes {
     for (auto& t : threads_) t.join();
     threads_.clear();
     decoders_.clear();
+    write_trace();
   }
 
   void decode(std::span<LaneJob> jobs, const CpuAssist& cpu_assist, size_t per_call) override {
@@ -164,11 +169,40 @@ class Lanes final : public TileLanes {
     return ahead;
   }
 
-  void run(codecs::Decoder* decoder) {
+  // One nvImageCodec call of a lane, for options_.trace_path.
+  struct CallTrace {
+    int64_t claimed_ns;
+    int64_t returned_ns;
+    uint32_t tiles;
+    uint32_t per_call;
+  };
+
+  static int64_t monotonic_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+
+  // Appends the lanes' calls to the trace file (after the lanes are joined; once).
+  void write_trace() {
+    if (options_.trace_path.empty()) return;
+    std::FILE* f = std::fopen(options_.trace_path.c_str(), "a");
+    if (!f) return;
+    for (size_t lane = 0; lane < traces_.size(); ++lane) {
+      for (const CallTrace& c : traces_[lane]) {
+        std::fprintf(f, "%zu,%lld,%lld,%u,%u\n", lane, static_cast<long long>(c.claimed_ns),
+                     static_cast<long long>(c.returned_ns), c.tiles, c.per_call);
+      }
+    }
+    std::fclose(f);
+    traces_.clear();
+  }
+
+  void run(codecs::Decoder* decoder, std::vector<CallTrace>& trace) {
     std::vector<LaneJob*> batch;
     std::vector<Group*> groups;
     std::vector<codecs::DecodeRequest> requests;
     std::vector<Status> statuses;
+    const bool tracing = !options_.trace_path.empty();
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
       work_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
@@ -191,12 +225,17 @@ class Lanes final : public TileLanes {
       if (!queue_.empty()) work_.notify_one();  // another lane takes the rest
       in_flight_ += batch.size();
       lock.unlock();
+      const int64_t claimed = tracing ? monotonic_ns() : 0;
       requests.clear();
       for (LaneJob* j : batch) requests.push_back(j->request);
       statuses.assign(batch.size(), Status());
       const auto started = std::chrono::steady_clock::now();
       decoder->decode_batch(requests, statuses);
       const double per_tile = seconds_since(started) / static_cast<double>(batch.size());
+      if (tracing && trace.size() < kMaxTraced) {
+        trace.push_back(CallTrace{claimed, monotonic_ns(), static_cast<uint32_t>(batch.size()),
+                                  static_cast<uint32_t>(sized ? cap : 0)});
+      }
       lock.lock();
       in_flight_ -= batch.size();
       bool seen[2] = {false, false};
@@ -226,6 +265,7 @@ class Lanes final : public TileLanes {
   // Optimistic start (10 ns per pixel, ~100 MPix/s per core): callers try, then learn the real cost.
   double cpu_seconds_per_pixel_[2] = {10e-9, 10e-9};
   std::vector<std::unique_ptr<codecs::Decoder>> decoders_;
+  std::vector<std::vector<CallTrace>> traces_;  // per lane, written by its thread only (options_.trace_path)
   std::vector<std::thread> threads_;
 };
 
@@ -242,6 +282,7 @@ LaneOptions TileLanes::options_from_settings(int lanes) {
   options.cpu_assist = settings.gpu_cpu_assist;
   options.batch_seconds = settings.gpu_batch_ms / 1000;
   options.assist_backlog = settings.gpu_assist_backlog.value_or(static_cast<uint64_t>(lanes) * kMaxBatch * 4);
+  options.trace_path = settings.gpu_trace;
   return options;
 }
 

@@ -116,6 +116,7 @@ Settings read_settings(EnvLookup lookup) {
   });
   read(lookup, "TILEWISE_GPU_IN_PLACE", s.gpu_in_place, parse_switch);
   read(lookup, "TILEWISE_GPU_SPREAD_TILES", s.gpu_spread_tiles, parse_count);
+  read(lookup, "TILEWISE_GPU_TRACE", s.gpu_trace, parse_text);
   read(lookup, "TILEWISE_GPU_SPLIT_TILES", s.gpu_split_tiles, parse_count);
   double share = 0;
   if (read(lookup, "TILEWISE_GPU_SPLIT_CPU_SHARE", share, [](std::string_view t) -> std::optional<double> {

@@ -52,6 +52,8 @@ struct Settings {
                                                   //   many tiles to decode deals them to the lanes in calls
                                                   //   of this many or more, one round (0 = never: calls by
                                                   //   the measured speed, as the loader's)
+  std::string gpu_trace;                          // TILEWISE_GPU_TRACE: a file the lanes append their calls to at
+                                                  //   exit (gpu/tile_lanes.h; empty: off)
   bool gpu_in_place = true;                       // TILEWISE_GPU_IN_PLACE: decode whole tiles into the output
   bool gpu_async_allocator = false;               // TILEWISE_GPU_ALLOCATOR: "pool" (default) or "async"
   int gpu_split_tiles = 64;                       // TILEWISE_GPU_SPLIT_TILES: a device region of this many tiles

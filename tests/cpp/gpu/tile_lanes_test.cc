@@ -6,8 +6,11 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdio>
+#include <fstream>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -239,6 +242,37 @@ TEST(TileLanes, SizedCallsLeaveTheSpeedEstimateOfTheOthersAlone) {
   lanes->decode(w.jobs, nullptr);
   for (size_t i = before; i < shared.batch_sizes.size(); ++i) EXPECT_LE(shared.batch_sizes[i], 3u);
   for (auto& j : w.jobs) EXPECT_TRUE(j.status.ok());
+}
+
+TEST(TileLanes, TheTraceHasOneLinePerCall) {
+  const std::string path = ::testing::TempDir() + "tile_lanes_trace.csv";
+  std::remove(path.c_str());
+  FakeDecoder::Shared shared;
+  LaneOptions options{false, 0};
+  options.trace_path = path;
+  auto lanes = make_lanes(&shared, 2, options);
+  Work w(100);
+  lanes->decode(w.jobs, nullptr, /*per_call=*/50);
+  Work v(3);
+  lanes->decode(v.jobs, nullptr);
+  lanes->stop();
+  std::ifstream in(path);
+  std::string line;
+  size_t calls = 0, tiles = 0, sized = 0;
+  while (std::getline(in, line)) {
+    long long lane = -1, claimed = 0, returned = 0;
+    unsigned n = 0, per_call = 0;
+    ASSERT_EQ(std::sscanf(line.c_str(), "%lld,%lld,%lld,%u,%u", &lane, &claimed, &returned, &n, &per_call), 5) << line;
+    EXPECT_TRUE(lane == 0 || lane == 1) << line;
+    EXPECT_LE(claimed, returned) << line;
+    ++calls;
+    tiles += n;
+    if (per_call == 50) ++sized;
+  }
+  EXPECT_EQ(calls, shared.batch_sizes.size());
+  EXPECT_EQ(tiles, 103u);
+  EXPECT_EQ(sized, 2u) << "the 100 tiles in two calls of 50";
+  std::remove(path.c_str());
 }
 
 TEST(TileLanes, FailuresAndCpuErrorsArePerJob) {

@@ -69,6 +69,7 @@ TEST(Settings, EveryVariableIsRead) {
                            {"TILEWISE_GPU_IN_PLACE", "off"},
                            {"TILEWISE_GPU_SPLIT_CPU_SHARE", "0.75"},
                            {"TILEWISE_GPU_SPREAD_TILES", "0"},
+                           {"TILEWISE_GPU_TRACE", "/tmp/lanes.csv"},
                            {"TILEWISE_GPU_WAIT", "block"},
                            {"TILEWISE_LOADER_HELPER_NICE", "40"},  // clamped to 19
                            {"TILEWISE_GPU_ALLOCATOR", "async"}});
@@ -88,6 +89,7 @@ TEST(Settings, EveryVariableIsRead) {
   EXPECT_FALSE(s.gpu_in_place);
   EXPECT_EQ(s.gpu_split_cpu_share, 0.75);
   EXPECT_EQ(s.gpu_spread_tiles, 0);  // default 64
+  EXPECT_EQ(s.gpu_trace, "/tmp/lanes.csv");
   EXPECT_EQ(s.gpu_wait, GpuWait::kBlock);
   EXPECT_EQ(s.loader_helper_nice, 19);
   EXPECT_TRUE(s.gpu_async_allocator);
