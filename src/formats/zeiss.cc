@@ -132,7 +132,7 @@ Result<Czi> read_czi(const io::Source& src, int64_t offset) {
         if (stored <= 0 || size <= 0) return corrupt("Bad X dimension in directory entry");
         b.x = start;
         b.w = static_cast<uint32_t>(stored);
-        b.downsample = (size + stored / 2) / stored;
+        b.downsample = (int64_t{size} + stored / 2) / stored;  // in 64 bits: size near INT32_MAX overflows 32
       } else if (name == "Y") {
         if (stored <= 0) return corrupt("Bad Y dimension in directory entry");
         b.y = start;
