@@ -8,15 +8,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
 status=0
+section() { echo "== $* [${SECONDS}s into the tests]"; }  # a header, with the time spent so far
 
-echo "== Corruption catalogue"
+section "Corruption catalogue"
 .venv/bin/python tests/data/catalogue.py build/catalogue
 export TILEWISE_CATALOGUE_DIR="$PWD/build/catalogue"
 
-echo "== C++ tests (Release)"
+section "C++ tests (Release)"
 ctest --test-dir build/py --output-on-failure -j "$jobs" || status=1
 
-echo "== C++ package (cmake --install, then find_package(tilewise) from tests/package)"
+section "C++ package (cmake --install, then find_package(tilewise) from tests/package)"
 package_test() {
   local prefix=$PWD/build/pkg-prefix slide=$PWD/build/catalogue/good-aperio-jpeg-rgb.svs
   # Configured as build.sh configures the library (the GPU path too when nvcc and the header are there).
@@ -43,7 +44,7 @@ sanitizer_build() {  # name, sanitizers, ctest regex
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTILEWISE_BUILD_TESTS=ON \
     -DTILEWISE_BUILD_PYTHON=OFF -DTILEWISE_BUILD_CLI=OFF -DTILEWISE_SANITIZE="$2" >/dev/null
   cmake --build "$dir" -j "$jobs" >/dev/null
-  echo "== C++ tests ($2)"
+  section "C++ tests ($2)"
   ctest --test-dir "$dir" --output-on-failure -j "$jobs" -R "$3" || status=1
 }
 if [ "${TILEWISE_SKIP_SANITIZERS:-0}" != 1 ]; then
@@ -53,18 +54,18 @@ if [ "${TILEWISE_SKIP_SANITIZERS:-0}" != 1 ]; then
 fi
 
 if [ "${TILEWISE_SKIP_FUZZ:-0}" != 1 ]; then
-  echo "== Fuzz smoke run (libFuzzer, ASan + UBSan; scripts/fuzz.sh 600 for a long run)"
+  section "Fuzz smoke run (libFuzzer, ASan + UBSan; scripts/fuzz.sh 600 for a long run)"
   scripts/fuzz.sh "${TILEWISE_FUZZ_SECONDS:-15}" || status=1
 fi
 
-echo "== Python tests"
+section "Python tests"
 .venv/bin/python -m pytest -q -rs tests/python tests/gpu || status=1
 
-echo "== Peers' own test suites against the drop-in modules"
+section "Peers' own test suites against the drop-in modules"
 tests/compat/run_openslide_suite.sh || status=1
 
 if [ "${TILEWISE_SKIP_WHEEL:-0}" != 1 ]; then
-  echo "== Wheel: sdist and manylinux wheel, installed into a clean Debian 12 chroot, the Python tests there"
+  section "Wheel: sdist and manylinux wheel, installed into a clean Debian 12 chroot, the Python tests there"
   if scripts/build-wheel.sh build/dist; then
     wheel_status=0
     scripts/test-wheel.sh "$(ls -t build/dist/tilewise-*manylinux*.whl | head -1)" || wheel_status=$?
@@ -77,4 +78,5 @@ if [ "${TILEWISE_SKIP_WHEEL:-0}" != 1 ]; then
     status=1
   fi
 fi
+section "Done (status $status)"
 exit $status

@@ -242,7 +242,7 @@ Result<LevelModel> build_grid(const std::vector<const Instance*>& files, std::ve
     const std::string organisation = in.file.dataset.string(kDimensionOrganization).value_or("");
     const bool positioned =
         organisation != "TILED_FULL" && in.file.frame_positions.size() == static_cast<size_t>(in.frames);
-    parts->push_back({in.source, {}});
+    parts->push_back({in.source, {}, nullptr});
     for (int64_t i = 0; i < in.frames; ++i) {
       int64_t index;
       if (positioned) {

@@ -101,7 +101,7 @@ struct LevelModel {
 // The parts of a level read from one file (with no shared header).
 inline std::shared_ptr<const std::vector<UnitPart>> single_part(std::shared_ptr<const io::Source> source,
                                                                  std::vector<uint8_t> header = {}) {
-  return std::make_shared<const std::vector<UnitPart>>(std::vector<UnitPart>{{std::move(source), std::move(header)}});
+  return std::make_shared<const std::vector<UnitPart>>(std::vector<UnitPart>{{std::move(source), std::move(header), nullptr}});
 }
 
 struct AssociatedModel {

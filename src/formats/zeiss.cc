@@ -53,6 +53,10 @@ int64_t le64(const uint8_t* p) {
                               static_cast<uint64_t>(static_cast<uint32_t>(le32(p + 4))) << 32);
 }
 
+// A file offset from a base and a position read from the file, in unsigned (wrapping, never undefined)
+// arithmetic: a wrapped or negative one is past the end of the file, which read_at rejects.
+uint64_t offset_of(int64_t base, int64_t pos) { return static_cast<uint64_t>(base) + static_cast<uint64_t>(pos); }
+
 Status read_at(const io::Source& src, uint64_t offset, std::span<uint8_t> out, const char* what) {
   if (!internal::range_inside(offset, out.size(), src.size())) {
     return corrupt(std::string("Couldn't read ") + what + " at offset " + std::to_string(offset) +
@@ -103,7 +107,7 @@ Result<Czi> read_czi(const io::Source& src, int64_t offset) {
   czi.meta_pos = le64(h + 92);
   czi.att_pos = le64(h + 104);
   uint8_t dh[160];
-  const uint64_t dir_at = static_cast<uint64_t>(offset + czi.dir_pos);
+  const uint64_t dir_at = offset_of(offset, czi.dir_pos);
   TW_RETURN_IF_ERROR(read_at(src, dir_at, dh, "subblock directory header"));
   TW_RETURN_IF_ERROR(check_magic(dh, "ZISRAWDIRECTORY"));
   const int32_t count = le32(dh + 32);
@@ -180,7 +184,7 @@ Status validate(const Subblock& b) {
 Result<std::pair<uint64_t, uint64_t>> add_unit(const io::Source& src, io::SplicedFile& file, int64_t czi_offset,
                                                const Subblock& b) {
   uint8_t h[48];
-  const uint64_t at = static_cast<uint64_t>(czi_offset + b.file_pos);
+  const uint64_t at = offset_of(czi_offset, b.file_pos);
   TW_RETURN_IF_ERROR(read_at(src, at, h, "subblock header"));
   TW_RETURN_IF_ERROR(check_magic(h, "ZISRAWSUBBLOCK"));
   const int32_t meta = le32(h + 32);
@@ -423,6 +427,10 @@ Result<SlideModel> open(std::shared_ptr<const io::Source> source) {
                                                 : nullptr;
     if (!ours) continue;
     const int64_t seg = le64(e + 12);
+    if (!internal::range_inside(static_cast<uint64_t>(seg), kSubblockHeader, src.size())) {
+      return corrupt(std::string("Associated image \"") + ours + "\" at offset " + std::to_string(seg) +
+                     " is past the end of the file");
+    }
     const int64_t data_at = seg + static_cast<int64_t>(kSubblockHeader);
     if (type == "JPG") {
       uint8_t sh[36];

@@ -101,6 +101,13 @@ def _patch(data: bytearray, old: bytes, new: bytes, last: bool = False) -> bytea
     return data
 
 
+def _move_label_past_the_end(data: bytearray) -> bytearray:
+    """The attachment directory's (the file's last) Label entry points its segment at offset 2**62."""
+    entry = data.rindex(b"JPG\0\0\0\0\0Label\0") - 40
+    struct.pack_into("<q", data, entry + 12, 2 ** 62)
+    return data
+
+
 @pytest.mark.parametrize("edit,message", [
     (lambda d: _patch(d, b"ZISRAWDIRECTORY", b"ZISRAWDIRECTORX"), 'No magic string "ZISRAWDIRECTORY"'),
     (lambda d: _patch(d, b"M\0\0\0", b"Q\0\0\0"), 'Unrecognized subblock dimension "Q"'),
@@ -109,7 +116,8 @@ def _patch(data: bytearray, old: bytes, new: bytes, last: bool = False) -> bytea
     (lambda d: _patch(d, b"<SizeX>", b"<SizeQ>"), "Couldn't parse metadata XML|Couldn't read image dimensions"),
     # the last attachment directory is the file's own (the embedded preview CZI has one too)
     (lambda d: _patch(d, b"ZISRAWATTDIR", b"ZISRAWATTDIX", last=True), 'No magic string "ZISRAWATTDIR"'),
-], ids=["directory-magic", "dimension", "channel", "scene", "size", "attachment-directory"])
+    (_move_label_past_the_end, 'Associated image "label" at offset 4611686018427387904 is past the end of the file'),
+], ids=["directory-magic", "dimension", "channel", "scene", "size", "attachment-directory", "attachment-offset"])
 def test_damaged_files_fail_clearly(tmp_path, world, edit, message):
     path = czi.write_czi(tmp_path / "d.czi", world[:400, :500], levels=1)
     path.write_bytes(bytes(edit(bytearray(path.read_bytes()))))
