@@ -41,6 +41,27 @@ std::vector<std::vector<uint8_t>> copy_streams(const std::vector<nb::bytes>& py_
   return streams;
 }
 
+// Device buffers released when it goes out of scope: also when a decoder cannot be created or a check throws.
+class DeviceBuffers {
+ public:
+  explicit DeviceBuffers(gpu::DeviceOps& ops) : ops_(ops) {}
+  DeviceBuffers(const DeviceBuffers&) = delete;
+  DeviceBuffers& operator=(const DeviceBuffers&) = delete;
+  ~DeviceBuffers() {
+    for (void* p : held_) ops_.release(p);
+  }
+  uint8_t* allocate(size_t bytes) {
+    auto p = ops_.allocate(bytes);
+    check(p.status());
+    held_.push_back(*p);
+    return static_cast<uint8_t*>(*p);
+  }
+
+ private:
+  gpu::DeviceOps& ops_;
+  std::vector<void*> held_;
+};
+
 // The tiles' description: YCbCr JPEG, or JPEG 2000 when the first stream is a codestream.
 codecs::TileDesc tile_desc(const std::vector<std::vector<uint8_t>>& streams, int32_t width, int32_t height) {
   codecs::TileDesc desc;
@@ -63,15 +84,14 @@ std::pair<double, double> decode_rate(const std::vector<nb::bytes>& py_streams, 
   gpu::DeviceOps& ops = gpu::cuda_ops(device);
   const codecs::TileDesc desc = tile_desc(streams, width, height);
   const size_t tile_bytes = static_cast<size_t>(width) * static_cast<size_t>(height) * 3;
+  DeviceBuffers buffers(ops);
   std::vector<std::unique_ptr<codecs::Decoder>> decoders;
-  std::vector<void*> outputs;
+  std::vector<uint8_t*> outputs;
   for (int t = 0; t < threads; ++t) {
     auto d = codecs::nvimgcodec::create_decoder(device);
     check(d.status());
     decoders.push_back(std::move(*d));
-    auto out = ops.allocate(tile_bytes * static_cast<size_t>(batch));
-    check(out.status());
-    outputs.push_back(*out);
+    outputs.push_back(buffers.allocate(tile_bytes * static_cast<size_t>(batch)));
   }
   std::atomic<int64_t> failures{0}, decoded{0};
   auto round = [&](int t, std::vector<codecs::DecodeRequest>& requests, std::vector<Status>& statuses) {
@@ -87,7 +107,7 @@ std::pair<double, double> decode_rate(const std::vector<nb::bytes>& py_streams, 
       codecs::DecodeRequest r;
       r.data = streams[i];
       r.desc = &desc;
-      r.out = ImageView{static_cast<uint8_t*>(outputs[static_cast<size_t>(t)]) + requests.size() * tile_bytes,
+      r.out = ImageView{outputs[static_cast<size_t>(t)] + requests.size() * tile_bytes,
                         int64_t{width} * 3, width, height, 3, Device{DeviceType::kCuda, device}};
       requests.push_back(r);
       if (requests.size() == static_cast<size_t>(batch)) flush();
@@ -110,7 +130,6 @@ std::pair<double, double> decode_rate(const std::vector<nb::bytes>& py_streams, 
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) pool.emplace_back(work, t);
   for (auto& th : pool) th.join();
-  for (void* p : outputs) ops.release(p);
   if (failures > 0) throw std::runtime_error("decode_rate: " + std::to_string(failures.load()) + " tiles failed");
   double longest = 0;
   for (double s : took) longest = std::max(longest, s);
@@ -125,6 +144,7 @@ std::pair<double, double> decode_rate(const std::vector<nb::bytes>& py_streams, 
 std::vector<double> shot_rate(const std::vector<nb::bytes>& py_streams, int32_t width, int32_t height, int cols,
                               int threads, int calls, bool in_place, int rounds, int device) {
   const int n = static_cast<int>(py_streams.size());
+  if (width < 1 || height < 1) throw std::invalid_argument("shot_rate: empty tiles");
   if (threads < 1 || calls < 1 || cols < 1 || rounds < 1 || n < threads * calls) {
     throw std::invalid_argument("shot_rate: fewer tiles than calls");
   }
@@ -135,9 +155,9 @@ std::vector<double> shot_rate(const std::vector<nb::bytes>& py_streams, int32_t 
   const codecs::TileDesc desc = tile_desc(streams, width, height);
   const int rows = (n + cols - 1) / cols;
   const int64_t pitch = in_place ? int64_t{cols} * width * 3 : int64_t{width} * 3;
-  auto buffer = ops.allocate(static_cast<size_t>(pitch) * static_cast<size_t>(height) * (in_place ? rows : n));
-  check(buffer.status());
-  auto* out = static_cast<uint8_t*>(*buffer);
+  DeviceBuffers buffers(ops);
+  uint8_t* out = buffers.allocate(static_cast<size_t>(pitch) * static_cast<size_t>(height) *
+                                  static_cast<size_t>(in_place ? rows : n));
   std::vector<codecs::DecodeRequest> requests(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) {
     codecs::DecodeRequest& r = requests[static_cast<size_t>(i)];
@@ -181,7 +201,6 @@ std::vector<double> shot_rate(const std::vector<nb::bytes>& py_streams, int32_t 
     if (round > 3) took.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   for (auto& th : pool) th.join();
-  ops.release(out);
   if (failures > 0) throw std::runtime_error("shot_rate: " + std::to_string(failures.load()) + " tiles failed");
   std::sort(took.begin(), took.end());
   return {took[took.size() / 2], took.front(), took.back()};
