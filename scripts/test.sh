@@ -55,7 +55,7 @@ fi
 
 if [ "${TILEWISE_SKIP_FUZZ:-0}" != 1 ]; then
   section "Fuzz smoke run (libFuzzer, ASan + UBSan; scripts/fuzz.sh 600 for a long run)"
-  scripts/fuzz.sh "${TILEWISE_FUZZ_SECONDS:-15}" || status=1
+  TILEWISE_FUZZ_SEED=${TILEWISE_FUZZ_SEED:-1} scripts/fuzz.sh "${TILEWISE_FUZZ_SECONDS:-15}" || status=1
 fi
 
 section "Python tests"
