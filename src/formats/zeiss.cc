@@ -40,7 +40,6 @@
 namespace tilewise::formats {
 namespace {
 
-constexpr size_t kSegmentHeader = 32;
 constexpr size_t kSubblockHeader = 288;
 constexpr size_t kDirectoryEntry = 32;
 constexpr size_t kDimensionEntry = 20;
@@ -176,6 +175,17 @@ Status validate(const Subblock& b) {
     if (b.compression >= 0 && b.compression < 8)
       return unsupported(std::string(names[b.compression]) + " compression is not supported");
     return unsupported("Compression " + std::to_string(b.compression) + " is not supported");
+  }
+  return Status();
+}
+
+// A level's units are decoded into tiles of the largest subblock width by the largest height: bounded as
+// every driver's decode unit is (ModelLimits), so that a subblock that claims a huge size fails at open.
+Status check_unit_size(uint32_t w, uint32_t h, const std::string& what) {
+  const uint64_t bytes = uint64_t{w} * h * 3;
+  if (bytes > ModelLimits{}.max_chunk_bytes) {
+    return unsupported(what + ": subblocks of " + std::to_string(w) + " x " + std::to_string(h) + " pixels exceed the " +
+                       std::to_string(ModelLimits{}.max_chunk_bytes >> 20) + " MiB decode limit");
   }
   return Status();
 }
@@ -382,6 +392,7 @@ Result<SlideModel> open(std::shared_ptr<const io::Source> source) {
       t.unit = static_cast<int64_t>(k);
       placed.push_back(t);
     }
+    TW_RETURN_IF_ERROR(check_unit_size(uw, uh, "Level of downsample " + std::to_string(ds)));
     std::vector<size_t> order(ids.size());
     for (size_t k = 0; k < order.size(); ++k) order[k] = k;
     const std::vector<size_t>& members = ids;  // a structured binding: not capturable before C++20 in clang 14
@@ -451,6 +462,7 @@ Result<SlideModel> open(std::shared_ptr<const io::Source> source) {
       }
       const Subblock& b = inner->subblocks[0];
       TW_RETURN_IF_ERROR(validate(b).with_context(std::string("Adding associated image \"") + ours + "\""));
+      TW_RETURN_IF_ERROR(check_unit_size(b.w, b.h, std::string("Associated image \"") + ours + "\""));
       TW_ASSIGN_OR_RETURN(auto range, add_unit(src, file, data_at, b));
       pending.push_back({ours, range.first, range.second, b.w, b.h});
     } else {

@@ -127,6 +127,21 @@ def test_damaged_files_fail_clearly(tmp_path, world, edit, message):
         openslide.OpenSlide(str(path))
 
 
+def test_a_subblock_too_large_to_decode_fails_at_open(tmp_path, world):
+    """A directory entry claiming a 20,000^2 subblock (1.2 GB decoded, over the 512 MiB decode limit of every
+    driver's unit) fails at open with its size, not at the first read's allocation."""
+    path = czi.write_czi(tmp_path / "big.czi", world[:400, :500], levels=1)
+    data = bytearray(path.read_bytes())
+    directory = data.rindex(b"ZISRAWDIRECTORY")
+    for dim in (b"X\0\0\0", b"Y\0\0\0"):  # the first entry's X and Y: size and stored size
+        at = data.index(dim, directory)
+        struct.pack_into("<i", data, at + 8, 20000)
+        struct.pack_into("<i", data, at + 16, 20000)
+    path.write_bytes(bytes(data))
+    with pytest.raises(tilewise.TilewiseError, match="subblocks of 20000 x 20000 pixels exceed the 512 MiB decode limit"):
+        tilewise.open(path)
+
+
 def test_a_damaged_subblock_fails_only_its_reads(tmp_path, world):
     path = czi.write_czi(tmp_path / "z.czi", world[:400, :500], levels=1, compression=5)
     data = bytearray(path.read_bytes())

@@ -114,7 +114,9 @@ TEST_P(McuIndexLayouts, ResumedStreamsEqualTheDecodeFromTheStart) {
     }
   }
   EXPECT_GT(resumed, 20);
-  if (!k.optimize) EXPECT_EQ(refused, 0);  // the standard tables code every DC category
+  if (!k.optimize) {
+    EXPECT_EQ(refused, 0);  // the standard tables code every DC category
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Sampling, McuIndexLayouts,

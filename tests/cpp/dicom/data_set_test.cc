@@ -226,7 +226,9 @@ TEST(DicomDataSet, ReadsFramePositionsAndDropsThePerFrameGroups) {
 std::vector<uint8_t> read(const io::Source& s, const FrameRange& r) {
   std::vector<uint8_t> out(r.length);
   EXPECT_TRUE(s.pread(out, r.offset).ok());
-  if (r.items) EXPECT_TRUE(join_items(out).ok());
+  if (r.items) {
+    EXPECT_TRUE(join_items(out).ok());
+  }
   return out;
 }
 
