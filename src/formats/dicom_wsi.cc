@@ -216,16 +216,9 @@ Result<LevelModel> build_grid(const std::vector<const Instance*>& files, std::ve
   level.info.samples_per_pixel = 3;
   level.tiles_across = internal::ceil_div(first.width, desc.width);
   level.tiles_down = internal::ceil_div(first.height, desc.height);
-  const auto count =
-      internal::checked_mul(static_cast<uint64_t>(level.tiles_across), static_cast<uint64_t>(level.tiles_down));
-  if (!count || *count > 200'000'000) return corrupt(what + ": too many tiles");
-  UnitTable units;
-  units.offsets.assign(*count, 0);
-  units.lengths.assign(*count, 0);
-  if (files.size() > 1) units.part.assign(*count, 0);
-  std::vector<bool> items_form(*count, false);
-  auto parts = std::make_shared<std::vector<UnitPart>>();
-  int64_t extra = 0;
+  // The frames first: where they lie is checked against the file, so their number bounds the grid below.
+  std::vector<std::vector<dicom::FrameRange>> ranges_of(files.size());
+  uint64_t frames = 0;
   for (size_t f = 0; f < files.size(); ++f) {
     const Instance& in = *files[f];
     codecs::TileDesc d = desc;  // the first file's, described above; the others of a concatenation must agree
@@ -239,6 +232,29 @@ Result<LevelModel> build_grid(const std::vector<const Instance*>& files, std::ve
     }
     auto ranges = frame_ranges(in, desc);
     if (!ranges.ok()) return ranges.status().with_context(name_of(in));
+    ranges_of[f] = std::move(ranges).value();
+    frames += ranges_of[f].size();
+  }
+  // The unit tables hold every grid position. A sparse (TILED_SPARSE) level may leave most of them empty, but
+  // not more than 1,023 in 1,024: a small file that claims a huge matrix fails here instead of allocating
+  // gigabytes of tables (a fuzz input asked for 1.3 GB).
+  const auto count =
+      internal::checked_mul(static_cast<uint64_t>(level.tiles_across), static_cast<uint64_t>(level.tiles_down));
+  if (!count || *count > 200'000'000 || *count > std::max<uint64_t>(frames * 1024, uint64_t{1} << 20)) {
+    return corrupt(what + ": too many tiles (" +
+                   (count ? std::to_string(*count) : std::string("an overflowing number of")) + " for " +
+                   std::to_string(frames) + " frames)");
+  }
+  UnitTable units;
+  units.offsets.assign(*count, 0);
+  units.lengths.assign(*count, 0);
+  if (files.size() > 1) units.part.assign(*count, 0);
+  std::vector<bool> items_form(*count, false);
+  auto parts = std::make_shared<std::vector<UnitPart>>();
+  int64_t extra = 0;
+  for (size_t f = 0; f < files.size(); ++f) {
+    const Instance& in = *files[f];
+    const std::vector<dicom::FrameRange>& ranges = ranges_of[f];
     const std::string organisation = in.file.dataset.string(kDimensionOrganization).value_or("");
     const bool positioned =
         organisation != "TILED_FULL" && in.file.frame_positions.size() == static_cast<size_t>(in.frames);
@@ -263,7 +279,7 @@ Result<LevelModel> build_grid(const std::vector<const Instance*>& files, std::ve
         ++extra;  // another focal plane or optical path: the first one is read
         continue;
       }
-      const dicom::FrameRange& r = (*ranges)[static_cast<size_t>(i)];
+      const dicom::FrameRange& r = ranges[static_cast<size_t>(i)];
       if (r.length == 0) continue;
       units.offsets[static_cast<size_t>(index)] = r.offset;
       units.lengths[static_cast<size_t>(index)] = r.length;

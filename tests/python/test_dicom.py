@@ -85,6 +85,17 @@ def test_sparse_tiles_are_absent(tmp_path, image):
         assert (ours == theirs).all()
 
 
+def test_a_sparse_grid_far_larger_than_its_frames_fails_at_open(tmp_path, image):
+    """9 frames in a declared 300,000^2 matrix (1,373,584 grid positions, over 1,024 per frame and 2^20): a clear
+    error at open, not gigabytes of unit tables."""
+    path = dicom_wsi.write_instance(tmp_path / "huge.dcm", image, series=dicom_wsi.new_series(), sparse_missing=[1, 5, 11])
+    ds = pydicom.dcmread(path)
+    ds.TotalPixelMatrixColumns = ds.TotalPixelMatrixRows = 300000
+    ds.save_as(path)
+    with pytest.raises(tilewise.CorruptError, match=r"too many tiles \(1373584 for 9 frames\)"):
+        tilewise.open(path)
+
+
 def test_folder_opens_as_its_series(tmp_path, image):
     folder = tmp_path / "series"
     dicom_wsi.write_series(folder, image, levels=2)
