@@ -178,9 +178,10 @@ Result<codecs::TileDesc> describe(const Instance& in) {
     return corrupt(std::string("Pixel Data is ") + (in.file.pixel_data->encapsulated ? "" : "not ") +
                    "encapsulated, but the transfer syntax is " + ts);
   }
-  const uint64_t rgb = uint64_t(desc.width) * uint64_t(desc.height) * 3;
-  if (rgb > ModelLimits{}.max_chunk_bytes)
-    return unsupported("frames of " + std::to_string(rgb) + " bytes are too large to decode");
+  if (!ModelLimits{}.unit_fits(static_cast<uint64_t>(desc.width), static_cast<uint64_t>(desc.height))) {
+    return unsupported("frames of " + std::to_string(uint64_t(desc.width) * uint64_t(desc.height) * 3) +
+                       " bytes are too large to decode");
+  }
   return desc;
 }
 

@@ -81,8 +81,7 @@ Result<RestartJpeg> index_jpeg(const io::Source& source, uint64_t offset, uint64
   if (width == 0 || height == 0) return corrupt(where + ": the JPEG has no size");
   const uint64_t mcus_across = (uint64_t{width} + frame.mcu_width - 1) / frame.mcu_width;
   if (frame.restart_interval == 0) {  // one unit: the whole image
-    auto bytes = internal::checked_mul(uint64_t{width} * height, 4);
-    if (!bytes || *bytes > limits.max_chunk_bytes || width > 65500 || height > 65500) {
+    if (!limits.unit_fits(width, height, 4) || width > 65500 || height > 65500) {
       return unsupported(where + ": a " + std::to_string(width) + "x" + std::to_string(height) +
                          " JPEG without restart markers cannot be read in parts, and exceeds the " +
                          std::to_string(limits.max_chunk_bytes >> 20) + " MiB decode limit");

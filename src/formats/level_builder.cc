@@ -89,8 +89,7 @@ Result<LevelModel> build_level(const tiff::TiffFile& tiff, const tiff::Ifd& ifd,
   level.ifd = &ifd;
   TW_ASSIGN_OR_RETURN(level.desc, describe_chunks(ifd, where));
   const codecs::TileDesc& d = level.desc;
-  auto bytes = internal::checked_mul(uint64_t{ifd.chunk_width} * ifd.chunk_height, 4);
-  if (!bytes || *bytes > limits.max_chunk_bytes) {
+  if (!limits.unit_fits(ifd.chunk_width, ifd.chunk_height, 4)) {
     return out_of_memory(where + ": a " + std::to_string(ifd.chunk_width) + "x" + std::to_string(ifd.chunk_height) +
                          " decode unit exceeds the " + std::to_string(limits.max_chunk_bytes >> 20) + " MiB limit");
   }
@@ -152,7 +151,7 @@ Result<LevelModel> whole_jpeg_level(std::shared_ptr<const io::Source> source, ui
   TW_RETURN_IF_ERROR(source->pread(head, offset));
   TW_ASSIGN_OR_RETURN(codecs::JpegFrame frame, codecs::parse_jpeg_frame(head));
   if (frame.width == 0 || frame.height == 0) return corrupt("the JPEG has no size");
-  if (uint64_t{frame.width} * frame.height * 3 > ModelLimits{}.max_chunk_bytes) return unsupported("the JPEG is too large");
+  if (!ModelLimits{}.unit_fits(frame.width, frame.height)) return unsupported("the JPEG is too large");
   LevelModel level;
   level.info.width = frame.width;
   level.info.height = frame.height;

@@ -461,7 +461,7 @@ Result<SlideModel> Builder::build(std::shared_ptr<const io::Source> slidedat) {
     if (i > 0) TW_RETURN_IF_ERROR(positive(s.concat_exponent, "hs->concat_exponent"));
     TW_RETURN_IF_ERROR(positive(s.image_w, "hs->image_w"));
     TW_RETURN_IF_ERROR(positive(s.image_h, "hs->image_h"));
-    if (s.image_w * s.image_h * 3 > static_cast<int64_t>(ModelLimits{}.max_chunk_bytes)) {
+    if (!ModelLimits{}.unit_fits(static_cast<uint64_t>(s.image_w), static_cast<uint64_t>(s.image_h))) {
       return unsupported("images of " + std::to_string(s.image_w) + "x" + std::to_string(s.image_h) +
                          " pixels are too large");
     }

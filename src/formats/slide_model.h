@@ -18,6 +18,8 @@
 #include <utility>
 #include <vector>
 
+#include "util/checked_math.h"
+
 #include "codecs/tile_desc.h"
 #include "io/source.h"
 #include "tiff/tiff_file.h"
@@ -129,6 +131,13 @@ struct SlideModel {
 // Limits applied while building levels (decode units that cannot be decoded safely are refused).
 struct ModelLimits {
   uint64_t max_chunk_bytes = 512ull << 20;  // RGB bytes of one decoded tile or strip
+  // Whether a decode unit of width x height pixels of `bytes_per_pixel` fits (overflow-checked: the sizes come
+  // from the file). Every driver bounds its units with it; each words its own error.
+  bool unit_fits(uint64_t width, uint64_t height, uint64_t bytes_per_pixel = 3) const {
+    const auto pixels = internal::checked_mul(width, height);
+    const auto bytes = pixels ? internal::checked_mul(*pixels, bytes_per_pixel) : std::nullopt;
+    return bytes && *bytes <= max_chunk_bytes;
+  }
 };
 
 }  // namespace tilewise::formats

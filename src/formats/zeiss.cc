@@ -182,8 +182,7 @@ Status validate(const Subblock& b) {
 // A level's units are decoded into tiles of the largest subblock width by the largest height: bounded as
 // every driver's decode unit is (ModelLimits), so that a subblock that claims a huge size fails at open.
 Status check_unit_size(uint32_t w, uint32_t h, const std::string& what) {
-  const uint64_t bytes = uint64_t{w} * h * 3;
-  if (bytes > ModelLimits{}.max_chunk_bytes) {
+  if (!ModelLimits{}.unit_fits(w, h)) {
     return unsupported(what + ": subblocks of " + std::to_string(w) + " x " + std::to_string(h) + " pixels exceed the " +
                        std::to_string(ModelLimits{}.max_chunk_bytes >> 20) + " MiB decode limit");
   }
