@@ -26,6 +26,8 @@
 #             of AB_REPS reads after AB_WARMUP
 #     trace   one 4096^2 region through the lanes alone, 30 reads after 3, each read's nvImageCodec calls
 #             (TILEWISE_GPU_TRACE, bench/lane_trace.py; the two files go to $OUT)
+#     ceiling the sustained raw decode ceiling (bench/gpu_diag.py --ceiling: each cell's threads decode for 2 s,
+#             3 runs per cell) on both slides, the engines' use beside it ($OUT/dmon-ceiling.log)
 #     j2k     the JPEG 2000 loader (bench_j2k_3840.svs) to device with and without helpers (under each of
 #             J2K_WAITS, default block), and on the CPU
 set -uo pipefail
@@ -156,6 +158,11 @@ for step in "$@"; do
         done
       done
       child TILEWISE_BENCH_SLIDE=bench_j2k_3840.svs python3 ab_child.py loader 16 cpu ;;
+    ceiling)
+      nvidia-smi dmon -s u -d 1 > "$out/dmon-ceiling.log" 2>&1 &
+      dmon=$!
+      python3 gpu_diag.py --ceiling bench_ihc_6144.tif bench_ihc_40960.tif
+      kill $dmon ;;
     *) echo "unknown step $step" ;;
   esac 2>&1 | tee "$out/$step.log"
 done
