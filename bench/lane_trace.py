@@ -41,6 +41,16 @@ def main() -> None:
                 print(f"{name}: read {med[0]:.2f} ms, first call after {med[1]:.2f}, longest call {med[2]:.2f}, "
                       f"after the last call {med[3]:.2f} (medians of {len(part)})")
 
+    # Each lane's calls of the same size, side by side: one lane (one decoder) slower than the others on
+    # every call is a property of that decoder, not of the read.
+    by_lane: dict = {}
+    for c in calls:
+        by_lane.setdefault((c[3], c[0]), []).append((c[2] - c[1]) / 1e6)
+    for (tiles, lane), took in sorted(by_lane.items()):
+        if len(took) >= 3:
+            print(f"lane {lane}, calls of {tiles}: {len(took)} calls, median {statistics.median(took):.2f} ms "
+                  f"(min {min(took):.2f})")
+
 
 if __name__ == "__main__":
     main()

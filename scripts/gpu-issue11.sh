@@ -28,6 +28,10 @@
 #             (TILEWISE_GPU_TRACE, bench/lane_trace.py; the two files go to $OUT)
 #     ceiling the sustained raw decode ceiling (bench/gpu_diag.py --ceiling: each cell's threads decode for 2 s,
 #             3 runs per cell) on both slides, the engines' use beside it ($OUT/dmon-ceiling.log)
+#     lanediag  which lanes are slow: one 4096^2 region through the lanes alone, 20 reads after 3, in one
+#             process per entry of LANEDIAG (lane counts; default 8 8 6), each lane's call times
+#             (bench/lane_trace.py); the first process logs nvImageCodec's messages (TILEWISE_GPU_LOG=info)
+#             to $OUT/lanediag.err
 #     j2k     the JPEG 2000 loader (bench_j2k_3840.svs) to device with and without helpers (under each of
 #             J2K_WAITS, default block), and on the CPU
 set -uo pipefail
@@ -158,6 +162,17 @@ for step in "$@"; do
         done
       done
       child TILEWISE_BENCH_SLIDE=bench_j2k_3840.svs python3 ab_child.py loader 16 cpu ;;
+    lanediag)
+      log=info
+      for n in ${LANEDIAG:-8 8 6}; do
+        rm -f /tmp/calls.csv /tmp/reads.csv
+        env TILEWISE_GPU_LANES=$n ${log:+TILEWISE_GPU_LOG=$log} TILEWISE_GPU_SPLIT_TILES=0 TILEWISE_GPU_TRACE=/tmp/calls.csv \
+          AB_READS_LOG=/tmp/reads.csv AB_REPS=20 AB_WARMUP=3 python3 ab_child.py region cuda > /tmp/lanediag.log 2>&1
+        echo "-- $n lanes: $(grep '^{' /tmp/lanediag.log | tail -1)"
+        [ -n "$log" ] && cp /tmp/lanediag.log "$out/lanediag.err"
+        python3 lane_trace.py /tmp/calls.csv /tmp/reads.csv | grep -E "^(lane|faster|slower)"
+        log=
+      done ;;
     ceiling)
       nvidia-smi dmon -s u -d 1 > "$out/dmon-ceiling.log" 2>&1 &
       dmon=$!

@@ -117,6 +117,13 @@ Settings read_settings(EnvLookup lookup) {
   read(lookup, "TILEWISE_GPU_IN_PLACE", s.gpu_in_place, parse_switch);
   read(lookup, "TILEWISE_GPU_SPREAD_TILES", s.gpu_spread_tiles, parse_count);
   read(lookup, "TILEWISE_GPU_TRACE", s.gpu_trace, parse_text);
+  // nvImageCodec's severity bits (nvimgcodecDebugMessageSeverity_t): each level and all above it.
+  read(lookup, "TILEWISE_GPU_LOG", s.gpu_log, [](std::string_view t) -> std::optional<uint32_t> {
+    if (t == "info") return 0x0FFFFF00u;
+    if (t == "debug") return 0x0FFFFFF0u;
+    if (t == "trace") return 0x0FFFFFFFu;
+    return std::nullopt;
+  });
   read(lookup, "TILEWISE_GPU_SPLIT_TILES", s.gpu_split_tiles, parse_count);
   double share = 0;
   if (read(lookup, "TILEWISE_GPU_SPLIT_CPU_SHARE", share, [](std::string_view t) -> std::optional<double> {

@@ -52,6 +52,9 @@ struct Settings {
                                                   //   many tiles to decode deals them to the lanes in calls
                                                   //   of this many or more, one round (0 = never: calls by
                                                   //   the measured speed, as the loader's)
+  uint32_t gpu_log = 0;                           // TILEWISE_GPU_LOG: nvImageCodec's own messages from this
+                                                  //   severity up, through its default messenger ("info",
+                                                  //   "debug", "trace"; unset: off)
   std::string gpu_trace;                          // TILEWISE_GPU_TRACE: a file the lanes append their calls to at
                                                   //   exit (gpu/tile_lanes.h; empty: off)
   bool gpu_in_place = true;                       // TILEWISE_GPU_IN_PLACE: decode whole tiles into the output

@@ -42,6 +42,11 @@ class Runtime {
     info.load_extension_modules = 1;
     extensions_ = lib.directory + "/extensions";
     info.extension_modules_path = extensions_.c_str();
+    if (const uint32_t severity = internal::settings().gpu_log) {  // which backends each decoder got, and why
+      info.create_debug_messenger = 1;
+      info.message_severity = severity;
+      info.message_category = NVIMGCODEC_DEBUG_MESSAGE_CATEGORY_ALL;
+    }
     nvimgcodecStatus_t s = lib.InstanceCreate(&instance_, &info);
     if (s != NVIMGCODEC_STATUS_SUCCESS) {
       instance_ = nullptr;

@@ -70,6 +70,7 @@ TEST(Settings, EveryVariableIsRead) {
                            {"TILEWISE_GPU_SPLIT_CPU_SHARE", "0.75"},
                            {"TILEWISE_GPU_SPREAD_TILES", "0"},
                            {"TILEWISE_GPU_TRACE", "/tmp/lanes.csv"},
+                           {"TILEWISE_GPU_LOG", "info"},
                            {"TILEWISE_GPU_WAIT", "block"},
                            {"TILEWISE_LOADER_HELPER_NICE", "40"},  // clamped to 19
                            {"TILEWISE_GPU_ALLOCATOR", "async"}});
@@ -90,6 +91,7 @@ TEST(Settings, EveryVariableIsRead) {
   EXPECT_EQ(s.gpu_split_cpu_share, 0.75);
   EXPECT_EQ(s.gpu_spread_tiles, 0);  // default 64
   EXPECT_EQ(s.gpu_trace, "/tmp/lanes.csv");
+  EXPECT_EQ(s.gpu_log, 0x0FFFFF00u);  // info and every severity above it
   EXPECT_EQ(s.gpu_wait, GpuWait::kBlock);
   EXPECT_EQ(s.loader_helper_nice, 19);
   EXPECT_TRUE(s.gpu_async_allocator);
@@ -113,6 +115,7 @@ TEST(Settings, MalformedValuesKeepTheDefault) {
   EXPECT_FALSE(with({{"TILEWISE_GPU_SPLIT_CPU_SHARE", "1.5"}}).gpu_split_cpu_share.has_value());
   EXPECT_FALSE(with({{"TILEWISE_GPU_SPLIT_CPU_SHARE", "half"}}).gpu_split_cpu_share.has_value());
   EXPECT_EQ(with({{"TILEWISE_GPU_WAIT", "nap"}}).gpu_wait, GpuWait::kAuto);
+  EXPECT_EQ(with({{"TILEWISE_GPU_LOG", "loud"}}).gpu_log, 0u);
 }
 
 }  // namespace
