@@ -52,8 +52,9 @@ class Lanes final : public TileLanes {
   Lanes(std::vector<std::unique_ptr<codecs::Decoder>> decoders, const LaneOptions& options)
       : options_(options), decoders_(std::move(decoders)) {
     traces_.resize(decoders_.size());
+    lane_calls_.resize(decoders_.size());
     for (size_t i = 0; i < decoders_.size(); ++i) {
-      threads_.emplace_back([this, i] { run(decoders_[i].get(), traces_[i]); });
+      threads_.emplace_back([this, i] { run(i, decoders_[i].get(), traces_[i]); });
     }
   }
   ~Lanes() override { stop(); }
@@ -159,6 +160,33 @@ class Lanes final : public TileLanes {
     return gpu_wait > cpu_time;
   }
 
+  // Whether `lane` should leave the sized call at the front of the queue to a faster idle lane (mutex held).
+  // On the H200 one lane of eight was now and then about twice as slow as the others on every call for the
+  // life of the process (which lane changed from process to process: bench/RESULTS.md, thirteenth sitting);
+  // a large region's reads, dealt one call per lane in one round, end with their slowest call, so such a
+  // lane leaves them to the others while one of those is idle. It still takes the loader's calls.
+  bool leave_to_others(size_t lane) const {
+    if (queue_.front()->per_call == 0 || !slow_lane(lane)) return false;
+    for (size_t other = 0; other < lane_calls_.size(); ++other) {
+      if (other != lane && lane_calls_[other].idle && !slow_lane(other)) return true;
+    }
+    return false;
+  }
+
+  // A lane whose recent sized calls took kSlowLane x the other lanes' per tile (medians of each lane's last
+  // kLaneSamples); every kReprobeCalls sized calls it is measured again (mutex held).
+  bool slow_lane(size_t lane) const {
+    const LaneCalls& me = lane_calls_[lane];
+    if (me.count < kMinSamples || sized_calls_ - me.last_call > kReprobeCalls) return false;
+    std::vector<double> others;
+    for (size_t other = 0; other < lane_calls_.size(); ++other) {
+      if (other != lane && lane_calls_[other].count >= kMinSamples) others.push_back(lane_calls_[other].median());
+    }
+    if (others.empty()) return false;
+    std::nth_element(others.begin(), others.begin() + others.size() / 2, others.end());
+    return me.median() > kSlowLane * others[others.size() / 2];
+  }
+
   // Unclaimed jobs queued ahead of the last unclaimed job of `entry` (mutex held).
   size_t backlog_before_last(const Entry& entry) const {
     size_t ahead = entry.back - entry.front - 1;
@@ -197,7 +225,7 @@ class Lanes final : public TileLanes {
     traces_.clear();
   }
 
-  void run(codecs::Decoder* decoder, std::vector<CallTrace>& trace) {
+  void run(size_t lane, codecs::Decoder* decoder, std::vector<CallTrace>& trace) {
     std::vector<LaneJob*> batch;
     std::vector<Group*> groups;
     std::vector<codecs::DecodeRequest> requests;
@@ -205,8 +233,9 @@ class Lanes final : public TileLanes {
     const bool tracing = !options_.trace_path.empty();
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
-      work_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      work_.wait(lock, [&] { return stopping_ || (!queue_.empty() && !leave_to_others(lane)); });
       if (stopping_) return;
+      lane_calls_[lane].idle = false;
       batch.clear();
       groups.clear();
       const Entry* first = queue_.front();
@@ -222,7 +251,13 @@ class Lanes final : public TileLanes {
         }
         if (e->front == e->back) queue_.pop_front();
       }
-      if (!queue_.empty()) work_.notify_one();  // another lane takes the rest
+      if (!queue_.empty()) {  // another lane takes the rest; a sized call only one of the faster lanes may take
+        if (queue_.front()->per_call > 0) {
+          work_.notify_all();
+        } else {
+          work_.notify_one();
+        }
+      }
       in_flight_ += batch.size();
       lock.unlock();
       const int64_t claimed = tracing ? monotonic_ns() : 0;
@@ -243,6 +278,8 @@ class Lanes final : public TileLanes {
       for (int c = 0; c < 2; ++c) {
         if (seen[c] && !sized) update(gpu_seconds_per_tile_[c], per_tile);
       }
+      if (sized) lane_calls_[lane].add(per_tile, ++sized_calls_);
+      lane_calls_[lane].idle = true;  // before the callers return: their next read sees this lane idle
       for (size_t k = 0; k < batch.size(); ++k) {
         batch[k]->status = std::move(statuses[k]);
         batch[k]->on_gpu = true;
@@ -264,6 +301,30 @@ class Lanes final : public TileLanes {
   double gpu_seconds_per_tile_[2] = {0, 0};
   // Optimistic start (10 ns per pixel, ~100 MPix/s per core): callers try, then learn the real cost.
   double cpu_seconds_per_pixel_[2] = {10e-9, 10e-9};
+  static constexpr size_t kLaneSamples = 5;
+  static constexpr size_t kMinSamples = 3;
+  static constexpr uint64_t kReprobeCalls = 64;
+  static constexpr double kSlowLane = 1.4;
+  // Each lane's recent sized calls (seconds per tile), and whether it waits for work now.
+  struct LaneCalls {
+    double samples[kLaneSamples] = {};
+    size_t count = 0;       // samples taken (the last kLaneSamples kept)
+    uint64_t last_call = 0;  // sized_calls_ at its last sample
+    bool idle = true;
+    void add(double per_tile, uint64_t call) {
+      samples[count++ % kLaneSamples] = per_tile;
+      last_call = call;
+    }
+    double median() const {
+      const size_t n = std::min(count, kLaneSamples);
+      double kept[kLaneSamples];
+      std::copy(samples, samples + n, kept);
+      std::nth_element(kept, kept + n / 2, kept + n);
+      return kept[n / 2];
+    }
+  };
+  std::vector<LaneCalls> lane_calls_;
+  uint64_t sized_calls_ = 0;  // sized calls made by all lanes
   std::vector<std::unique_ptr<codecs::Decoder>> decoders_;
   std::vector<std::vector<CallTrace>> traces_;  // per lane, written by its thread only (options_.trace_path)
   std::vector<std::thread> threads_;

@@ -28,8 +28,9 @@ class FakeDecoder final : public codecs::Decoder {
     double seconds_per_tile = 0;  // a slow "GPU"
     int entered = 0;
     std::vector<size_t> batch_sizes;
+    std::vector<int> batch_decoders;  // which decoder made each call (its id)
   };
-  explicit FakeDecoder(Shared* shared) : shared_(shared) {}
+  explicit FakeDecoder(Shared* shared, int id = 0, double slowdown = 1) : shared_(shared), id_(id), slowdown_(slowdown) {}
   const char* backend() const override { return "fake"; }
   DeviceType output() const override { return DeviceType::kCuda; }
   Status can_decode(const codecs::TileDesc&) const override { return Status(); }
@@ -37,10 +38,14 @@ class FakeDecoder final : public codecs::Decoder {
     std::unique_lock<std::mutex> lock(shared_->mutex);
     ++shared_->entered;
     shared_->batch_sizes.push_back(requests.size());
+    shared_->batch_decoders.push_back(id_);
     shared_->cv.notify_all();
     shared_->cv.wait(lock, [&] { return shared_->gate_open; });
     if (shared_->seconds_per_tile > 0) {
-      std::this_thread::sleep_for(std::chrono::duration<double>(shared_->seconds_per_tile * requests.size()));
+      const double seconds = shared_->seconds_per_tile * slowdown_ * static_cast<double>(requests.size());
+      lock.unlock();  // decoders of several lanes "decode" at the same time
+      std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+      lock.lock();
     }
     for (size_t i = 0; i < requests.size(); ++i) {
       if (requests[i].data[0] == 0xEE) {
@@ -53,6 +58,8 @@ class FakeDecoder final : public codecs::Decoder {
   }
  private:
   Shared* shared_;
+  int id_;
+  double slowdown_;
 };
 
 std::unique_ptr<TileLanes> make_lanes(FakeDecoder::Shared* shared, int count, LaneOptions options) {
@@ -242,6 +249,52 @@ TEST(TileLanes, SizedCallsLeaveTheSpeedEstimateOfTheOthersAlone) {
   lanes->decode(w.jobs, nullptr);
   for (size_t i = before; i < shared.batch_sizes.size(); ++i) EXPECT_LE(shared.batch_sizes[i], 3u);
   for (auto& j : w.jobs) EXPECT_TRUE(j.status.ok());
+}
+
+TEST(TileLanes, ALaneSlowerThanTheOthersLeavesSizedCallsToIdleFasterLanes) {
+  FakeDecoder::Shared shared;
+  shared.seconds_per_tile = 0.0004;  // 10 ms per call of 25; decoder 2 takes 3x as long
+  std::vector<std::unique_ptr<codecs::Decoder>> decoders;
+  for (int i = 0; i < 3; ++i) decoders.push_back(std::make_unique<FakeDecoder>(&shared, i, i == 2 ? 3.0 : 1.0));
+  auto lanes = TileLanes::make(std::move(decoders), LaneOptions{false, 0});
+  auto calls_of = [&](int id, size_t from) {
+    std::lock_guard<std::mutex> lock(shared.mutex);
+    size_t n = 0;
+    for (size_t i = from; i < shared.batch_decoders.size(); ++i) n += shared.batch_decoders[i] == id ? 1 : 0;
+    return n;
+  };
+  // Reads of three calls, one per lane, until every lane has made at least three (its speed is known).
+  for (int read = 0; read < 40 && (calls_of(0, 0) < 3 || calls_of(1, 0) < 3 || calls_of(2, 0) < 3); ++read) {
+    Work w(75);
+    lanes->decode(w.jobs, nullptr, /*per_call=*/25);
+    for (auto& j : w.jobs) ASSERT_TRUE(j.status.ok());
+  }
+  ASSERT_GE(calls_of(2, 0), 3u) << "the slow lane was never measured";
+  // Reads of two calls: the two faster lanes are idle at each read's start and take both.
+  size_t from;
+  {
+    std::lock_guard<std::mutex> lock(shared.mutex);
+    from = shared.batch_decoders.size();
+  }
+  for (int read = 0; read < 10; ++read) {
+    Work w(50);
+    lanes->decode(w.jobs, nullptr, /*per_call=*/25);
+    for (size_t i = 0; i < w.jobs.size(); ++i) {
+      ASSERT_TRUE(w.jobs[i].status.ok());
+      EXPECT_EQ(w.out[i], w.bytes[i]);
+    }
+  }
+  EXPECT_EQ(calls_of(2, from), 0u);
+  EXPECT_EQ(calls_of(0, from) + calls_of(1, from), 20u);
+  // Calls sized by speed (the loader's) still go to every lane, the slow one too.
+  shared.seconds_per_tile = 0.002;
+  Work loader(60);
+  std::vector<std::thread> callers;
+  for (int c = 0; c < 3; ++c) {
+    callers.emplace_back([&, c] { lanes->decode(std::span<LaneJob>(loader.jobs).subspan(c * 20, 20), nullptr); });
+  }
+  for (auto& t : callers) t.join();
+  for (auto& j : loader.jobs) EXPECT_TRUE(j.status.ok());
 }
 
 TEST(TileLanes, TheTraceHasOneLinePerCall) {
