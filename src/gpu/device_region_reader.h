@@ -47,9 +47,11 @@ class DeviceRegionReader {
                                  DeviceContext* context = nullptr) const;
 
   // Forgets both sides' measured rates of large regions (process-wide), so that the next large reads measure
-  // them again; a cpu_share cuts every large region at that share of its tile rows instead (the setting
-  // TILEWISE_GPU_SPLIT_CPU_SHARE's effect). For tests.
-  static void reset_large_region_routing(std::optional<double> cpu_share = std::nullopt);
+  // them again, first_reads to each side (TILEWISE_GPU_SPLIT_FIRST_READS's effect; unset: the setting's); a
+  // cpu_share cuts every large region at that share of its tile rows instead (TILEWISE_GPU_SPLIT_CPU_SHARE's
+  // effect). For tests.
+  static void reset_large_region_routing(std::optional<double> cpu_share = std::nullopt,
+                                         std::optional<int> first_reads = std::nullopt);
 
  private:
   // The lanes' path for one planned region (steps 1-4 above).

@@ -4,7 +4,8 @@
 // calls of 64 (device_compose.h's spread) and the host reader on 16 cores at ~2,100-2,500 (bench/RESULTS.md);
 // on a host with a slower GPU or more cores it is the other way round. Each side's rate (pixels per second
 // of its large reads alone, the best of its recent ones, below; the first read of each side sets it up and
-// is not counted) is measured on the first large reads - three to the lanes, then three to the CPU - and
+// is not counted) is measured on the first large reads - three to the lanes, then three to the CPU
+// (TILEWISE_GPU_SPLIT_FIRST_READS each: a process's first reads through the lanes are slow on the H200) - and
 // then every kRemeasureEvery-th large read goes to the slower side so that its rate stays current.
 // The CPU side reads in one host read into page-locked staging, each tile row's upload queued by the thread
 // that wrote its last tile while later rows decode. TILEWISE_GPU_SPLIT_CPU_SHARE instead cuts every large
@@ -32,9 +33,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr uint64_t kRemeasureEvery = 16;
-// Large reads each side makes before the rates decide (the first is its set-up): one timed read of each
-// let chance decide on the H200, where a read's time varies by up to 2x.
-constexpr uint64_t kFirstReads = 3;
+// Large reads each side makes before the rates decide (the first is its set-up) default to 3: one timed
+// read of each let chance decide on the H200, where a read's time varies by up to 2x.
 constexpr size_t kRecent = 8;
 
 // A side's rate is the best of its last kRecent timed reads (pixels per second): on the H200 the lanes'
@@ -57,6 +57,7 @@ struct Routing {
   Side lanes, cpu;
   std::atomic<uint64_t> large_reads{0};
   std::optional<double> cpu_share = internal::settings().gpu_split_cpu_share;
+  uint64_t first_reads = static_cast<uint64_t>(internal::settings().gpu_split_first_reads);
 };
 
 Routing& routing() {
@@ -74,7 +75,7 @@ void record(Side& side, double pixels, Clock::duration took) {
 
 }  // namespace
 
-void DeviceRegionReader::reset_large_region_routing(std::optional<double> cpu_share) {
+void DeviceRegionReader::reset_large_region_routing(std::optional<double> cpu_share, std::optional<int> first_reads) {
   Routing& r = routing();
   for (Side* side : {&r.lanes, &r.cpu}) {
     for (auto& recent : side->recent) recent = 0;
@@ -82,6 +83,7 @@ void DeviceRegionReader::reset_large_region_routing(std::optional<double> cpu_sh
   }
   r.large_reads = 0;
   r.cpu_share = cpu_share;
+  r.first_reads = static_cast<uint64_t>(std::clamp(first_reads.value_or(internal::settings().gpu_split_first_reads), 2, 64));
 }
 
 std::optional<DeviceRegionReader::LargeRoute> DeviceRegionReader::large_route(const region::RegionRequest& req,
@@ -104,9 +106,9 @@ std::optional<DeviceRegionReader::LargeRoute> DeviceRegionReader::large_route(co
   }
   const uint64_t n = r.large_reads.fetch_add(1, std::memory_order_relaxed);
   bool to_lanes;
-  if (r.lanes.reads.load(std::memory_order_relaxed) < kFirstReads) {
+  if (r.lanes.reads.load(std::memory_order_relaxed) < r.first_reads) {
     to_lanes = true;
-  } else if (r.cpu.reads.load(std::memory_order_relaxed) < kFirstReads) {
+  } else if (r.cpu.reads.load(std::memory_order_relaxed) < r.first_reads) {
     to_lanes = false;
   } else {
     to_lanes = (r.lanes.rate() >= r.cpu.rate()) != (n % kRemeasureEvery == kRemeasureEvery - 1);

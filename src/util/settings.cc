@@ -125,6 +125,9 @@ Settings read_settings(EnvLookup lookup) {
     return std::nullopt;
   });
   read(lookup, "TILEWISE_GPU_SPLIT_TILES", s.gpu_split_tiles, parse_count);
+  if (read(lookup, "TILEWISE_GPU_SPLIT_FIRST_READS", s.gpu_split_first_reads, parse_count)) {
+    s.gpu_split_first_reads = std::clamp(s.gpu_split_first_reads, 2, 64);
+  }
   double share = 0;
   if (read(lookup, "TILEWISE_GPU_SPLIT_CPU_SHARE", share, [](std::string_view t) -> std::optional<double> {
         const std::string text(t);

@@ -62,6 +62,9 @@ struct Settings {
   int gpu_split_tiles = 64;                       // TILEWISE_GPU_SPLIT_TILES: a device region of this many tiles
                                                   //   goes to the lanes or the CPU, whichever reads such
                                                   //   regions faster (0 = always the lanes)
+  int gpu_split_first_reads = 3;                  // TILEWISE_GPU_SPLIT_FIRST_READS: large reads each side makes
+                                                  //   before the measured rates route them (2-64; the first
+                                                  //   of each is its set-up, not counted)
   std::optional<double> gpu_split_cpu_share;      // TILEWISE_GPU_SPLIT_CPU_SHARE: share such a region's tile
                                                   //   rows, this part to the CPU, at once, 0-1 (unset: one
                                                   //   side by measured rates)

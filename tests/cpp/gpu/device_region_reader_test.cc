@@ -259,6 +259,18 @@ TEST(DeviceRegionReader, LargeRegionsGoToTheSideThatReadsThemFaster) {
   EXPECT_EQ(context.ops_.live.load(), static_cast<int>(context.tile_cache()->stats().entries));
 }
 
+TEST(DeviceRegionReader, MoreFirstReadsGiveEachSideMoreReadsBeforeTheRatesRoute) {
+  DeviceRegionReader::reset_large_region_routing(std::nullopt, /*first_reads=*/5);
+  Fixture f(1024, 512, 64, 32);  // 16 x 16 tiles
+  HostContext context;
+  auto cpu_reads = [&] { return context.ops_.host_allocations.load(); };  // the CPU side's pinned staging
+  for (int i = 0; i < 5; ++i) f.expect_same(context, 16 * i, 8 * i, 900, 400, /*use_cache=*/false);
+  EXPECT_EQ(cpu_reads(), 0) << "five to the lanes first";
+  for (int i = 0; i < 5; ++i) f.expect_same(context, 16 * i, 8 * i, 900, 400, /*use_cache=*/false);
+  EXPECT_EQ(cpu_reads(), 5) << "then five to the CPU";
+  DeviceRegionReader::reset_large_region_routing();
+}
+
 TEST(DeviceRegionReader, AFixedCpuShareCutsLargeRegionsAtATileRow) {
   DeviceRegionReader::reset_large_region_routing(0.5);
   Fixture f(1024, 512, 64, 32);  // 16 x 16 tiles

@@ -71,6 +71,7 @@ TEST(Settings, EveryVariableIsRead) {
                            {"TILEWISE_GPU_SPREAD_TILES", "0"},
                            {"TILEWISE_GPU_TRACE", "/tmp/lanes.csv"},
                            {"TILEWISE_GPU_LOG", "info"},
+                           {"TILEWISE_GPU_SPLIT_FIRST_READS", "100"},  // clamped to 64
                            {"TILEWISE_GPU_WAIT", "block"},
                            {"TILEWISE_LOADER_HELPER_NICE", "40"},  // clamped to 19
                            {"TILEWISE_GPU_ALLOCATOR", "async"}});
@@ -92,6 +93,7 @@ TEST(Settings, EveryVariableIsRead) {
   EXPECT_EQ(s.gpu_spread_tiles, 0);  // default 64
   EXPECT_EQ(s.gpu_trace, "/tmp/lanes.csv");
   EXPECT_EQ(s.gpu_log, 0x0FFFFF00u);  // info and every severity above it
+  EXPECT_EQ(s.gpu_split_first_reads, 64);
   EXPECT_EQ(s.gpu_wait, GpuWait::kBlock);
   EXPECT_EQ(s.loader_helper_nice, 19);
   EXPECT_TRUE(s.gpu_async_allocator);
