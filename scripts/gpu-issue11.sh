@@ -23,7 +23,7 @@
 #     regions one 4096^2 region to device at each CPU share of the split (REGION_SHARES, REGION_ROUNDS)
 #     regionpair  one 4096^2 region: tilewise to device (defaults, then every region to the lanes) and into
 #             host memory, and cuCIM's cuslide2 to device, one process each, REGION_ROUNDS rounds (default 3)
-#             of AB_REPS reads after AB_WARMUP
+#             of AB_REPS reads after AB_WARMUP (default 20 after 5, here and in `regions`)
 #     trace   one 4096^2 region through the lanes alone, 30 reads after 3, each read's nvImageCodec calls
 #             (TILEWISE_GPU_TRACE, bench/lane_trace.py; the two files go to $OUT)
 #     ceiling the sustained raw decode ceiling (bench/gpu_diag.py --ceiling: each cell's threads decode for 2 s,
@@ -129,6 +129,7 @@ for step in "$@"; do
       [ "${LOADER_CPU:-0}" = 1 ] && child AB_PREFETCH=4 python3 ab_child.py loader 16 cpu ;;  # the CPU alone
     regions)  # one 4096^2 region to device by the CPU's share of the split (REGION_SHARES; "learnt": by rates,
               # "lanes": TILEWISE_GPU_SPLIT_TILES=0; VAR=value,...: those settings), then into host memory
+      export AB_REPS=${AB_REPS:-20} AB_WARMUP=${AB_WARMUP:-5}
       for r in $(seq "${REGION_ROUNDS:-1}"); do
         for share in ${REGION_SHARES:-learnt 1 0.9 0.8 0.7 lanes}; do
           case $share in
@@ -148,6 +149,8 @@ for step in "$@"; do
       python3 lane_trace.py /tmp/calls.csv /tmp/reads.csv | tail -"${TRACE_LINES:-40}"
       cp /tmp/calls.csv /tmp/reads.csv "$out/" ;;
     regionpair)
+      # A process's first reads through the lanes are slow: 20 timed reads after 5 unless set.
+      export AB_REPS=${AB_REPS:-20} AB_WARMUP=${AB_WARMUP:-5}
       for r in $(seq "${REGION_ROUNDS:-3}"); do
         child python3 ab_child.py region cuda
         child TILEWISE_GPU_SPLIT_TILES=0 python3 ab_child.py region cuda
