@@ -131,7 +131,11 @@ Status IfdParser::apply(const RawEntry& e, Ifd& ifd) const {
     case kNewSubfileType: { TW_ASSIGN_OR_RETURN(uint64_t v, first_uint(e)); ifd.new_subfile_type = clamp32(v); break; }
     case kImageWidth: { TW_ASSIGN_OR_RETURN(uint64_t v, first_uint(e)); ifd.width = clamp32(v); break; }
     case kImageLength: { TW_ASSIGN_OR_RETURN(uint64_t v, first_uint(e)); ifd.height = clamp32(v); break; }
-    case kBitsPerSample: { TW_ASSIGN_OR_RETURN(auto v, uints(e)); ifd.bits_per_sample = narrow(v); break; }
+    case kBitsPerSample: {  // an empty list keeps the default (1), as if the tag were absent
+      TW_ASSIGN_OR_RETURN(auto v, uints(e));
+      if (!v.empty()) ifd.bits_per_sample = narrow(v);
+      break;
+    }
     case kCompression: { TW_ASSIGN_OR_RETURN(uint64_t v, first_uint(e)); ifd.compression = clamp32(v); break; }
     case kPhotometric: {
       TW_ASSIGN_OR_RETURN(uint64_t v, first_uint(e));

@@ -70,6 +70,17 @@ TEST(TiffFile, StripImageDefaultsRowsPerStripToHeight) {
   EXPECT_EQ(i.chunk_count(), 1u);
 }
 
+TEST(TiffFile, AnEmptyBitsPerSampleKeepsTheDefault) {
+  // A fuzz input: BitsPerSample with a count of 0 left an empty list that the level builder indexed.
+  TiffBuilder b;
+  const uint64_t data = b.append(std::vector<uint8_t>(10 * 7, 9));
+  b.add_ifd({b.longs(kImageWidth, {10}), b.longs(kImageLength, {7}), b.shorts(kBitsPerSample, {}),
+             b.longs(kStripOffsets, {static_cast<uint32_t>(data)}), b.longs(kStripByteCounts, {70})});
+  auto parsed = parse_bytes(b.finish());
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_EQ((*parsed)->ifds()[0].bits_per_sample, (std::vector<uint32_t>{1}));
+}
+
 TEST(TiffFile, ParsesSubIfds) {
   TiffBuilder b;
   int main = b.add_ifd(b.rgb_tiled_image(64, 64, 16, 16));
