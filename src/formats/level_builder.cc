@@ -56,7 +56,6 @@ Result<codecs::TileDesc> describe_chunks(const tiff::Ifd& ifd, const std::string
   if (ifd.planar_configuration != 1 && ifd.samples_per_pixel > 1) {
     return unsupported(where + ": separate colour planes (PlanarConfiguration 2) are not supported");
   }
-  if (ifd.bits_per_sample.empty()) return corrupt(where + ": no bits per sample");
   for (uint32_t bits : ifd.bits_per_sample) {
     if (bits != ifd.bits_per_sample[0]) return unsupported(where + ": mixed bits per sample are not supported");
   }

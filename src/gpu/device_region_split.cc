@@ -33,8 +33,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr uint64_t kRemeasureEvery = 16;
-// Large reads each side makes before the rates decide (the first is its set-up) default to 3: one timed
-// read of each let chance decide on the H200, where a read's time varies by up to 2x.
 constexpr size_t kRecent = 8;
 
 // A side's rate is the best of its last kRecent timed reads (pixels per second): on the H200 the lanes'
@@ -57,6 +55,8 @@ struct Routing {
   Side lanes, cpu;
   std::atomic<uint64_t> large_reads{0};
   std::optional<double> cpu_share = internal::settings().gpu_split_cpu_share;
+  // Large reads each side makes before the rates decide (the first is its set-up; default 3: one timed read
+  // of each let chance decide on the H200, where a read's time varies by up to 2x).
   uint64_t first_reads = static_cast<uint64_t>(internal::settings().gpu_split_first_reads);
 };
 
@@ -83,7 +83,7 @@ void DeviceRegionReader::reset_large_region_routing(std::optional<double> cpu_sh
   }
   r.large_reads = 0;
   r.cpu_share = cpu_share;
-  r.first_reads = static_cast<uint64_t>(std::clamp(first_reads.value_or(internal::settings().gpu_split_first_reads), 2, 64));
+  r.first_reads = static_cast<uint64_t>(first_reads.value_or(internal::settings().gpu_split_first_reads));
 }
 
 std::optional<DeviceRegionReader::LargeRoute> DeviceRegionReader::large_route(const region::RegionRequest& req,
