@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import process_cpu_seconds, time_runs  # noqa: E402
+from common import process_cpu_seconds, thread_cores, thread_cpu_seconds, time_runs  # noqa: E402
 
 import tilewise  # noqa: E402
 
@@ -85,10 +85,12 @@ def main() -> None:
             timed()
             with open(log, "a") as f:
                 f.write(f"{start},{time.monotonic_ns()}\n")
-    wall, cpu = time.perf_counter(), process_cpu_seconds()
+    wall, cpu, threads0 = time.perf_counter(), process_cpu_seconds(), thread_cpu_seconds()
     r = time_runs(run, int(os.environ.get("AB_REPS", "5")), warmup=int(os.environ.get("AB_WARMUP", "1")))
-    cores = (process_cpu_seconds() - cpu) / (time.perf_counter() - wall)  # host cores busy, on average
-    out = {"median": count / r["median"], "min": count / r["max"], "max": count / r["min"], "cores": round(cores, 2)}
+    took = time.perf_counter() - wall
+    cores = (process_cpu_seconds() - cpu) / took  # host cores busy, on average (warm-up included)
+    out = {"median": count / r["median"], "min": count / r["max"], "max": count / r["min"], "cores": round(cores, 2),
+           "threads": thread_cores(threads0, thread_cpu_seconds(), took)}
     if device != "cpu":  # how the tiles were shared out, over all runs (warm-up included)
         g = tilewise._core.gpu_stats(0)
         out.update(gpu_tiles=g["gpu_tiles"], cpu_tiles=g["cpu_tiles"],

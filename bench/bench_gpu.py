@@ -21,7 +21,7 @@ import numpy as np
 import tifffile
 
 import tilewise
-from common import Table, jpeg_tiles, process_cpu_seconds, time_runs
+from common import Table, jpeg_tiles, process_cpu_seconds, thread_cores, thread_cpu_seconds, time_runs
 
 HERE = Path(__file__).resolve().parent
 DATA = Path(os.environ.get("TILEWISE_GPU_DATA", HERE.parent / ".gpu" / "data"))
@@ -69,10 +69,12 @@ def loader_only(workers: int) -> None:
     run = loader_run(s, locs, workers, "cuda")
     run()  # warm-up outside the statistics: the first pass starts the lanes (seconds of decoder creation)
     before, split0 = tilewise._core.gpu_stats(0), tilewise._core.loader_stats()
-    wall, cpu = time.perf_counter(), process_cpu_seconds()
+    wall, cpu, threads0 = time.perf_counter(), process_cpu_seconds(), thread_cpu_seconds()
     reps = int(os.environ.get("TILEWISE_BENCH_REPS", "5"))  # more for a profiler's window
     r = time_runs(run, reps, warmup=0)
-    cores = (process_cpu_seconds() - cpu) / (time.perf_counter() - wall)  # host cores busy, on average
+    took = time.perf_counter() - wall
+    cores = (process_cpu_seconds() - cpu) / took  # host cores busy, on average
+    by_thread = thread_cores(threads0, thread_cpu_seconds(), took)  # where those cores went
     after = tilewise._core.gpu_stats(0)
     gpu = after["gpu_tiles"] - before["gpu_tiles"]
     cpu = after["cpu_tiles"] - before["cpu_tiles"]
@@ -85,7 +87,7 @@ def loader_only(workers: int) -> None:
     print(json.dumps({"median": N / r["median"], "min": N / r["max"], "max": N / r["min"]} | {
         "tiles_per_s": N / r["median"] * per_pass / N, "cores": round(cores, 2),
         "lane_gpu_share": round(gpu / max(1, gpu + cpu), 3), "helper_share": round(split["cpu_regions"] / regions, 3),
-        "regions_per_run": round(split["gpu_regions"] / max(1, split["gpu_runs"]), 1)} |
+        "regions_per_run": round(split["gpu_regions"] / max(1, split["gpu_runs"]), 1), "threads": by_thread} |
         {k: round(v, 2) for k, v in split.items() if k.endswith("seconds")}))
 
 

@@ -45,6 +45,37 @@ def process_cpu_seconds() -> float:
     return r.ru_utime + r.ru_stime
 
 
+def thread_cpu_seconds() -> Dict[str, float]:
+    """CPU time (user + system, seconds) of this process's live threads, summed per thread name: tilewise
+    names its own (src/util/thread_name.h: tw-decode, tw-loader, tw-helper, tw-lane, tw-nvimgcodec); the
+    rest keep theirs (python3 for the interpreter's, and what CUDA or a library names). Linux only: {}
+    elsewhere. Threads that ended are not counted."""
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    totals: Dict[str, float] = {}
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return totals
+    for tid in tasks:
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue  # the thread ended meanwhile
+        # "tid (comm) state ...": comm may hold spaces or parentheses, so split at the last ')'.
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2:].split()
+        totals[name] = totals.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+    return totals
+
+
+def thread_cores(before: Dict[str, float], after: Dict[str, float], seconds: float) -> Dict[str, float]:
+    """Cores busy per thread name between two thread_cpu_seconds() samples `seconds` apart, busiest first
+    (names under 0.05 cores left out)."""
+    cores = {k: (v - before.get(k, 0.0)) / seconds for k, v in after.items()}
+    return {k: round(v, 2) for k, v in sorted(cores.items(), key=lambda kv: -kv[1]) if v >= 0.05}
+
+
 def time_runs(fn: Callable[[], object], reps: int = 5, warmup: int = 1) -> Dict[str, float]:
     for _ in range(warmup):
         fn()

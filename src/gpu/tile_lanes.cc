@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "util/settings.h"
+#include "util/thread_name.h"
 
 namespace tilewise::gpu {
 
@@ -226,6 +227,7 @@ class Lanes final : public TileLanes {
   }
 
   void run(size_t lane, codecs::Decoder* decoder, std::vector<CallTrace>& trace) {
+    internal::set_thread_name("tw-lane");
     std::vector<LaneJob*> batch;
     std::vector<Group*> groups;
     std::vector<codecs::DecodeRequest> requests;

@@ -9,6 +9,7 @@
 
 #include "util/fork_safe.h"
 #include "util/settings.h"
+#include "util/thread_name.h"
 
 namespace tilewise::internal {
 
@@ -39,7 +40,9 @@ struct Job {
 
 }  // namespace
 
-ThreadPool::ThreadPool(int threads, int nice) : initial_size_(threads), nice_(nice) { grow(threads); }
+ThreadPool::ThreadPool(int threads, int nice, const char* name) : initial_size_(threads), nice_(nice), name_(name) {
+  grow(threads);
+}
 
 int ThreadPool::size() const {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -61,6 +64,7 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::worker_loop() {
+  set_thread_name(name_);
   if (nice_ > 0) {
     // Linux applies nice values per thread; raising one's own needs no privilege. Failure is harmless.
     const auto tid = static_cast<id_t>(syscall(SYS_gettid));
@@ -153,7 +157,7 @@ ThreadPool& global_pool() {
     // An old pool is never destroyed while a caller may still use it: it is intentionally leaked when
     // replaced (resizing is rare and happens at configuration time).
     if (h.pool) new std::shared_ptr<ThreadPool>(h.pool);
-    h.pool = std::make_shared<ThreadPool>(wanted);
+    h.pool = std::make_shared<ThreadPool>(wanted, 0, "tw-decode");
     h.current.store(h.pool.get(), std::memory_order_release);
   }
   return *h.pool;
@@ -164,12 +168,12 @@ int global_pool_threads() { return default_threads(); }
 
 ThreadPool& loader_pool() {
   // Lives for the process (its threads run tasks that may outlive any loader); leaked at exit.
-  static auto* pool = new ForkSafe<ThreadPool>([] { return new ThreadPool(0); });
+  static auto* pool = new ForkSafe<ThreadPool>([] { return new ThreadPool(0, 0, "tw-loader"); });
   return pool->get();
 }
 
 ThreadPool& helper_pool() {
-  static auto* pool = new ForkSafe<ThreadPool>([] { return new ThreadPool(0, settings().loader_helper_nice); });
+  static auto* pool = new ForkSafe<ThreadPool>([] { return new ThreadPool(0, settings().loader_helper_nice, "tw-helper"); });
   return pool->get();
 }
 

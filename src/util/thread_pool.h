@@ -22,8 +22,9 @@ namespace tilewise::internal {
 class ThreadPool {
  public:
   // `nice`: added to each worker thread's nice value when it starts (Linux: per thread), so that the pool's
-  // work yields its cores to the process's other threads (the hybrid loader's CPU helpers).
-  explicit ThreadPool(int threads, int nice = 0);
+  // work yields its cores to the process's other threads (the hybrid loader's CPU helpers). `name`: its
+  // threads' name (util/thread_name.h).
+  explicit ThreadPool(int threads, int nice = 0, const char* name = "tw-pool");
   // The size the pool was made with (it never shrinks; grow() may add threads).
   int initial_size() const { return initial_size_; }
   ~ThreadPool();
@@ -51,6 +52,7 @@ class ThreadPool {
   std::vector<std::thread> threads_;
   const int initial_size_;
   const int nice_;
+  const char* name_;  // a string literal
 };
 
 // The process-wide pools, all of this class and all re-created lazily in a forked child:

@@ -12,6 +12,7 @@
 #include "codecs/nvimgcodec/nvimgcodec_library.h"
 #include "util/fork_safe.h"
 #include "util/settings.h"
+#include "util/thread_name.h"
 
 namespace tilewise::codecs::nvimgcodec {
 
@@ -326,6 +327,8 @@ Status library_status() {
 
 Result<std::unique_ptr<Decoder>> create_decoder(int device) {
   TW_ASSIGN_OR_RETURN(const NvImageCodecLibrary* lib, nvimgcodec_library());
+  // The threads the CUDA runtime and nvImageCodec start from here on carry this name, not the caller's.
+  internal::ScopedThreadName name("tw-nvimgcodec");
   shutdown_hooks();  // registers the exit handler before the first decoder exists
   TW_ASSIGN_OR_RETURN(nvimgcodecInstance_t instance, runtime().instance(*lib));
   auto decoder = std::make_unique<NvImageCodecDecoder>(*lib, instance, device);

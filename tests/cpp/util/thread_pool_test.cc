@@ -1,13 +1,16 @@
 #include <gtest/gtest.h>
+#include <pthread.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <future>
+#include <string>
 #include <thread>
 
 #include "util/checked_math.h"
+#include "util/thread_name.h"
 #include "util/thread_pool.h"
 
 namespace tilewise::internal {
@@ -44,6 +47,31 @@ TEST(ThreadPool, WorkersRunAtTheirNiceValueAndCallersKeepTheirs) {
   pool.submit([&] { seen.set_value(nice_of_this_thread()); });
   EXPECT_EQ(seen.get_future().get(), mine + 5);
   EXPECT_EQ(nice_of_this_thread(), mine);
+}
+
+std::string name_of_this_thread() {
+  char name[16] = {};
+  pthread_getname_np(pthread_self(), name, sizeof name);
+  return name;
+}
+
+TEST(ThreadPool, WorkersCarryThePoolsName) {
+  ThreadPool pool(1, 0, "tw-test-pool");
+  std::promise<std::string> seen;
+  pool.submit([&] { seen.set_value(name_of_this_thread()); });
+  EXPECT_EQ(seen.get_future().get(), "tw-test-pool");
+}
+
+TEST(ThreadName, AScopedNameIsInheritedByNewThreadsAndRestored) {
+  set_thread_name("tw-before");
+  std::string child;
+  {
+    ScopedThreadName scoped("tw-a-very-long-name");  // cut to 15 characters
+    EXPECT_EQ(name_of_this_thread(), "tw-a-very-long-");
+    std::thread([&] { child = name_of_this_thread(); }).join();
+  }
+  EXPECT_EQ(child, "tw-a-very-long-");
+  EXPECT_EQ(name_of_this_thread(), "tw-before");
 }
 
 TEST(ThreadPool, ZeroThreadsRunsInline) {
