@@ -51,6 +51,16 @@ def main() -> None:
             print(f"lane {lane}, calls of {tiles}: {len(took)} calls, median {statistics.median(took):.2f} ms "
                   f"(min {min(took):.2f})")
 
+    # Each lane's first calls (warm-up reads included), in order: whether a process's slow first reads are
+    # each decoder's first calls (a per-lane warm-up) or the process's first milliseconds (any lane).
+    origin = calls[0][1] if calls else 0
+    firsts: dict = {}
+    for c in calls:
+        firsts.setdefault(c[0], []).append(c)
+    for lane, own in sorted(firsts.items()):
+        shown = " ".join(f"{(c[2] - c[1]) / 1e6:.1f}ms x{c[3]} @{(c[1] - origin) / 1e6:.0f}" for c in own[:6])
+        print(f"first calls of lane {lane}: {shown}")
+
 
 if __name__ == "__main__":
     main()
