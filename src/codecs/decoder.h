@@ -44,6 +44,9 @@ class Decoder {
   virtual bool window_decode() const { return true; }
   virtual Status can_decode(const TileDesc& desc) const = 0;
   virtual void decode_batch(std::span<const DecodeRequest> requests, std::span<Status> statuses) = 0;
+  // Makes now what the backend would make on its first calls (buffers, a hardware decoder's state), so that
+  // those calls are not slow; optional. A failure is not reported: the first real call meets it again.
+  virtual void warm_up() {}
 
   // One request (decode_batch of one).
   Status decode_one(const DecodeRequest& request) {

@@ -228,6 +228,16 @@ class Lanes final : public TileLanes {
 
   void run(size_t lane, codecs::Decoder* decoder, std::vector<CallTrace>& trace) {
     internal::set_thread_name("tw-lane");
+    if (options_.warm_up) {
+      // Jobs queued meanwhile wait for it (or are assisted); a warming lane is not idle for leave_to_others.
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        lane_calls_[lane].idle = false;
+      }
+      decoder->warm_up();
+      std::lock_guard<std::mutex> lock(mutex_);
+      lane_calls_[lane].idle = true;
+    }
     std::vector<LaneJob*> batch;
     std::vector<Group*> groups;
     std::vector<codecs::DecodeRequest> requests;
@@ -346,6 +356,7 @@ LaneOptions TileLanes::options_from_settings(int lanes) {
   options.batch_seconds = settings.gpu_batch_ms / 1000;
   options.assist_backlog = settings.gpu_assist_backlog.value_or(static_cast<uint64_t>(lanes) * kMaxBatch * 4);
   options.trace_path = settings.gpu_trace;
+  options.warm_up = settings.gpu_warm_up;
   return options;
 }
 

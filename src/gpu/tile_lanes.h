@@ -61,6 +61,7 @@ struct LaneOptions {
   bool cpu_assist = true;      // callers decode their own queued tiles on the CPU when that is sooner
   size_t assist_backlog = 64;  // until the lanes' speed is known: assist once this many tiles are ahead
   double batch_seconds = 0.002;  // work per nvImageCodec call at the measured speed (1..kMaxBatch tiles)
+  bool warm_up = true;  // each lane warms its decoder (Decoder::warm_up) when it starts, before taking work
   // When set, the lanes append one line per call to this file when they stop (at exit): "lane,claimed_ns,
   // returned_ns,tiles,per_call", times of the monotonic clock (Python's time.monotonic_ns()), at most
   // kMaxTraced calls per lane. A diagnosis of how one read's calls line up (bench/lane_trace.py).
@@ -77,7 +78,7 @@ class TileLanes {
                                          const LaneOptions& options);
   // Options from the settings for `lanes` lanes: cpu_assist unless TILEWISE_GPU_CPU_ASSIST=0, assist_backlog
   // TILEWISE_GPU_ASSIST_BACKLOG (default lanes * kMaxBatch * 4: before the first batch is measured, callers
-  // assist only behind a very long queue), trace_path TILEWISE_GPU_TRACE.
+  // assist only behind a very long queue), trace_path TILEWISE_GPU_TRACE, warm_up unless TILEWISE_GPU_WARM_UP=0.
   static LaneOptions options_from_settings(int lanes);
 
   // Decodes every job (each job's status says how). Jobs are taken by lanes in order from the front; the

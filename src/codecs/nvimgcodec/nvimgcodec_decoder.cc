@@ -7,7 +7,9 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <vector>
 
+#include "codecs/cpu/jpeg_encoder.h"
 #include "codecs/nvimgcodec/cuda_wait.h"
 #include "codecs/nvimgcodec/nvimgcodec_library.h"
 #include "util/fork_safe.h"
@@ -65,6 +67,25 @@ Runtime& runtime() {
   return r->get();
 }
 
+// The warm-up's tile: 256 x 256 RGB, a gradient with fine texture (so that its entropy-coded data is like a
+// tissue tile's, about 2 bits per pixel), baseline 4:2:0 at quality 80; made once per process.
+const std::vector<uint8_t>& warm_up_tile() {
+  static const std::vector<uint8_t> tile = [] {
+    constexpr int32_t kSize = 256;
+    std::vector<uint8_t> rgb(static_cast<size_t>(kSize) * kSize * 3);
+    uint32_t noise = 12345;
+    for (size_t i = 0; i < rgb.size(); ++i) {
+      noise = noise * 1664525u + 1013904223u;  // a fixed LCG: the same tile in every process
+      const size_t pixel = i / 3;
+      const int32_t x = static_cast<int32_t>(pixel % kSize), y = static_cast<int32_t>(pixel / kSize);
+      rgb[i] = static_cast<uint8_t>((x + y + static_cast<int32_t>(i % 3) * 60 + static_cast<int32_t>(noise >> 27)) & 0xff);
+    }
+    auto jpeg = encode_jpeg_rgb(rgb.data(), kSize, kSize, 80, /*subsample=*/true);
+    return jpeg.ok() ? std::move(jpeg).value() : std::vector<uint8_t>();
+  }();
+  return tile;
+}
+
 class NvImageCodecDecoder final : public Decoder {
  public:
   NvImageCodecDecoder(const NvImageCodecLibrary& lib, nvimgcodecInstance_t instance, int device)
@@ -110,6 +131,35 @@ class NvImageCodecDecoder final : public Decoder {
     if (decoder_) lib_.DecoderDestroy(decoder_);
     if (staging_) cudaFreeHost(staging_);
     if (stream_) cudaStreamDestroy(stream_);
+  }
+
+  // One call of kWarmUpTiles copies of warm_up_tile(), into scratch freed after. On the H200 each decoder's
+  // first call took 11-42 ms against 4 ms for the same 64 tiles later (bench/RESULTS.md, fourteenth
+  // sitting): the lanes make this call when they start, not in a caller's first reads.
+  void warm_up() override {
+    static constexpr size_t kWarmUpTiles = 64;  // the lanes' largest call (gpu/tile_lanes.h kMaxBatch)
+    const std::vector<uint8_t>& tile = warm_up_tile();
+    if (tile.empty() || cudaSetDevice(device_) != cudaSuccess) return;
+    TileDesc desc;
+    desc.compression = Compression::kJpeg;
+    desc.color = ColorSpace::kYCbCr;
+    desc.width = desc.height = 256;
+    const size_t tile_bytes = size_t{256} * 256 * 3;
+    void* scratch = nullptr;
+    if (cudaMalloc(&scratch, tile_bytes * kWarmUpTiles) != cudaSuccess) {
+      cudaGetLastError();
+      return;
+    }
+    std::vector<DecodeRequest> requests(kWarmUpTiles);
+    for (size_t i = 0; i < kWarmUpTiles; ++i) {
+      requests[i].data = tile;
+      requests[i].desc = &desc;
+      requests[i].out = ImageView{static_cast<uint8_t*>(scratch) + i * tile_bytes, 256 * 3, 256, 256, 3,
+                                  Device{DeviceType::kCuda, device_}};
+    }
+    std::vector<Status> statuses(kWarmUpTiles);
+    decode_batch(requests, statuses);
+    cudaFree(scratch);
   }
 
   const char* backend() const override { return "nvimgcodec"; }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <csetjmp>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -11,6 +12,7 @@
 // clang-format on
 
 #include "codecs/cpu/cpu_decoder.h"
+#include "codecs/cpu/jpeg_encoder.h"
 #include "support/encoders.h"
 
 namespace tilewise::codecs {
@@ -100,6 +102,47 @@ TEST(Jpeg, DecodesIntoAStridedSubViewAndStopsAtTheViewHeight) {
       }
     }
   }
+}
+
+// encode_jpeg_rgb (the GPU decoders' warm-up tile): a stream libjpeg decodes to the pixels it was given, within
+// what quality 90 loses, with the sampling asked for; bad sizes are refused.
+TEST(JpegEncoder, EncodesWhatTheDecoderReadsBack) {
+  const int w = 80, h = 48;  // not a multiple of the 4:2:0 MCU (16) in width
+  std::vector<uint8_t> pixels(static_cast<size_t>(w) * h * 3);  // smooth, with a little noise
+  std::mt19937 rng(3);
+  for (size_t i = 0; i < pixels.size(); ++i) {
+    const int x = static_cast<int>(i / 3 % w), y = static_cast<int>(i / 3 / w), c = static_cast<int>(i % 3);
+    pixels[i] = static_cast<uint8_t>(x + y + c * 40 + static_cast<int>(rng() % 4));
+  }
+  for (bool subsample : {true, false}) {
+    auto jpeg = encode_jpeg_rgb(pixels.data(), w, h, 90, subsample);
+    ASSERT_TRUE(jpeg.ok()) << jpeg.status().message();
+    // The sampling factors of Y in the SOF0 frame header: 0x22 for 4:2:0, 0x11 for 4:4:4.
+    const std::vector<uint8_t>& bytes = *jpeg;
+    size_t sof = 0;
+    for (size_t i = 0; i + 1 < bytes.size(); ++i) {
+      if (bytes[i] == 0xFF && bytes[i + 1] == 0xC0) {
+        sof = i;
+        break;
+      }
+    }
+    ASSERT_GT(sof, 0u);
+    EXPECT_EQ(bytes[sof + 11], subsample ? 0x22 : 0x11);
+    TileDesc desc;
+    desc.compression = Compression::kJpeg;
+    desc.width = w;
+    desc.height = h;
+    desc.color = ColorSpace::kYCbCr;
+    std::vector<uint8_t> decoded(pixels.size());
+    CpuDecoder decoder;
+    ASSERT_TRUE(decoder.decode(bytes, desc, ImageView{decoded.data(), w * 3, w, h, 3, {}}).ok());
+    double error = 0;
+    for (size_t i = 0; i < pixels.size(); ++i) error += std::abs(int{decoded[i]} - int{pixels[i]});
+    EXPECT_LT(error / static_cast<double>(pixels.size()), 3.0) << "subsample " << subsample;
+  }
+  EXPECT_FALSE(encode_jpeg_rgb(pixels.data(), 0, h, 90, true).ok());
+  EXPECT_FALSE(encode_jpeg_rgb(pixels.data(), w, h, 0, true).ok());
+  EXPECT_FALSE(encode_jpeg_rgb(nullptr, w, h, 90, true).ok());
 }
 
 TEST(Jpeg, CorruptAndTruncatedStreamsAreErrorsNotGuesses) {

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace tilewise::gpu {
@@ -29,6 +30,7 @@ class FakeDecoder final : public codecs::Decoder {
     int entered = 0;
     std::vector<size_t> batch_sizes;
     std::vector<int> batch_decoders;  // which decoder made each call (its id)
+    std::vector<std::pair<int, char>> events;  // (decoder id, 'w' warm-up or 'd' decode), in order
   };
   explicit FakeDecoder(Shared* shared, int id = 0, double slowdown = 1) : shared_(shared), id_(id), slowdown_(slowdown) {}
   const char* backend() const override { return "fake"; }
@@ -37,6 +39,7 @@ class FakeDecoder final : public codecs::Decoder {
   void decode_batch(std::span<const codecs::DecodeRequest> requests, std::span<Status> statuses) override {
     std::unique_lock<std::mutex> lock(shared_->mutex);
     ++shared_->entered;
+    shared_->events.emplace_back(id_, 'd');
     shared_->batch_sizes.push_back(requests.size());
     shared_->batch_decoders.push_back(id_);
     shared_->cv.notify_all();
@@ -56,6 +59,11 @@ class FakeDecoder final : public codecs::Decoder {
       }
     }
   }
+  void warm_up() override {
+    std::lock_guard<std::mutex> lock(shared_->mutex);
+    shared_->events.emplace_back(id_, 'w');
+  }
+
  private:
   Shared* shared_;
   int id_;
@@ -64,7 +72,7 @@ class FakeDecoder final : public codecs::Decoder {
 
 std::unique_ptr<TileLanes> make_lanes(FakeDecoder::Shared* shared, int count, LaneOptions options) {
   std::vector<std::unique_ptr<codecs::Decoder>> decoders;
-  for (int i = 0; i < count; ++i) decoders.push_back(std::make_unique<FakeDecoder>(shared));
+  for (int i = 0; i < count; ++i) decoders.push_back(std::make_unique<FakeDecoder>(shared, i));
   return TileLanes::make(std::move(decoders), options);
 }
 
@@ -108,6 +116,31 @@ TEST(TileLanes, DecodesEveryJobOnTheLanes) {
   for (size_t b : shared.batch_sizes) EXPECT_LE(b, TileLanes::kMaxBatch);
   EXPECT_EQ(lanes->stats().gpu_tiles, 150u);
   EXPECT_EQ(lanes->stats().cpu_tiles, 0u);
+}
+
+TEST(TileLanes, EachLaneWarmsItsDecoderOnceBeforeItsFirstCall) {
+  for (bool warm : {true, false}) {
+    FakeDecoder::Shared shared;
+    LaneOptions options{false, 0, 0.002};
+    options.warm_up = warm;
+    auto lanes = make_lanes(&shared, 3, options);
+    Work w(200);  // first bytes 1-200: none is the fake's bad tile (0xEE)
+    lanes->decode(w.jobs, nullptr, /*per_call=*/10);  // sized calls: every lane takes some
+    lanes->stop();
+    std::vector<int> warm_ups(3, 0);
+    std::vector<bool> decoded(3, false);
+    for (auto [id, what] : shared.events) {
+      if (what == 'w') {
+        EXPECT_FALSE(decoded[static_cast<size_t>(id)]) << "decoder " << id << " warmed after a call";
+        ++warm_ups[static_cast<size_t>(id)];
+      } else {
+        decoded[static_cast<size_t>(id)] = true;
+      }
+    }
+    // Warm-ups happen when the lanes start, whether or not a lane gets work.
+    for (int id = 0; id < 3; ++id) EXPECT_EQ(warm_ups[static_cast<size_t>(id)], warm ? 1 : 0) << id;
+    for (size_t i = 0; i < w.jobs.size(); ++i) ASSERT_TRUE(w.jobs[i].status.ok()) << i;
+  }
 }
 
 TEST(TileLanes, MergesTheTilesOfConcurrentCallersIntoOneBatch) {
