@@ -34,7 +34,7 @@ struct BatchOptions {
   ReadOptions read;
   Device device;  // where batches are made: host memory, or a CUDA device (decoded there by the GPU path)
   // Device loaders: how many of the workers read whole regions on the CPU beside the GPU's batch reads
-  // (-1: TILEWISE_LOADER_CPU_HELPERS, else 3/8 of num_workers for JPEG levels and 7/8 for other codecs;
+  // (-1: TILEWISE_LOADER_CPU_HELPERS, else 1/2 of num_workers for JPEG levels and 7/8 for other codecs;
   // 0: the GPU alone).
   int cpu_helpers = -1;
   // For tests: a host loader scheduled as a hybrid device loader is (batch reads from the front of each

@@ -3,15 +3,18 @@
 //
 // Synchronisation model:
 // - One TileLanes per device and process (ForkSafe: a forked child starts its own lanes lazily). K lane
-//   threads (settings().gpu_lanes, default 8: on the H200 one nvImageCodec call's latency grows with its
-//   size, so the loader's throughput rose with more, smaller calls in flight - 4 lanes 7,959, 8 lanes 12,870,
-//   8 lanes at 2 ms per call 15,968 patches/s; bench/RESULTS.md), each owning one decoder
+//   threads (settings().gpu_lanes, default 6 at ~3 ms of work per call: on the H200 the host cost of the
+//   lanes follows the number of nvImageCodec calls - about 1.4 ms of CPU per call whatever its size - and
+//   6 lanes with calls of ~32 tiles decode as fast as 8 with calls of ~15 on 2 fewer cores: 19,238 /
+//   19,070 against 19,334 / 18,952 patches/s, 6.0 against 8.0 cores; bench/RESULTS.md, fourteenth
+//   sitting. Earlier, with the loader's reads a region at a time, more and smaller calls had won), each
+//   owning one decoder
 //   of the contract in codecs/decoder.h (in production nvImageCodec's: its own decoder, CUDA stream and
 //   pinned staging). There is no decode lock: the only shared state is the queue below, under one mutex held for
 //   O(batch) pointer work, never while decoding.
 // - A caller's decode() queues its jobs as one entry. A lane takes jobs from the front of the queue (oldest
 //   first, across entries and so across requests) up to about settings().gpu_batch_ms of work (default
-//   2 ms; at most kMaxBatch tiles) per nvImageCodec call. Meanwhile the
+//   3 ms; at most kMaxBatch tiles) per nvImageCodec call. Meanwhile the
 //   caller, instead of sleeping, takes its own jobs back from the end of its entry and runs `cpu_assist` for
 //   them (CPU decoding + upload): CPU cores that would otherwise wait add their throughput to the engines'
 //   (gpu.md: 16 cores of libjpeg-turbo decode about as fast as the engines on slide tiles). A caller takes

@@ -9,7 +9,7 @@
 //   decode pool made 16 workers contend for that pool's queue, measured at 0.23 x 16 on a 16-core host).
 //   Into device memory, one task per chunk of settings().loader_device_chunk regions of a batch, read as one
 //   Slide::read_level_regions batch (tiles deduplicated, full GPU decode batches, one crop launch).
-// - Hybrid device loaders (CPU helpers > 0: by default 3/8 of num_workers for JPEG, 7/8 for other codecs;
+// - Hybrid device loaders (CPU helpers > 0: by default 1/2 of num_workers for JPEG, 7/8 for other codecs;
 //   helpers run on helper_pool(), the GPU tasks on loader_pool()): per batch one GPU task and the
 //   loader's CPU helpers share its regions through a BatchClaims (loader/batch_claims.h): the GPU task
 //   reads its share from the front as one device batch read (and what the helpers left, if any, as a
@@ -462,13 +462,13 @@ Result<std::unique_ptr<BatchLoader>> BatchLoader::create(const Slide& slide,
     const int chunk = internal::settings().loader_device_chunk;
     s.chunk = chunk <= 0 ? options.batch_size : std::min(chunk, options.batch_size);
     // Some of the workers read whole regions on the CPU beside the GPU (hybrid), by codec (measured on
-    // the H200, bench/RESULTS.md): JPEG's GPU path itself keeps about 6 of the host's 16 cores busy
-    // (nvImageCodec's per-image host work for the hardware engines, the byte reads), so helpers on every
-    // core slowed it and 3/8 of the workers was best in five runs; nvJPEG2000 needs about one core (its
+    // the H200, bench/RESULTS.md): JPEG's GPU path itself keeps 4-5 of the host's 16 cores busy (the
+    // lanes' nvImageCodec calls), so helpers on every core slowed it; half the workers (8 of 16: 23,197
+    // patches/s against 22,146 with 6 and 23,275 with 10 on 1.1 more cores, fourteenth sitting) is best; nvJPEG2000 needs about one core (its
     // waits sleep, codecs/nvimgcodec/cuda_wait.h) and decodes slower than the cores, so there all workers
     // but 1/8 help (16 workers: 14 helpers 1,166 patches/s against 842 with 6 and 966 for the CPU alone).
     s.compression = slide.level(options.level).compression;
-    const int by_codec = s.compression == "jpeg" ? s.options.num_workers * 3 / 8
+    const int by_codec = s.compression == "jpeg" ? s.options.num_workers / 2
                                                  : s.options.num_workers - s.options.num_workers / 8;
     s.helpers = options.cpu_helpers >= 0 ? options.cpu_helpers
                                          : internal::settings().loader_cpu_helpers.value_or(by_codec);

@@ -40,14 +40,14 @@ struct Settings {
   int list_page_keys = 0;                         // TILEWISE_LIST_PAGE_KEYS: keys per object-listing page (0: the store's)
   uint64_t gpu_pool_bytes = 1024ull << 20;        // TILEWISE_GPU_POOL_BYTES: idle device blocks kept per device
   uint64_t gpu_tile_cache_bytes = 256ull << 20;   // TILEWISE_GPU_TILE_CACHE_BYTES: device tile cache per device
-  int gpu_lanes = 8;                              // TILEWISE_GPU_LANES: decode lanes per GPU (1-32)
+  int gpu_lanes = 6;                              // TILEWISE_GPU_LANES: decode lanes per GPU (1-32)
   bool gpu_warm_up = true;                        // TILEWISE_GPU_WARM_UP: each lane's decoder decodes a synthetic
                                                   // batch when the lanes start (its slow first call)
   bool gpu_cpu_assist = true;                     // TILEWISE_GPU_CPU_ASSIST: callers decode queued tiles on the CPU
   std::optional<uint64_t> gpu_assist_backlog;     // TILEWISE_GPU_ASSIST_BACKLOG: tiles; unset = lanes x 64 x 4
   int gpu_decoder_threads = 1;                    // TILEWISE_GPU_DECODER_THREADS: CPU threads inside each
                                                   //   nvImageCodec decoder (1-16)
-  double gpu_batch_ms = 2;                        // TILEWISE_GPU_BATCH_MS: work per nvImageCodec call (ms)
+  double gpu_batch_ms = 3;                        // TILEWISE_GPU_BATCH_MS: work per nvImageCodec call (ms)
   int gpu_assist_callers = 0;                     // TILEWISE_GPU_ASSIST_CALLERS: threads that assist one
                                                   //   read's queued tiles (0 = by measured speeds)
   int gpu_spread_tiles = 64;                      // TILEWISE_GPU_SPREAD_TILES: a device region with twice this

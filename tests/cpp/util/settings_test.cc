@@ -40,8 +40,8 @@ TEST(Settings, DefaultsWithAnEmptyEnvironment) {
   EXPECT_EQ(s.max_region_bytes, 4ull << 30);
   EXPECT_EQ(s.gpu_pool_bytes, 1024ull << 20);
   EXPECT_EQ(s.gpu_tile_cache_bytes, 256ull << 20);
-  EXPECT_EQ(s.gpu_lanes, 8);
-  EXPECT_EQ(s.gpu_batch_ms, 2.0);
+  EXPECT_EQ(s.gpu_lanes, 6);
+  EXPECT_EQ(s.gpu_batch_ms, 3.0);
   EXPECT_EQ(s.gpu_decoder_threads, 1);
   EXPECT_EQ(s.gpu_assist_callers, 0);
   EXPECT_EQ(s.loader_device_chunk, 0);
