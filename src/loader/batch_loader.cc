@@ -462,11 +462,12 @@ Result<std::unique_ptr<BatchLoader>> BatchLoader::create(const Slide& slide,
     const int chunk = internal::settings().loader_device_chunk;
     s.chunk = chunk <= 0 ? options.batch_size : std::min(chunk, options.batch_size);
     // Some of the workers read whole regions on the CPU beside the GPU (hybrid), by codec (measured on
-    // the H200, bench/RESULTS.md): JPEG's GPU path itself keeps 4-5 of the host's 16 cores busy (the
-    // lanes' nvImageCodec calls), so helpers on every core slowed it; half the workers (8 of 16: 23,197
-    // patches/s against 22,146 with 6 and 23,275 with 10 on 1.1 more cores, fourteenth sitting) is best; nvJPEG2000 needs about one core (its
-    // waits sleep, codecs/nvimgcodec/cuda_wait.h) and decodes slower than the cores, so there all workers
-    // but 1/8 help (16 workers: 14 helpers 1,166 patches/s against 842 with 6 and 966 for the CPU alone).
+    // the H200, bench/RESULTS.md): JPEG's GPU path itself keeps 4-6 of the host's 16 cores busy (the
+    // lanes' nvImageCodec calls), so helpers on every core slowed it; half the workers is best (16
+    // workers, fourteenth sitting: 8 helpers 23,197 patches/s against 22,146 with 6 and 23,275 with 10 on
+    // 1.1 more cores). nvJPEG2000 needs about one core (its waits sleep, codecs/nvimgcodec/cuda_wait.h)
+    // and decodes slower than the cores, so there all workers but 1/8 help (16 workers: 14 helpers 1,166
+    // patches/s against 842 with 6 and 966 for the CPU alone).
     s.compression = slide.level(options.level).compression;
     const int by_codec = s.compression == "jpeg" ? s.options.num_workers / 2
                                                  : s.options.num_workers - s.options.num_workers / 8;
