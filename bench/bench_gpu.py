@@ -87,7 +87,8 @@ def loader_only(workers: int) -> None:
     print(json.dumps({"median": N / r["median"], "min": N / r["max"], "max": N / r["min"]} | {
         "tiles_per_s": N / r["median"] * per_pass / N, "cores": round(cores, 2),
         "lane_gpu_share": round(gpu / max(1, gpu + cpu), 3),
-        "tiles_per_call": round(gpu / max(1, after["batches"] - before["batches"]), 1), "helper_share": round(split["cpu_regions"] / regions, 3),
+        "tiles_per_call": round(gpu / max(1, after["batches"] - before["batches"]), 1),
+        "helper_share": round(split["cpu_regions"] / regions, 3),
         "regions_per_run": round(split["gpu_regions"] / max(1, split["gpu_runs"]), 1), "threads": by_thread} |
         {k: round(v, 2) for k, v in split.items() if k.endswith("seconds")}))
 

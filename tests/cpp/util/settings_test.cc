@@ -46,6 +46,7 @@ TEST(Settings, DefaultsWithAnEmptyEnvironment) {
   EXPECT_EQ(s.gpu_assist_callers, 0);
   EXPECT_EQ(s.loader_device_chunk, 0);
   EXPECT_TRUE(s.gpu_cpu_assist);
+  EXPECT_TRUE(s.gpu_warm_up);
   EXPECT_TRUE(s.gpu_in_place);
   EXPECT_FALSE(s.gpu_async_allocator);
   EXPECT_FALSE(s.gpu_assist_backlog.has_value());
@@ -65,6 +66,7 @@ TEST(Settings, EveryVariableIsRead) {
                            {"TILEWISE_LOADER_DEVICE_CHUNK", "16"},
                            {"TILEWISE_LOADER_CPU_HELPERS", "0"},
                            {"TILEWISE_GPU_CPU_ASSIST", "0"},
+                           {"TILEWISE_GPU_WARM_UP", "0"},
                            {"TILEWISE_GPU_ASSIST_BACKLOG", "100"},
                            {"TILEWISE_GPU_IN_PLACE", "off"},
                            {"TILEWISE_GPU_SPLIT_CPU_SHARE", "0.75"},
@@ -87,6 +89,7 @@ TEST(Settings, EveryVariableIsRead) {
   EXPECT_EQ(s.loader_device_chunk, 16);
   EXPECT_EQ(s.loader_cpu_helpers, 0);  // set to 0: the GPU alone (unset: by the loader's workers)
   EXPECT_FALSE(s.gpu_cpu_assist);
+  EXPECT_FALSE(s.gpu_warm_up);
   EXPECT_EQ(s.gpu_assist_backlog, 100u);
   EXPECT_FALSE(s.gpu_in_place);
   EXPECT_EQ(s.gpu_split_cpu_share, 0.75);

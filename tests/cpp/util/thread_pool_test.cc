@@ -63,7 +63,7 @@ TEST(ThreadPool, WorkersCarryThePoolsName) {
 }
 
 TEST(ThreadName, AScopedNameIsInheritedByNewThreadsAndRestored) {
-  set_thread_name("tw-before");
+  ScopedThreadName outer("tw-before");  // the test's own thread gets its name back at the end
   std::string child;
   {
     ScopedThreadName scoped("tw-a-very-long-name");  // cut to 15 characters
