@@ -30,6 +30,8 @@ DATA = Path(os.environ.get("TILEWISE_GPU_DATA", HERE.parent / ".gpu" / "data"))
 SLIDE = DATA / os.environ.get("TILEWISE_BENCH_SLIDE", "bench_ihc_6144.tif")
 J2K_SLIDE = DATA / "bench_j2k_3840.svs"
 N = 2000
+# Patches per pass of the loader-only child (--loader): more makes a pass's start and drain a smaller part of it.
+LOADER_N = int(os.environ.get("TILEWISE_BENCH_N", str(N)))
 SIZE = 256
 PREFETCH = int(os.environ.get("TILEWISE_BENCH_PREFETCH", "2"))  # the loaders' batches read ahead (both tools)
 
@@ -65,9 +67,18 @@ def loader_only(workers: int) -> None:
     tilewise._gpu.configure()
     tilewise.set_cache_capacity(0)
     s = tilewise.open(SLIDE)
-    locs = locations(*s.dimensions)
+    locs = locations(*s.dimensions, n=LOADER_N)
     run = loader_run(s, locs, workers, "cuda")
     run()  # warm-up outside the statistics: the first pass starts the lanes (seconds of decoder creation)
+    log = os.environ.get("AB_READS_LOG")
+    if log:  # each pass's monotonic start and end, for bench/lane_gaps.py beside TILEWISE_GPU_TRACE
+        timed = run
+
+        def run():
+            start = time.monotonic_ns()
+            timed()
+            with open(log, "a") as f:
+                f.write(f"{start},{time.monotonic_ns()}\n")
     before, split0 = tilewise._core.gpu_stats(0), tilewise._core.loader_stats()
     wall, cpu, threads0 = time.perf_counter(), process_cpu_seconds(), thread_cpu_seconds()
     reps = int(os.environ.get("TILEWISE_BENCH_REPS", "5"))  # more for a profiler's window
@@ -84,8 +95,8 @@ def loader_only(workers: int) -> None:
     per_pass = distinct_batch_tiles(locs, s.levels[0].tile_size[0])
     split = {k: v - split0[k] for k, v in tilewise._core.loader_stats().items()}
     regions = max(1, split["gpu_regions"] + split["cpu_regions"])
-    print(json.dumps({"median": N / r["median"], "min": N / r["max"], "max": N / r["min"]} | {
-        "tiles_per_s": N / r["median"] * per_pass / N, "cores": round(cores, 2),
+    print(json.dumps({"median": LOADER_N / r["median"], "min": LOADER_N / r["max"], "max": LOADER_N / r["min"]} | {
+        "tiles_per_s": per_pass / r["median"], "patches_per_pass": LOADER_N, "cores": round(cores, 2),
         "lane_gpu_share": round(gpu / max(1, gpu + cpu), 3),
         "tiles_per_call": round(gpu / max(1, after["batches"] - before["batches"]), 1),
         "helper_share": round(split["cpu_regions"] / regions, 3),

@@ -32,6 +32,9 @@
 #             process per entry of LANEDIAG (lane counts; default 8 8 6), each lane's call times
 #             (bench/lane_trace.py); the first process logs nvImageCodec's messages (TILEWISE_GPU_LOG=info)
 #             to $OUT/lanediag.err
+#     gaps    where the lanes idle during the GPU-alone loader's passes (16 workers, prefetch 4, helpers 0), one
+#             child per variant of GAPS_VARIANTS (as LOADER_VARIANTS): the lanes' call trace against each
+#             pass's start and end (bench/lane_gaps.py: busy share, start, drain, idle gaps)
 #     j2k     the JPEG 2000 loader (bench_j2k_3840.svs) to device with and without helpers (under each of
 #             J2K_WAITS, default block), and on the CPU
 set -uo pipefail
@@ -127,6 +130,14 @@ for step in "$@"; do
         child TILEWISE_BENCH_PREFETCH=4 "${variant[@]}" python3 bench_gpu.py --loader 16  # a variant may set the prefetch
       done
       [ "${LOADER_CPU:-0}" = 1 ] && child AB_PREFETCH=4 python3 ab_child.py loader 16 cpu ;;  # the CPU alone
+    gaps)
+      for v in ${GAPS_VARIANTS:--}; do
+        variant_settings "$v"
+        rm -f /tmp/calls.csv /tmp/passes.csv
+        child TILEWISE_BENCH_PREFETCH=4 TILEWISE_LOADER_CPU_HELPERS=0 TILEWISE_GPU_TRACE=/tmp/calls.csv \
+          AB_READS_LOG=/tmp/passes.csv "${variant[@]}" python3 bench_gpu.py --loader 16
+        python3 lane_gaps.py /tmp/calls.csv /tmp/passes.csv | tail -1
+      done ;;
     regions)  # one 4096^2 region to device by the CPU's share of the split (REGION_SHARES; "learnt": by rates,
               # "lanes": TILEWISE_GPU_SPLIT_TILES=0; VAR=value,...: those settings), then into host memory
       export AB_REPS=${AB_REPS:-20} AB_WARMUP=${AB_WARMUP:-5}

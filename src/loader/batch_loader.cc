@@ -177,6 +177,8 @@ struct BatchLoader::State {
   int64_t batches = 0;
   size_t item_bytes = 0;
   int64_t chunk = 1;  // items per task (never across batches)
+  int64_t ahead = 1;  // batches started ahead of the consumer: the prefetch (device loaders: at least
+                      // settings().loader_device_ahead)
 
   struct Pending {
     std::shared_ptr<BatchBuffer> pixels;
@@ -223,7 +225,7 @@ struct BatchLoader::State {
     const int64_t total_items = std::min<int64_t>(static_cast<int64_t>(order.size()), batches * options.batch_size);
     while (!cancelled && next_item < total_items && in_flight < options.num_workers) {
       const int64_t b = next_item / options.batch_size;
-      if (b >= delivered + options.prefetch) break;
+      if (b >= delivered + ahead) break;
       while (delivered + static_cast<int64_t>(pending.size()) <= b) {
         pending.push_back(make_pending(delivered + static_cast<int64_t>(pending.size())));
       }
@@ -309,7 +311,7 @@ struct BatchLoader::State {
   // Hybrid device loaders: starts each batch of the prefetch window with its GPU task, and helpers while
   // any started batch has regions left. Requires `mutex`.
   void schedule_hybrid_locked(const std::shared_ptr<State>& self) {
-    while (!cancelled && started < batches && started < delivered + options.prefetch) {
+    while (!cancelled && started < batches && started < delivered + ahead) {
       const int64_t b = started++;
       Pending p = make_pending(b);
       const int64_t n = p.remaining;
@@ -449,6 +451,8 @@ Result<std::unique_ptr<BatchLoader>> BatchLoader::create(const Slide& slide,
   State& s = *state;
   if (s.options.num_workers == 0) s.options.num_workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   s.options.prefetch = std::max(1, s.options.prefetch);
+  s.ahead = s.options.prefetch;
+  if (!s.options.device.is_cpu()) s.ahead = std::max<int64_t>(s.ahead, internal::settings().loader_device_ahead);
   if (s.options.device.is_cpu() && !options.hybrid_on_host) {
     // Workers that fill the cores read their regions alone; fewer workers spread tiles over the pool.
     if (s.options.read.threads == 0) {
@@ -491,7 +495,7 @@ Result<std::unique_ptr<BatchLoader>> BatchLoader::create(const Slide& slide,
   const int64_t n = static_cast<int64_t>(s.order.size());
   s.batches = options.drop_last ? n / options.batch_size : (n + options.batch_size - 1) / options.batch_size;
   // Hybrid: the GPU tasks on the loader pool, the helpers on their own (helper_pool, at its nice value).
-  internal::loader_pool().grow(s.helpers > 0 ? s.options.prefetch : s.options.num_workers);
+  internal::loader_pool().grow(s.helpers > 0 ? static_cast<int>(s.ahead) : s.options.num_workers);
   if (s.helpers > 0) internal::helper_pool().grow(s.helpers);
   {
     std::lock_guard<std::mutex> lock(s.mutex);

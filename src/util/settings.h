@@ -43,6 +43,8 @@ struct Settings {
   int gpu_lanes = 6;                              // TILEWISE_GPU_LANES: decode lanes per GPU (1-32)
   bool gpu_warm_up = true;                        // TILEWISE_GPU_WARM_UP: each lane's decoder decodes a synthetic
                                                   // batch when the lanes start (its slow first call)
+  bool gpu_spread_short_queue = false;            // TILEWISE_GPU_SPREAD_SHORT_QUEUE: a queue shorter than a call
+                                                  //   per lane is dealt out evenly over the lanes
   bool gpu_cpu_assist = true;                     // TILEWISE_GPU_CPU_ASSIST: callers decode queued tiles on the CPU
   std::optional<uint64_t> gpu_assist_backlog;     // TILEWISE_GPU_ASSIST_BACKLOG: tiles; unset = lanes x 64 x 4
   int gpu_decoder_threads = 1;                    // TILEWISE_GPU_DECODER_THREADS: CPU threads inside each
@@ -74,6 +76,8 @@ struct Settings {
                                                   //   "block", "spin" or "device"; codecs/nvimgcodec/cuda_wait.h)
   int loader_device_chunk = 0;                    // TILEWISE_LOADER_DEVICE_CHUNK: regions per device batch read
                                                   //   of the loader (0 = the whole batch)
+  int loader_device_ahead = 0;                    // TILEWISE_LOADER_DEVICE_AHEAD: batches a device loader starts
+                                                  //   ahead of its consumer at least (0: its prefetch)
   int loader_helper_nice = 0;                     // TILEWISE_LOADER_HELPER_NICE: added to the nice value of
                                                   //   the hybrid loader's CPU helper threads (0-19)
   std::optional<int> loader_cpu_helpers;          // TILEWISE_LOADER_CPU_HELPERS: a device loader's workers that

@@ -47,6 +47,8 @@ TEST(Settings, DefaultsWithAnEmptyEnvironment) {
   EXPECT_EQ(s.loader_device_chunk, 0);
   EXPECT_TRUE(s.gpu_cpu_assist);
   EXPECT_TRUE(s.gpu_warm_up);
+  EXPECT_FALSE(s.gpu_spread_short_queue);
+  EXPECT_EQ(s.loader_device_ahead, 0);
   EXPECT_TRUE(s.gpu_in_place);
   EXPECT_FALSE(s.gpu_async_allocator);
   EXPECT_FALSE(s.gpu_assist_backlog.has_value());
@@ -67,6 +69,8 @@ TEST(Settings, EveryVariableIsRead) {
                            {"TILEWISE_LOADER_CPU_HELPERS", "0"},
                            {"TILEWISE_GPU_CPU_ASSIST", "0"},
                            {"TILEWISE_GPU_WARM_UP", "0"},
+                           {"TILEWISE_GPU_SPREAD_SHORT_QUEUE", "1"},
+                           {"TILEWISE_LOADER_DEVICE_AHEAD", "100"},  // clamped to 64
                            {"TILEWISE_GPU_ASSIST_BACKLOG", "100"},
                            {"TILEWISE_GPU_IN_PLACE", "off"},
                            {"TILEWISE_GPU_SPLIT_CPU_SHARE", "0.75"},
@@ -90,6 +94,8 @@ TEST(Settings, EveryVariableIsRead) {
   EXPECT_EQ(s.loader_cpu_helpers, 0);  // set to 0: the GPU alone (unset: by the loader's workers)
   EXPECT_FALSE(s.gpu_cpu_assist);
   EXPECT_FALSE(s.gpu_warm_up);
+  EXPECT_TRUE(s.gpu_spread_short_queue);
+  EXPECT_EQ(s.loader_device_ahead, 64);
   EXPECT_EQ(s.gpu_assist_backlog, 100u);
   EXPECT_FALSE(s.gpu_in_place);
   EXPECT_EQ(s.gpu_split_cpu_share, 0.75);
