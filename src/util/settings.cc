@@ -148,9 +148,8 @@ Settings read_settings(EnvLookup lookup) {
     return std::nullopt;
   });
   read(lookup, "TILEWISE_LOADER_DEVICE_CHUNK", s.loader_device_chunk, parse_count);
-  if (read(lookup, "TILEWISE_LOADER_DEVICE_AHEAD", s.loader_device_ahead, parse_count)) {
-    s.loader_device_ahead = std::clamp(s.loader_device_ahead, 0, 64);
-  }
+  int ahead = 0;
+  if (read(lookup, "TILEWISE_LOADER_DEVICE_AHEAD", ahead, parse_count)) s.loader_device_ahead = std::clamp(ahead, 0, 64);
   if (read(lookup, "TILEWISE_LOADER_HELPER_NICE", s.loader_helper_nice, parse_count)) {
     s.loader_helper_nice = std::clamp(s.loader_helper_nice, 0, 19);
   }

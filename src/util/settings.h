@@ -76,8 +76,9 @@ struct Settings {
                                                   //   "block", "spin" or "device"; codecs/nvimgcodec/cuda_wait.h)
   int loader_device_chunk = 0;                    // TILEWISE_LOADER_DEVICE_CHUNK: regions per device batch read
                                                   //   of the loader (0 = the whole batch)
-  int loader_device_ahead = 0;                    // TILEWISE_LOADER_DEVICE_AHEAD: batches a device loader starts
-                                                  //   ahead of its consumer at least (0: its prefetch)
+  std::optional<int> loader_device_ahead;         // TILEWISE_LOADER_DEVICE_AHEAD: batches a device loader starts
+                                                  //   ahead of its consumer at least (unset: by its batch
+                                                  //   bytes, loader/batch_loader.cc; 0: its prefetch)
   int loader_helper_nice = 0;                     // TILEWISE_LOADER_HELPER_NICE: added to the nice value of
                                                   //   the hybrid loader's CPU helper threads (0-19)
   std::optional<int> loader_cpu_helpers;          // TILEWISE_LOADER_CPU_HELPERS: a device loader's workers that

@@ -48,7 +48,7 @@ TEST(Settings, DefaultsWithAnEmptyEnvironment) {
   EXPECT_TRUE(s.gpu_cpu_assist);
   EXPECT_TRUE(s.gpu_warm_up);
   EXPECT_FALSE(s.gpu_spread_short_queue);
-  EXPECT_EQ(s.loader_device_ahead, 0);
+  EXPECT_FALSE(s.loader_device_ahead.has_value());  // by the loader's batch bytes
   EXPECT_TRUE(s.gpu_in_place);
   EXPECT_FALSE(s.gpu_async_allocator);
   EXPECT_FALSE(s.gpu_assist_backlog.has_value());
