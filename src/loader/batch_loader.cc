@@ -2,7 +2,8 @@
 //
 // - Workers: the process-wide loader pool (util/thread_pool.h: it only ever grows, and is re-created in a
 //   forked child); loaders submit one task per region. A loader keeps at most `num_workers` of its regions in
-//   flight and at most `prefetch` batches started ahead of the consumer, so loaders share the pool fairly.
+//   flight and at most `prefetch` batches started ahead of the consumer (a device loader: more when its
+//   batches are small, loader/batches_ahead.h), so loaders share the pool fairly.
 // - Tasks: into host memory, one task per run of batch_size / num_workers regions, each region decoded on
 //   its worker alone
 //   (ReadOptions::threads = 1 when the workers fill the cores: a worker fanning its four tiles out to the
@@ -45,6 +46,7 @@
 #include <thread>
 
 #include "loader/batch_claims.h"
+#include "loader/batches_ahead.h"
 #include "tilewise/config.h"
 #include "tilewise/gpu.h"
 #include "tilewise/memory.h"
@@ -177,8 +179,7 @@ struct BatchLoader::State {
   int64_t batches = 0;
   size_t item_bytes = 0;
   int64_t chunk = 1;  // items per task (never across batches)
-  int64_t ahead = 1;  // batches started ahead of the consumer: the prefetch (device loaders: at least
-                      // settings().loader_device_ahead)
+  int64_t ahead = 1;  // batches started ahead of the consumer (loader/batches_ahead.h)
 
   struct Pending {
     std::shared_ptr<BatchBuffer> pixels;
@@ -451,20 +452,10 @@ Result<std::unique_ptr<BatchLoader>> BatchLoader::create(const Slide& slide,
   State& s = *state;
   if (s.options.num_workers == 0) s.options.num_workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   s.options.prefetch = std::max(1, s.options.prefetch);
-  s.ahead = s.options.prefetch;
-  if (!s.options.device.is_cpu()) {
-    // The lanes' queue must not run dry while a finished batch goes to the consumer and the next one's
-    // tiles are read: on the H200 (GPU alone, 16 workers, batches of 64 256^2 patches, fifteenth sitting)
-    // four batches ahead left no lane in a call for ~4% of the time and the lanes in calls 88% of it (89%
-    // between a pass's first call and its drain, 20,000-patch passes alike); eight: 92%, +4% patches/s.
-    // So a device loader starts batches up to kDeviceAheadBytes of output ahead (at most 8), whatever a
-    // smaller prefetch, unless set (TILEWISE_LOADER_DEVICE_AHEAD).
-    constexpr size_t kDeviceAheadBytes = size_t{128} << 20;
-    const size_t batch_bytes = static_cast<size_t>(options.width) * static_cast<size_t>(options.height) * 3 *
-                               static_cast<size_t>(options.batch_size);
-    const int by_bytes = static_cast<int>(std::clamp<size_t>(kDeviceAheadBytes / std::max<size_t>(1, batch_bytes), 1, 8));
-    s.ahead = std::max<int64_t>(s.ahead, internal::settings().loader_device_ahead.value_or(by_bytes));
-  }
+  s.ahead = loader::batches_ahead(s.options.prefetch, !s.options.device.is_cpu(),
+                                  static_cast<size_t>(options.width) * static_cast<size_t>(options.height) * 3 *
+                                      static_cast<size_t>(options.batch_size),
+                                  internal::settings().loader_device_ahead);
   if (s.options.device.is_cpu() && !options.hybrid_on_host) {
     // Workers that fill the cores read their regions alone; fewer workers spread tiles over the pool.
     if (s.options.read.threads == 0) {
