@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import process_cpu_seconds, thread_cores, thread_cpu_seconds, time_runs  # noqa: E402
+from common import logged_runs, process_cpu_seconds, thread_cores, thread_cpu_seconds, time_runs  # noqa: E402
 
 import tilewise  # noqa: E402
 
@@ -76,15 +76,7 @@ def main() -> None:
             s.read_region((512, 512), (4096, 4096), device=device)
             sync()
         count = 4096 * 4096 / 1e6
-    log = os.environ.get("AB_READS_LOG")
-    if log:  # each run's monotonic start and end, for bench/lane_trace.py beside TILEWISE_GPU_TRACE
-        timed = run
-
-        def run():
-            start = time.monotonic_ns()
-            timed()
-            with open(log, "a") as f:
-                f.write(f"{start},{time.monotonic_ns()}\n")
+    run = logged_runs(run)  # AB_READS_LOG: each run's start and end, for bench/lane_trace.py
     wall, cpu, threads0 = time.perf_counter(), process_cpu_seconds(), thread_cpu_seconds()
     r = time_runs(run, int(os.environ.get("AB_REPS", "5")), warmup=int(os.environ.get("AB_WARMUP", "1")))
     took = time.perf_counter() - wall

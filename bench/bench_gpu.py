@@ -21,7 +21,7 @@ import numpy as np
 import tifffile
 
 import tilewise
-from common import Table, jpeg_tiles, process_cpu_seconds, thread_cores, thread_cpu_seconds, time_runs
+from common import Table, jpeg_tiles, logged_runs, process_cpu_seconds, thread_cores, thread_cpu_seconds, time_runs
 
 HERE = Path(__file__).resolve().parent
 DATA = Path(os.environ.get("TILEWISE_GPU_DATA", HERE.parent / ".gpu" / "data"))
@@ -70,15 +70,7 @@ def loader_only(workers: int) -> None:
     locs = locations(*s.dimensions, n=LOADER_N)
     run = loader_run(s, locs, workers, "cuda")
     run()  # warm-up outside the statistics: the first pass starts the lanes (seconds of decoder creation)
-    log = os.environ.get("AB_READS_LOG")
-    if log:  # each pass's monotonic start and end, for bench/lane_gaps.py beside TILEWISE_GPU_TRACE
-        timed = run
-
-        def run():
-            start = time.monotonic_ns()
-            timed()
-            with open(log, "a") as f:
-                f.write(f"{start},{time.monotonic_ns()}\n")
+    run = logged_runs(run)  # AB_READS_LOG: each pass's start and end, for bench/lane_gaps.py
     before, split0 = tilewise._core.gpu_stats(0), tilewise._core.loader_stats()
     wall, cpu, threads0 = time.perf_counter(), process_cpu_seconds(), thread_cpu_seconds()
     reps = int(os.environ.get("TILEWISE_BENCH_REPS", "5"))  # more for a profiler's window

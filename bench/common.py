@@ -76,6 +76,21 @@ def thread_cores(before: Dict[str, float], after: Dict[str, float], seconds: flo
     return {k: round(v, 2) for k, v in sorted(cores.items(), key=lambda kv: -kv[1]) if v >= 0.05}
 
 
+def logged_runs(fn: Callable[[], object]) -> Callable[[], object]:
+    """`fn`, appending each call's monotonic start and end (ns) to the file AB_READS_LOG names when it is set
+    (bench/lane_trace.py and bench/lane_gaps.py join them with the lanes' call trace, TILEWISE_GPU_TRACE)."""
+    log = os.environ.get("AB_READS_LOG")
+    if not log:
+        return fn
+
+    def run():
+        start = time.monotonic_ns()
+        fn()
+        with open(log, "a") as f:
+            f.write(f"{start},{time.monotonic_ns()}\n")
+    return run
+
+
 def time_runs(fn: Callable[[], object], reps: int = 5, warmup: int = 1) -> Dict[str, float]:
     for _ in range(warmup):
         fn()
