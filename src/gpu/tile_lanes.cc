@@ -148,18 +148,6 @@ class Lanes final : public TileLanes {
     return static_cast<size_t>(std::clamp(options_.batch_seconds / per_tile, 1.0, static_cast<double>(kMaxBatch)));
   }
 
-  // The tiles of this call: `cap`, or with spread_short_queue, when the queue holds less than a call of
-  // `cap` for each idle lane (this one included), an even share of it per idle lane (at least
-  // kMinSpreadCall); a lane busy now takes what is left when it returns (mutex held).
-  size_t call_size(size_t cap) const {
-    if (!options_.spread_short_queue) return cap;
-    size_t queued = 0;
-    for (const Entry* e : queue_) queued += e->back - e->front;
-    size_t idle = 1;  // this lane (no longer marked idle)
-    for (const LaneCalls& l : lane_calls_) idle += l.idle ? 1 : 0;
-    return std::clamp((queued + idle - 1) / idle, std::min(kMinSpreadCall, cap), cap);
-  }
-
   // Whether the caller should decode the last unclaimed job of `entry` itself (mutex held).
   bool cpu_is_sooner(const Entry& entry) const {
     const size_t ahead = backlog_before_last(entry);
@@ -266,7 +254,7 @@ class Lanes final : public TileLanes {
       // A call sized by its caller (per_call) measures a different regime - per tile, one large call costs a
       // fraction of a small one's - so it leaves the speed estimate that sizes the others' calls alone.
       const bool sized = first->per_call > 0;
-      const size_t cap = sized ? first->per_call : call_size(batch_cap(first->jobs[first->front].request));
+      const size_t cap = sized ? first->per_call : batch_cap(first->jobs[first->front].request);
       while (batch.size() < cap && !queue_.empty()) {
         Entry* e = queue_.front();
         while (batch.size() < cap && e->front < e->back) {
@@ -369,7 +357,6 @@ LaneOptions TileLanes::options_from_settings(int lanes) {
   options.assist_backlog = settings.gpu_assist_backlog.value_or(static_cast<uint64_t>(lanes) * kMaxBatch * 4);
   options.trace_path = settings.gpu_trace;
   options.warm_up = settings.gpu_warm_up;
-  options.spread_short_queue = settings.gpu_spread_short_queue;
   return options;
 }
 

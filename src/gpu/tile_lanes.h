@@ -65,10 +65,6 @@ struct LaneOptions {
   size_t assist_backlog = 64;  // until the lanes' speed is known: assist once this many tiles are ahead
   double batch_seconds = 0.002;  // work per nvImageCodec call at the measured speed (1..kMaxBatch tiles)
   bool warm_up = true;  // each lane warms its decoder (Decoder::warm_up) when it starts, before taking work
-  // A queue shorter than one call per lane is dealt out evenly over the lanes (calls of at least
-  // kMinSpreadCall tiles) instead of in calls of the measured size: the last tiles of a burst - a loader's
-  // last batch, the start of a pass - finish in one round on every lane, not in calls of the full size on a few.
-  bool spread_short_queue = false;
   // When set, the lanes append one line per call to this file when they stop (at exit): "lane,claimed_ns,
   // returned_ns,tiles,per_call", times of the monotonic clock (Python's time.monotonic_ns()), at most
   // kMaxTraced calls per lane. A diagnosis of how one read's calls line up (bench/lane_trace.py).
@@ -78,7 +74,6 @@ struct LaneOptions {
 class TileLanes {
  public:
   static constexpr size_t kMaxBatch = 64;
-  static constexpr size_t kMinSpreadCall = 8;
   static constexpr size_t kMaxTraced = size_t{1} << 20;
   // Lanes over the given decoders, one thread each (gpu/device_context.cc makes nvImageCodec's; tests pass
   // decoders that need no GPU).
@@ -86,8 +81,7 @@ class TileLanes {
                                          const LaneOptions& options);
   // Options from the settings for `lanes` lanes: cpu_assist unless TILEWISE_GPU_CPU_ASSIST=0, assist_backlog
   // TILEWISE_GPU_ASSIST_BACKLOG (default lanes * kMaxBatch * 4: before the first batch is measured, callers
-  // assist only behind a very long queue), trace_path TILEWISE_GPU_TRACE, warm_up unless TILEWISE_GPU_WARM_UP=0,
-  // spread_short_queue TILEWISE_GPU_SPREAD_SHORT_QUEUE.
+  // assist only behind a very long queue), trace_path TILEWISE_GPU_TRACE, warm_up unless TILEWISE_GPU_WARM_UP=0.
   static LaneOptions options_from_settings(int lanes);
 
   // Decodes every job (each job's status says how). Jobs are taken by lanes in order from the front; the

@@ -104,7 +104,6 @@ Settings read_settings(EnvLookup lookup) {
   if (read(lookup, "TILEWISE_GPU_LANES", s.gpu_lanes, parse_count)) s.gpu_lanes = std::clamp(s.gpu_lanes, 1, 32);
   read(lookup, "TILEWISE_GPU_CPU_ASSIST", s.gpu_cpu_assist, parse_switch);
   read(lookup, "TILEWISE_GPU_WARM_UP", s.gpu_warm_up, parse_switch);
-  read(lookup, "TILEWISE_GPU_SPREAD_SHORT_QUEUE", s.gpu_spread_short_queue, parse_switch);
   uint64_t backlog = 0;
   if (read(lookup, "TILEWISE_GPU_ASSIST_BACKLOG", backlog, parse_count)) s.gpu_assist_backlog = backlog;
   if (read(lookup, "TILEWISE_GPU_DECODER_THREADS", s.gpu_decoder_threads, parse_count)) {

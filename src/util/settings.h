@@ -43,8 +43,6 @@ struct Settings {
   int gpu_lanes = 6;                              // TILEWISE_GPU_LANES: decode lanes per GPU (1-32)
   bool gpu_warm_up = true;                        // TILEWISE_GPU_WARM_UP: each lane's decoder decodes a synthetic
                                                   // batch when the lanes start (its slow first call)
-  bool gpu_spread_short_queue = false;            // TILEWISE_GPU_SPREAD_SHORT_QUEUE: a queue shorter than a call
-                                                  //   per lane is dealt out evenly over the lanes
   bool gpu_cpu_assist = true;                     // TILEWISE_GPU_CPU_ASSIST: callers decode queued tiles on the CPU
   std::optional<uint64_t> gpu_assist_backlog;     // TILEWISE_GPU_ASSIST_BACKLOG: tiles; unset = lanes x 64 x 4
   int gpu_decoder_threads = 1;                    // TILEWISE_GPU_DECODER_THREADS: CPU threads inside each

@@ -267,37 +267,6 @@ TEST(TileLanes, ASpreadReadGoesToEveryLaneInOneRound) {
   EXPECT_EQ(shared.batch_sizes.size(), 5u);
 }
 
-TEST(TileLanes, AShortQueueIsSpreadOverTheIdleLanesWhenAsked) {
-  for (bool spread : {false, true}) {
-    FakeDecoder::Shared shared;
-    LaneOptions options{false, 0, 1e9};  // once measured, calls of kMaxBatch (64) tiles
-    options.spread_short_queue = spread;
-    auto lanes = make_lanes(&shared, 4, options);
-    Work warm(1);
-    lanes->decode(warm.jobs, nullptr);
-    set_gate(shared, false);
-    Work w(40);  // less than one full call per lane
-    std::thread caller([&] { lanes->decode(w.jobs, nullptr); });
-    wait_entered(shared, spread ? 5 : 2);  // the warm call, then the first round of calls, held at the gate
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // no lane takes more meanwhile
-    {
-      std::lock_guard<std::mutex> lock(shared.mutex);
-      const std::vector<size_t> round(shared.batch_sizes.begin() + 1, shared.batch_sizes.end());
-      if (spread) {
-        EXPECT_EQ(round, (std::vector<size_t>{10, 10, 10, 10}));  // every lane, one round
-      } else {
-        EXPECT_EQ(round, (std::vector<size_t>{40}));  // one call of up to the measured size
-      }
-    }
-    set_gate(shared, true);
-    caller.join();
-    for (size_t i = 0; i < w.jobs.size(); ++i) {
-      ASSERT_TRUE(w.jobs[i].status.ok()) << i;
-      EXPECT_EQ(w.out[i], w.bytes[i]);
-    }
-  }
-}
-
 TEST(TileLanes, SizedCallsLeaveTheSpeedEstimateOfTheOthersAlone) {
   FakeDecoder::Shared shared;
   shared.seconds_per_tile = 0.002;

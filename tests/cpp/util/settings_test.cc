@@ -47,7 +47,6 @@ TEST(Settings, DefaultsWithAnEmptyEnvironment) {
   EXPECT_EQ(s.loader_device_chunk, 0);
   EXPECT_TRUE(s.gpu_cpu_assist);
   EXPECT_TRUE(s.gpu_warm_up);
-  EXPECT_FALSE(s.gpu_spread_short_queue);
   EXPECT_FALSE(s.loader_device_ahead.has_value());  // by the loader's batch bytes
   EXPECT_TRUE(s.gpu_in_place);
   EXPECT_FALSE(s.gpu_async_allocator);
@@ -69,7 +68,6 @@ TEST(Settings, EveryVariableIsRead) {
                            {"TILEWISE_LOADER_CPU_HELPERS", "0"},
                            {"TILEWISE_GPU_CPU_ASSIST", "0"},
                            {"TILEWISE_GPU_WARM_UP", "0"},
-                           {"TILEWISE_GPU_SPREAD_SHORT_QUEUE", "1"},
                            {"TILEWISE_LOADER_DEVICE_AHEAD", "100"},  // clamped to 64
                            {"TILEWISE_GPU_ASSIST_BACKLOG", "100"},
                            {"TILEWISE_GPU_IN_PLACE", "off"},
@@ -94,7 +92,6 @@ TEST(Settings, EveryVariableIsRead) {
   EXPECT_EQ(s.loader_cpu_helpers, 0);  // set to 0: the GPU alone (unset: by the loader's workers)
   EXPECT_FALSE(s.gpu_cpu_assist);
   EXPECT_FALSE(s.gpu_warm_up);
-  EXPECT_TRUE(s.gpu_spread_short_queue);
   EXPECT_EQ(s.loader_device_ahead, 64);
   EXPECT_EQ(s.gpu_assist_backlog, 100u);
   EXPECT_FALSE(s.gpu_in_place);
