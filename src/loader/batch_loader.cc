@@ -309,7 +309,7 @@ struct BatchLoader::State {
     schedule_locked(self);  // a worker slot is free: start the next task, if any may start
   }
 
-  // Hybrid device loaders: starts each batch of the prefetch window with its GPU task, and helpers while
+  // Hybrid device loaders: starts each batch of the window ahead with its GPU task, and helpers while
   // any started batch has regions left. Requires `mutex`.
   void schedule_hybrid_locked(const std::shared_ptr<State>& self) {
     while (!cancelled && started < batches && started < delivered + ahead) {
@@ -452,9 +452,9 @@ Result<std::unique_ptr<BatchLoader>> BatchLoader::create(const Slide& slide,
   State& s = *state;
   if (s.options.num_workers == 0) s.options.num_workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   s.options.prefetch = std::max(1, s.options.prefetch);
+  s.item_bytes = static_cast<size_t>(options.width) * static_cast<size_t>(options.height) * 3;
   s.ahead = loader::batches_ahead(s.options.prefetch, !s.options.device.is_cpu(),
-                                  static_cast<size_t>(options.width) * static_cast<size_t>(options.height) * 3 *
-                                      static_cast<size_t>(options.batch_size),
+                                  s.item_bytes * static_cast<size_t>(options.batch_size),
                                   internal::settings().loader_device_ahead);
   if (s.options.device.is_cpu() && !options.hybrid_on_host) {
     // Workers that fill the cores read their regions alone; fewer workers spread tiles over the pool.
@@ -485,7 +485,6 @@ Result<std::unique_ptr<BatchLoader>> BatchLoader::create(const Slide& slide,
     s.share_device = options.device.is_cpu() ? -1 : options.device.index;
     s.cpu_share = LearntShares::get().at(s.share_device, s.compression);
   }
-  s.item_bytes = static_cast<size_t>(options.width) * static_cast<size_t>(options.height) * 3;
   s.order.resize(s.locations.size());
   for (size_t i = 0; i < s.order.size(); ++i) s.order[i] = static_cast<int64_t>(i);
   if (options.shuffle) {

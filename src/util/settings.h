@@ -76,7 +76,7 @@ struct Settings {
                                                   //   of the loader (0 = the whole batch)
   std::optional<int> loader_device_ahead;         // TILEWISE_LOADER_DEVICE_AHEAD: batches a device loader starts
                                                   //   ahead of its consumer at least (unset: by its batch
-                                                  //   bytes, loader/batch_loader.cc; 0: its prefetch)
+                                                  //   bytes, loader/batches_ahead.h; 0: its prefetch)
   int loader_helper_nice = 0;                     // TILEWISE_LOADER_HELPER_NICE: added to the nice value of
                                                   //   the hybrid loader's CPU helper threads (0-19)
   std::optional<int> loader_cpu_helpers;          // TILEWISE_LOADER_CPU_HELPERS: a device loader's workers that
