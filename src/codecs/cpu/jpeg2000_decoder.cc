@@ -133,7 +133,9 @@ Status Jpeg2000Decoder::decode_window(std::span<const uint8_t> data, const TileD
   opj_dparameters_t params;
   opj_set_default_decoder_parameters(&params);
   if (!opj_setup_decoder(codec.p, &params)) return corrupt("jpeg2000: decoder setup failed");
-  opj_codec_set_threads(codec.p, 1);  // parallelism comes from decoding many tiles at once
+  // 0: OpenJPEG decodes on the calling thread (1 would start a worker thread for every codec, i.e. every
+  // tile, and hand the tile's code-blocks to it); parallelism comes from decoding many tiles at once.
+  opj_codec_set_threads(codec.p, 0);
   Image image;
   auto fail = [&](const char* what) {
     return corrupt(std::string("jpeg2000: ") + (error.empty() ? what : error));
