@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace tilewise::codecs {
 
@@ -176,32 +177,51 @@ Status Jpeg2000Decoder::decode_window(std::span<const uint8_t> data, const TileD
       return unsupported("jpeg2000: component " + std::to_string(c) + " is not 8-bit");
     }
   }
-  // Component c's sample for window pixel (i, j) sits at ((ax + i) / dx - comp.x0, ...) in its plane.
+  // Component c's sample for window pixel (i, j) sits at ((ax + i) / dx - comp.x0, ...) in its plane. The
+  // columns are computed once per window and everything the loops read is local: the output's uint8_t
+  // stores may alias any memory, so fields read through pointers inside the loop were reloaded (and the
+  // column divided) for every pixel - 10% of a patch's time on one core before.
+  const size_t width = static_cast<size_t>(out.width);
+  std::vector<int32_t> columns(static_cast<size_t>(n) * width);
+  for (int c = 0; c < n; ++c) {
+    for (size_t i = 0; i < width; ++i) {
+      columns[static_cast<size_t>(c) * width + i] = static_cast<int32_t>(std::clamp<int64_t>(
+          (ax + static_cast<int64_t>(i)) / comps[c].dx - comps[c].x0, 0, static_cast<int64_t>(comps[c].w) - 1));
+    }
+  }
+  const bool ycbcr = n == 3 && desc.color == ColorSpace::kYCbCr;
+  const int16_t* const r_cr = r_cr_;
+  const int32_t* const g_cb = g_cb_;
+  const int32_t* const g_cr = g_cr_;
+  const int16_t* const b_cb = b_cb_;
   for (int32_t j = 0; j < out.height; ++j) {
-    const OPJ_INT32* row[3];
-    int64_t cx0[3];
+    const OPJ_INT32* row[3] = {nullptr, nullptr, nullptr};
     for (int c = 0; c < n; ++c) {
       const int64_t sy = std::clamp<int64_t>((ay + j) / comps[c].dy - comps[c].y0, 0, comps[c].h - 1);
       row[c] = comps[c].data + sy * comps[c].w;
-      cx0[c] = comps[c].x0;
     }
     uint8_t* d = out.row(j);
-    for (int32_t i = 0; i < out.width; ++i, d += 3) {
-      int v[3];
-      for (int c = 0; c < n; ++c) {
-        const int64_t sx = std::clamp<int64_t>((ax + i) / comps[c].dx - cx0[c], 0, comps[c].w - 1);
-        v[c] = clamp8(row[c][sx]);
+    const int32_t* col0 = columns.data();
+    if (n == 1) {
+      const OPJ_INT32* r0 = row[0];
+      for (size_t i = 0; i < width; ++i, d += 3) d[0] = d[1] = d[2] = clamp8(r0[col0[i]]);
+      continue;
+    }
+    const int32_t* col1 = col0 + width;
+    const int32_t* col2 = col1 + width;
+    const OPJ_INT32 *r0 = row[0], *r1 = row[1], *r2 = row[2];
+    if (ycbcr) {
+      for (size_t i = 0; i < width; ++i, d += 3) {
+        const int y0 = clamp8(r0[col0[i]]), cb = clamp8(r1[col1[i]]), cr = clamp8(r2[col2[i]]);
+        d[0] = clamp8(y0 + r_cr[cr]);
+        d[1] = clamp8(y0 + ((g_cb[cb] + g_cr[cr]) >> 16));
+        d[2] = clamp8(y0 + b_cb[cb]);
       }
-      if (n == 1) {
-        d[0] = d[1] = d[2] = static_cast<uint8_t>(v[0]);
-      } else if (desc.color == ColorSpace::kYCbCr) {
-        d[0] = clamp8(v[0] + r_cr_[v[2]]);
-        d[1] = clamp8(v[0] + ((g_cb_[v[1]] + g_cr_[v[2]]) >> 16));
-        d[2] = clamp8(v[0] + b_cb_[v[1]]);
-      } else {
-        d[0] = static_cast<uint8_t>(v[0]);
-        d[1] = static_cast<uint8_t>(v[1]);
-        d[2] = static_cast<uint8_t>(v[2]);
+    } else {
+      for (size_t i = 0; i < width; ++i, d += 3) {
+        d[0] = clamp8(r0[col0[i]]);
+        d[1] = clamp8(r1[col1[i]]);
+        d[2] = clamp8(r2[col2[i]]);
       }
     }
   }
