@@ -37,6 +37,10 @@ struct BatchOptions {
   // (-1: TILEWISE_LOADER_CPU_HELPERS, else 1/2 of num_workers for JPEG levels and 7/8 for other codecs;
   // 0: the GPU alone).
   int cpu_helpers = -1;
+  // Hybrid device loaders: the GPU reads each batch in runs of this many regions from the front, each claimed
+  // when the last is read (0: one run of a learnt share of the batch, then what the helpers left; -1: the
+  // setting TILEWISE_LOADER_GPU_RUN, else 0 for JPEG and 8 for other codecs).
+  int gpu_run = -1;
   // For tests: a host loader scheduled as a hybrid device loader is (batch reads from the front of each
   // batch, helpers' single reads from the back into a staging copy), so that its scheduling, errors and
   // cancellation are tested without a GPU.

@@ -149,6 +149,8 @@ Settings read_settings(EnvLookup lookup) {
   read(lookup, "TILEWISE_LOADER_DEVICE_CHUNK", s.loader_device_chunk, parse_count);
   int ahead = 0;
   if (read(lookup, "TILEWISE_LOADER_DEVICE_AHEAD", ahead, parse_count)) s.loader_device_ahead = std::clamp(ahead, 0, 64);
+  int run = 0;
+  if (read(lookup, "TILEWISE_LOADER_GPU_RUN", run, parse_count)) s.loader_gpu_run = std::clamp(run, 0, 1 << 20);
   if (read(lookup, "TILEWISE_LOADER_HELPER_NICE", s.loader_helper_nice, parse_count)) {
     s.loader_helper_nice = std::clamp(s.loader_helper_nice, 0, 19);
   }

@@ -77,6 +77,11 @@ struct Settings {
   std::optional<int> loader_device_ahead;         // TILEWISE_LOADER_DEVICE_AHEAD: batches a device loader starts
                                                   //   ahead of its consumer at least (unset: by its batch
                                                   //   bytes, loader/batches_ahead.h; 0: its prefetch)
+  std::optional<int> loader_gpu_run;              // TILEWISE_LOADER_GPU_RUN: a hybrid loader's GPU reads each
+                                                  //   batch in runs of this many regions from the front while
+                                                  //   the helpers read from the back (0: one run of the
+                                                  //   learnt share, then the rest; unset: 0 for JPEG, 8 for
+                                                  //   other codecs)
   int loader_helper_nice = 0;                     // TILEWISE_LOADER_HELPER_NICE: added to the nice value of
                                                   //   the hybrid loader's CPU helper threads (0-19)
   std::optional<int> loader_cpu_helpers;          // TILEWISE_LOADER_CPU_HELPERS: a device loader's workers that

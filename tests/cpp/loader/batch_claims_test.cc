@@ -30,6 +30,25 @@ TEST(BatchClaims, TheGpuTakesItsShareThenEverythingTheHelpersLeft) {
   EXPECT_DOUBLE_EQ(c.cpu_share(), 2.0 / 64);
 }
 
+TEST(BatchClaims, InRunsTheGpuAndTheHelpersMeetWhereTheirSpeedsPutThem) {
+  BatchClaims c = BatchClaims::in_runs(10, 4);
+  EXPECT_TRUE(c.fixed_runs());
+  EXPECT_EQ(c.take_front(), Claim(0, 4));
+  EXPECT_EQ(c.take_back(), 9);
+  EXPECT_EQ(c.take_front(), Claim(4, 4));  // a second run of the same size, not everything left
+  EXPECT_EQ(c.take_back(), 8);
+  EXPECT_TRUE(c.exhausted());
+  EXPECT_EQ(c.take_front().second, 0);
+  EXPECT_EQ(c.gpu_runs(), 2);
+  EXPECT_EQ(c.cpu_first(), 8);
+  // The last run takes only what is left; a run of 0 is taken as 1.
+  BatchClaims d = BatchClaims::in_runs(5, 3);
+  EXPECT_EQ(d.take_front(), Claim(0, 3));
+  EXPECT_EQ(d.take_front(), Claim(3, 2));
+  EXPECT_EQ(BatchClaims::in_runs(5, 0).take_front(), Claim(0, 1));
+  EXPECT_FALSE(BatchClaims(5, 0.5).fixed_runs());
+}
+
 TEST(BatchClaims, HelpersThatKeepUpLeaveTheGpuOneRun) {
   BatchClaims c(10, 0.6);
   EXPECT_EQ(c.take_front(), Claim(0, 6));

@@ -50,6 +50,7 @@ struct Combo {
   int batch_size, workers, prefetch;
   bool shuffle, drop_last;
   int hybrid_helpers = -1;  // >= 0: scheduled as a hybrid device loader is, with this many CPU helpers
+  int gpu_run = -1;         // hybrid: BatchOptions::gpu_run (0: a learnt share; -1: by codec, here runs of 8)
 };
 
 class LoaderCombos : public ::testing::TestWithParam<Combo> {};
@@ -69,6 +70,7 @@ TEST_P(LoaderCombos, BatchesEqualSingleReadsInOrder) {
   opt.drop_last = c.drop_last;
   opt.hybrid_on_host = c.hybrid_helpers >= 0;
   opt.cpu_helpers = c.hybrid_helpers;
+  opt.gpu_run = c.gpu_run;
   auto loader = BatchLoader::create(slide, locations, opt);
   ASSERT_TRUE(loader.ok()) << loader.status().message();
   const int64_t expected_batches = c.drop_last ? 37 / c.batch_size : (37 + c.batch_size - 1) / c.batch_size;
@@ -105,7 +107,11 @@ INSTANTIATE_TEST_SUITE_P(Options, LoaderCombos,
                                            // Hybrid scheduling: no helper, one, several, more than a batch has items.
                                            Combo{8, 4, 2, false, false, 0}, Combo{8, 4, 2, true, false, 1},
                                            Combo{16, 8, 3, true, true, 5}, Combo{3, 16, 4, false, false, 12},
-                                           Combo{64, 4, 1, false, false, 3}));
+                                           Combo{64, 4, 1, false, false, 3},
+                                           // The GPU's part as one learnt share, and in runs of 1 and 3.
+                                           Combo{8, 4, 2, true, false, 1, 0}, Combo{16, 8, 3, true, true, 5, 0},
+                                           Combo{64, 4, 1, false, false, 3, 0}, Combo{16, 8, 3, true, true, 5, 1},
+                                           Combo{64, 4, 1, false, false, 3, 3}));
 
 TEST(BatchLoader, ShuffleIsReproducibleForASeed) {
   Slide slide = make_slide();
@@ -186,7 +192,8 @@ TEST(BatchLoader, HybridSchedulingFailsOnlyTheDamagedItems) {
   locations[7] = {70, 10};
   const LoaderStats before = loader_stats();
   for (int round = 0; round < 3; ++round) {
-    const BatchOptions opt = hybrid_options(20, 32, 6, 2, 4);
+    BatchOptions opt = hybrid_options(20, 32, 6, 2, 4);
+    opt.gpu_run = round == 1 ? 0 : -1;  // the learnt share once, runs of 8 (this slide is not JPEG) twice
     auto loader = BatchLoader::create(slide, locations, opt);
     ASSERT_TRUE(loader.ok());
     int failures = 0;
@@ -219,7 +226,8 @@ TEST(BatchLoader, HybridSchedulingCancelsWithoutWaitingOrLeaking) {
   Slide slide = make_slide();
   const auto locations = random_locations(600, 9);
   for (int round = 0; round < 30; ++round) {
-    const BatchOptions opt = hybrid_options(64, 24, 8, 3, 5);
+    BatchOptions opt = hybrid_options(64, 24, 8, 3, 5);
+    opt.gpu_run = round % 3 == 0 ? 0 : -1;
     auto loader = BatchLoader::create(slide, locations, opt);
     auto first = (*loader)->next();
     ASSERT_TRUE(first.has_value());

@@ -48,6 +48,7 @@ TEST(Settings, DefaultsWithAnEmptyEnvironment) {
   EXPECT_TRUE(s.gpu_cpu_assist);
   EXPECT_TRUE(s.gpu_warm_up);
   EXPECT_FALSE(s.loader_device_ahead.has_value());  // by the loader's batch bytes
+  EXPECT_FALSE(s.loader_gpu_run.has_value());       // by codec
   EXPECT_TRUE(s.gpu_in_place);
   EXPECT_FALSE(s.gpu_async_allocator);
   EXPECT_FALSE(s.gpu_assist_backlog.has_value());
@@ -78,6 +79,7 @@ TEST(Settings, EveryVariableIsRead) {
                            {"TILEWISE_GPU_SPLIT_FIRST_READS", "100"},  // clamped to 64
                            {"TILEWISE_GPU_WAIT", "block"},
                            {"TILEWISE_LOADER_HELPER_NICE", "40"},  // clamped to 19
+                           {"TILEWISE_LOADER_GPU_RUN", "16"},
                            {"TILEWISE_GPU_ALLOCATOR", "async"}});
   EXPECT_EQ(s.num_threads, 3);
   EXPECT_EQ(s.cache_bytes, 64ull << 20);
@@ -93,6 +95,7 @@ TEST(Settings, EveryVariableIsRead) {
   EXPECT_FALSE(s.gpu_cpu_assist);
   EXPECT_FALSE(s.gpu_warm_up);
   EXPECT_EQ(s.loader_device_ahead, 64);
+  EXPECT_EQ(s.loader_gpu_run, 16);
   EXPECT_EQ(s.gpu_assist_backlog, 100u);
   EXPECT_FALSE(s.gpu_in_place);
   EXPECT_EQ(s.gpu_split_cpu_share, 0.75);
