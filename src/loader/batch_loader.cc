@@ -492,7 +492,8 @@ Result<std::unique_ptr<BatchLoader>> BatchLoader::create(const Slide& slide,
     // regions and its calls are full (runs of 8 read 5% less). Other codecs: nvJPEG2000 is slower than
     // the helpers, and a share claimed when the batch starts held regions for the GPU while helpers idled
     // (12.5-13 of 16 cores busy); runs of 8 regions, each claimed when the last is read, let the helpers
-    // take the rest: 15 cores, 1,456 / 1,435 / 1,526 patches/s against 1,385 / 1,423 / 1,300.
+    // take the rest: 15 cores, 1,456 / 1,435 / 1,526 patches/s against 1,385 / 1,423 / 1,300 (alternating),
+    // 1,644 against 1,404 on another machine.
     s.gpu_run = options.gpu_run >= 0 ? options.gpu_run
                                      : internal::settings().loader_gpu_run.value_or(s.compression == "jpeg" ? 0 : 8);
     s.share_device = options.device.is_cpu() ? -1 : options.device.index;
