@@ -27,13 +27,14 @@ void clear_cache();
 void reset_cache_stats();
 
 // The MCU index of restart-interval JPEG units (Hamamatsu NDPI and VMS levels are read by restart interval,
-// units of up to 4,096 x 8 pixels): where decoding can enter a unit in the middle, learnt as windows are
-// read, so that a window far into a unit is decoded without entropy-decoding the unit's left part.
+// units of up to 4,096 x 8 pixels) and of JPEG tiles (one checkpoint per MCU row): where decoding can enter
+// a unit or tile in the middle, learnt as windows are read, so that a window far into a unit is decoded
+// without entropy-decoding the unit's left part, and a window low in a tile without its rows above.
 // Metadata of the encoded stream, not pixels: it has its own byte budget (default 64 MiB, about 100,000
 // units of 4,096 pixels, or TILEWISE_MCU_INDEX_BYTES), which the tile cache's capacity does not govern; 0
 // drops it and turns it off (every window is then decoded from its unit's start).
 struct McuIndexStats {
-  uint64_t entries = 0;   // units indexed
+  uint64_t entries = 0;   // units and tiles indexed
   uint64_t bytes = 0;     // their budgeted size
   uint64_t capacity = 0;  // byte budget; 0 = off
   uint64_t resumed = 0;   // windows decoded from a checkpoint since the process started

@@ -38,7 +38,8 @@ NB_MODULE(_core, m) {
     return d;
   });
   m.def("set_mcu_index_capacity", &set_mcu_index_capacity, nb::arg("bytes"),
-        "Sets the byte budget of the MCU index of restart-interval JPEG units (NDPI, VMS; 0 turns it off).");
+        "Sets the byte budget of the MCU index of restart-interval JPEG units (NDPI, VMS) and of JPEG tiles' "
+        "MCU rows (0 turns it off).");
   m.def("mcu_index_stats", [] {
     const McuIndexStats s = mcu_index_stats();
     nb::dict d;

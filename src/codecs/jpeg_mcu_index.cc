@@ -232,9 +232,10 @@ constexpr size_t kBlockBytesMax = (31 + 63 * 31) / 8 + 1;
 }  // namespace
 
 Status extend_mcu_index(const EntropyLayout& layout, std::span<const uint8_t> entropy, int64_t mcus, size_t want,
-                        McuIndex& index) {
+                        McuIndex& index, int32_t spacing) {
+  if (spacing < 1) return unsupported("jpeg: a checkpoint spacing below one MCU");
   if (index.points.empty()) index.points.push_back(McuCheckpoint{});
-  int64_t mcu = static_cast<int64_t>(index.points.size() - 1) * kMcuIndexSpacing;
+  int64_t mcu = static_cast<int64_t>(index.points.size() - 1) * spacing;
   if (index.points.size() >= want || mcu >= mcus) return Status();
   const McuCheckpoint start = index.points.back();
   const size_t begin = start.bit >> 3;
@@ -247,7 +248,7 @@ Status extend_mcu_index(const EntropyLayout& layout, std::span<const uint8_t> en
   std::array<int32_t, 4> dc{start.dc[0], start.dc[1], start.dc[2], start.dc[3]};
   size_t ffi = 0;
   while (index.points.size() < want && mcu < mcus) {
-    for (int m = 0; m < kMcuIndexSpacing && mcu < mcus; ++m, ++mcu) {
+    for (int m = 0; m < spacing && mcu < mcus; ++m, ++mcu) {
       for (const EntropyLayout::Block& b : layout.blocks) {
         const HuffmanTable& dct = layout.dc[b.dc_table];
         const HuffmanTable& act = layout.ac[b.ac_table];
@@ -289,7 +290,7 @@ Status extend_mcu_index(const EntropyLayout& layout, std::span<const uint8_t> en
         if (bits.position() > nbits) return corrupt("jpeg: the interval's data ends inside MCU " + std::to_string(mcu));
       }
     }
-    if (mcu % kMcuIndexSpacing != 0) break;  // the interval's end, between checkpoints
+    if (mcu % spacing != 0) break;  // the interval's end, between checkpoints
     McuCheckpoint c;
     const uint64_t pos = bits.position();
     const uint64_t byte = pos >> 3;
@@ -358,13 +359,15 @@ bool put_symbol(BitWriter& w, const HuffmanTable& t, int sym) {
   return true;
 }
 
-}  // namespace
-
-Status resume_stream(const EntropyLayout& layout, std::span<const uint8_t> header, std::span<const uint8_t> entropy,
-                     const McuCheckpoint& from, const McuCheckpoint* to, int32_t mcus, std::vector<uint8_t>& out) {
-  const uint64_t width = uint64_t(1 + mcus) * static_cast<uint64_t>(layout.mcu_width);
-  if (header.size() < layout.header_end || width > 65535 || mcus < 1) {
-    return unsupported("jpeg: cannot resume " + std::to_string(mcus) + " MCUs");
+// The shared part of resume_stream and resume_rows: `header` with its SOF's height and width set, then
+// `prefix` MCUs of which the first sets the checkpoint's DC predictors and the others change nothing (every
+// block a zero DC difference and an end of block), then the bits of `entropy` from `from` to `to` (or its
+// end), then EOI.
+Status write_resumed(const EntropyLayout& layout, std::span<const uint8_t> header, std::span<const uint8_t> entropy,
+                     const McuCheckpoint& from, const McuCheckpoint* to, uint64_t height, uint64_t width, int64_t prefix,
+                     std::vector<uint8_t>& out) {
+  if (header.size() < layout.header_end || width > 65535 || height > 65535 || prefix < 1) {
+    return unsupported("jpeg: cannot resume a " + std::to_string(width) + " x " + std::to_string(height) + " stream");
   }
   // The interval's bits from the checkpoint to `to` (or its end), unstuffed.
   const size_t first = from.bit >> 3;
@@ -380,24 +383,30 @@ Status resume_stream(const EntropyLayout& layout, std::span<const uint8_t> heade
   }
   if (end < skip) return corrupt("jpeg: the interval's data ends before its checkpoint");
   data.resize(data.size() + 8, 0);
-  // The header, then at most twice the bits' bytes (stuffing), the resuming MCU's and the EOI.
+  // The header, then at most twice the bits' bytes (stuffing), the prefix MCUs' (a DC and an AC code of at
+  // most 16 bits and 11 value bits per block) and the EOI.
   const size_t head = static_cast<size_t>(layout.header_end);
-  out.resize(head + 2 * ((end - skip) / 8 + layout.blocks.size() * 8 + 8));
+  const size_t prefix_bytes = static_cast<size_t>(prefix) * layout.blocks.size() * 6 + 8;
+  out.resize(head + 2 * ((end - skip) / 8 + prefix_bytes + 8));
   std::memcpy(out.data(), header.data(), head);
+  out[layout.sof_offset + 5] = static_cast<uint8_t>(height >> 8);
+  out[layout.sof_offset + 6] = static_cast<uint8_t>(height);
   out[layout.sof_offset + 7] = static_cast<uint8_t>(width >> 8);
   out[layout.sof_offset + 8] = static_cast<uint8_t>(width);
   BitWriter w(out.data() + head);
   // The predictor-setting MCU: each component's first block has the checkpoint's DC value (the predictors
   // start at 0), its other blocks none; every block ends at once (end of block).
   std::array<bool, 4> seen{};
-  for (const EntropyLayout::Block& b : layout.blocks) {
-    const int32_t v = seen[b.component] ? 0 : from.dc[b.component];
-    seen[b.component] = true;
-    const uint32_t magnitude = static_cast<uint32_t>(v < 0 ? -v : v);
-    const int s = magnitude ? std::bit_width(magnitude) : 0;
-    if (!put_symbol(w, layout.dc[b.dc_table], s)) return unsupported("jpeg: the DC table cannot write a resuming MCU");
-    if (s) w.put(static_cast<uint32_t>(v < 0 ? v - 1 : v), s);  // negative values as their ones' complement
-    if (!put_symbol(w, layout.ac[b.ac_table], 0x00)) return unsupported("jpeg: the AC table has no end of block");
+  for (int64_t m = 0; m < prefix; ++m) {
+    for (const EntropyLayout::Block& b : layout.blocks) {
+      const int32_t v = m > 0 || seen[b.component] ? 0 : from.dc[b.component];
+      seen[b.component] = true;
+      const uint32_t magnitude = static_cast<uint32_t>(v < 0 ? -v : v);
+      const int s = magnitude ? std::bit_width(magnitude) : 0;
+      if (!put_symbol(w, layout.dc[b.dc_table], s)) return unsupported("jpeg: the DC table cannot write a resuming MCU");
+      if (s) w.put(static_cast<uint32_t>(v < 0 ? v - 1 : v), s);  // negative values as their ones' complement
+      if (!put_symbol(w, layout.ac[b.ac_table], 0x00)) return unsupported("jpeg: the AC table has no end of block");
+    }
   }
   uint64_t pos = skip;
   for (; pos + 32 <= end; pos += 32) w.put32(static_cast<uint32_t>(peek(data.data(), pos) >> 32));
@@ -408,6 +417,24 @@ Status resume_stream(const EntropyLayout& layout, std::span<const uint8_t> heade
   *tail++ = 0xD9;
   out.resize(static_cast<size_t>(tail - out.data()));
   return Status();
+}
+
+}  // namespace
+
+Status resume_stream(const EntropyLayout& layout, std::span<const uint8_t> header, std::span<const uint8_t> entropy,
+                     const McuCheckpoint& from, const McuCheckpoint* to, int32_t mcus, std::vector<uint8_t>& out) {
+  if (mcus < 1) return unsupported("jpeg: cannot resume " + std::to_string(mcus) + " MCUs");
+  return write_resumed(layout, header, entropy, from, to, static_cast<uint64_t>(layout.mcu_height),
+                       uint64_t(1 + mcus) * static_cast<uint64_t>(layout.mcu_width), 1, out);
+}
+
+Status resume_rows(const EntropyLayout& layout, std::span<const uint8_t> header, std::span<const uint8_t> entropy,
+                   const McuCheckpoint& from, int32_t width, int32_t rows_height, std::vector<uint8_t>& out) {
+  if (width < 1 || rows_height < 1) return unsupported("jpeg: cannot resume an empty image");
+  const int64_t row_mcus = (int64_t{width} + layout.mcu_width - 1) / layout.mcu_width;
+  return write_resumed(layout, header, entropy, from, nullptr,
+                       static_cast<uint64_t>(layout.mcu_height) + static_cast<uint64_t>(rows_height),
+                       static_cast<uint64_t>(width), row_mcus, out);
 }
 
 }  // namespace tilewise::codecs

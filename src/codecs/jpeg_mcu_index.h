@@ -87,8 +87,10 @@ struct McuIndex {
 // Extends `index` to at least `want` checkpoints (MCU (want - 1) * spacing), scanning `entropy` (the
 // interval's entropy-coded bytes up to and including the marker that ends them) of an interval of `mcus`
 // MCUs from its last checkpoint. Corrupt when the data ends early or holds an invalid code.
+// `spacing`: MCUs between checkpoints (a tiled image's resume_rows uses one checkpoint per MCU row: the MCUs
+// of a row); every extension of one index must use the same.
 Status extend_mcu_index(const EntropyLayout& layout, std::span<const uint8_t> entropy, int64_t mcus, size_t want,
-                        McuIndex& index);
+                        McuIndex& index, int32_t spacing = kMcuIndexSpacing);
 
 // Writes into `out` a standalone JPEG of one predictor-setting MCU followed by `mcus` MCUs of the interval
 // from checkpoint `from` on: `header` (the interval's own, SOI through SOS) with its SOF width set to
@@ -97,5 +99,14 @@ Status extend_mcu_index(const EntropyLayout& layout, std::span<const uint8_t> en
 // for a predictor's value (the caller decodes from the interval's start instead).
 Status resume_stream(const EntropyLayout& layout, std::span<const uint8_t> header, std::span<const uint8_t> entropy,
                      const McuCheckpoint& from, const McuCheckpoint* to, int32_t mcus, std::vector<uint8_t>& out);
+
+// The same for an image of many MCU rows (a JPEG tile), resumed at the start of an MCU row: a standalone JPEG
+// `width` pixels wide of one predictor-setting MCU row (its first MCU sets the DC predictors, the others
+// change nothing) followed by `rows_height` pixel rows of the image from checkpoint `from` (which must be a
+// row's first MCU) to its end. The rows after the first resumed one equal a decode from the image's start
+// pixel for pixel (fancy upsampling reads the chroma row above: the first resumed row's top pixel row
+// differs, which the caller never shows).
+Status resume_rows(const EntropyLayout& layout, std::span<const uint8_t> header, std::span<const uint8_t> entropy,
+                   const McuCheckpoint& from, int32_t width, int32_t rows_height, std::vector<uint8_t>& out);
 
 }  // namespace tilewise::codecs

@@ -11,6 +11,17 @@
 #include "util/fork_safe.h"
 #include "util/settings.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define TILEWISE_LSAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TILEWISE_LSAN 1
+#endif
+#endif
+#ifdef TILEWISE_LSAN
+#include <sanitizer/lsan_interface.h>
+#endif
+
 namespace tilewise::region {
 
 namespace {
@@ -39,9 +50,20 @@ class MappedResource final : public std::pmr::memory_resource {
   void* do_allocate(size_t bytes, size_t) override {
     void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
+#ifdef TILEWISE_LSAN
+    // The entries' nodes hold weak references to unit tables; LeakSanitizer scans heap blocks, not mapped
+    // pages, and would report a closed slide's table block (kept by those references until the entry ages
+    // out) as leaked.
+    __lsan_register_root_region(p, bytes);
+#endif
     return p;
   }
-  void do_deallocate(void* p, size_t bytes, size_t) override { munmap(p, bytes); }
+  void do_deallocate(void* p, size_t bytes, size_t) override {
+#ifdef TILEWISE_LSAN
+    __lsan_unregister_root_region(p, bytes);
+#endif
+    munmap(p, bytes);
+  }
   bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override { return this == &other; }
 };
 

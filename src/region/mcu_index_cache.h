@@ -1,4 +1,5 @@
-// McuIndexCache: the MCU checkpoints of restart-interval units (codecs/jpeg_mcu_index.h), kept across
+// McuIndexCache: the MCU checkpoints of restart-interval units and of JPEG tiles' MCU rows
+// (codecs/jpeg_mcu_index.h; region/restart_window.h, region/tile_resume.h), kept across
 // reads within one process-wide byte budget, least recently used out; their memory is pooled apart from
 // the malloc heap (mcu_index_cache.cc says why). They are metadata of the encoded
 // stream, as OpenSlide keeps an NDPI level's restart-marker positions once found; not decoded pixels, so the

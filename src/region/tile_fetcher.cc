@@ -6,6 +6,7 @@
 #include "codecs/decoder_pool.h"
 #include "dicom/data_set.h"
 #include "region/restart_window.h"
+#include "region/tile_resume.h"
 #include "util/checked_math.h"
 
 namespace tilewise::region {
@@ -130,6 +131,7 @@ auto whole(const TileRef& tile, const ImageView& out) {
 auto window(const TileRef& tile, const ImageView& out, int32_t x, int32_t y) {
   return [&tile, &out, x, y](codecs::CpuDecoder& d, std::span<const uint8_t> bytes) {
     if (std::optional<Status> s = decode_from_checkpoint(tile, bytes, d, out, x, y)) return *std::move(s);
+    if (std::optional<Status> s = decode_tile_from_row(tile, bytes, d, out, x, y)) return *std::move(s);
     return d.decode_window(bytes, tile.level->desc, out, x, y);
   };
 }

@@ -123,6 +123,56 @@ INSTANTIATE_TEST_SUITE_P(Sampling, McuIndexLayouts,
                          ::testing::Values(Case{2, 1, false}, Case{2, 2, false}, Case{1, 1, false}, Case{1, 2, false},
                                            Case{2, 1, true}, Case{1, 1, true}));
 
+// Tiles of many MCU rows (resume_rows): one checkpoint per MCU row; a stream resumed at row c, decoded by
+// libjpeg-turbo, equals the tile's decode from row c * mcu_height + 1 on, whole and as windows.
+class McuRowLayouts : public ::testing::TestWithParam<Case> {};
+
+TEST_P(McuRowLayouts, ResumedRowsEqualTheDecodeFromTheStart) {
+  const Case k = GetParam();
+  for (int size : {256, 240}) {
+    const std::vector<uint8_t> jpeg =
+        testing::jpeg_encode_ycbcr(row_image(size, size, 5), size, size, k.h_samp, k.v_samp, 85, k.optimize);
+    auto layout = parse_entropy_layout(jpeg);
+    ASSERT_TRUE(layout.ok()) << layout.status().message();
+    const EntropyLayout& L = **layout;
+    const std::span<const uint8_t> entropy = std::span<const uint8_t>(jpeg).subspan(L.header_end);
+    const int32_t row_mcus = (size + L.mcu_width - 1) / L.mcu_width;
+    const int32_t rows = (size + L.mcu_height - 1) / L.mcu_height;
+    McuIndex index;
+    ASSERT_TRUE(extend_mcu_index(L, entropy, int64_t{row_mcus} * rows, SIZE_MAX, index, row_mcus).ok());
+    ASSERT_EQ(index.points.size(), static_cast<size_t>(rows) + 1);  // each row's start and the last row's end
+    CpuDecoder decoder;
+    const TileDesc whole = ycbcr_desc(size, size, 1);
+    const std::vector<uint8_t> full = decode_all(decoder, jpeg, whole);
+    for (int32_t c = 1; c < rows; ++c) {
+      std::vector<uint8_t> stream;
+      const int32_t height = size - c * L.mcu_height;
+      const Status s = resume_rows(L, jpeg, entropy, index.points[static_cast<size_t>(c)], size, height, stream);
+      if (k.optimize && s.code() == StatusCode::kUnsupported) continue;
+      ASSERT_TRUE(s.ok()) << s.message();
+      const TileDesc rd = ycbcr_desc(size, L.mcu_height + height, 1);
+      const std::vector<uint8_t> got = decode_all(decoder, stream, rd);
+      const size_t row_bytes = static_cast<size_t>(size) * 3;
+      for (int32_t y = c * L.mcu_height + 1; y < size; ++y) {
+        const size_t at = static_cast<size_t>(y - c * L.mcu_height + L.mcu_height);
+        ASSERT_EQ(0, std::memcmp(full.data() + static_cast<size_t>(y) * row_bytes, got.data() + at * row_bytes, row_bytes))
+            << size << " px, resumed at MCU row " << c << ", row " << y;
+      }
+      // A window below the first resumed pixel row, as the region reader cuts it.
+      const int32_t wy = c * L.mcu_height + 1 + c % 7, wx = 3 * c % 50, ww = size - wx - 5, wh = size - wy;
+      std::vector<uint8_t> a(static_cast<size_t>(ww) * wh * 3), b(a.size());
+      const ImageView va{a.data(), int64_t{ww} * 3, ww, wh, 3, {}}, vb{b.data(), int64_t{ww} * 3, ww, wh, 3, {}};
+      ASSERT_TRUE(decoder.decode_window(jpeg, whole, va, wx, wy).ok());
+      ASSERT_TRUE(decoder.decode_window(stream, rd, vb, wx, wy - (c - 1) * L.mcu_height).ok());
+      ASSERT_EQ(0, std::memcmp(a.data(), b.data(), a.size())) << size << " px, window at " << wx << "," << wy;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sampling, McuRowLayouts,
+                         ::testing::Values(Case{2, 2, false}, Case{2, 1, false}, Case{1, 1, false}, Case{1, 2, false},
+                                           Case{2, 2, true}, Case{1, 1, true}));
+
 TEST(McuIndex, TablesWithoutTheCodeOfAPredictorRefuseToResume) {
   // A flat image with optimised tables: its DC table holds only the categories it uses.
   const int w = 512, h = 8;

@@ -1,0 +1,136 @@
+#include "region/tile_resume.h"
+
+#include <algorithm>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "codecs/jpeg_mcu_index.h"
+#include "region/mcu_index_cache.h"
+
+namespace tilewise::region {
+
+namespace {
+
+// The offset of the first entropy-coded byte of a JPEG stream (the end of its SOS segment), or 0 when the
+// markers before it do not parse.
+size_t scan_start(std::span<const uint8_t> s) {
+  size_t pos = 2;  // after SOI
+  while (pos + 4 <= s.size()) {
+    if (s[pos] != 0xFF) return 0;
+    const uint8_t marker = s[pos + 1];
+    if (marker == 0xFF) {  // fill byte
+      ++pos;
+      continue;
+    }
+    const size_t length = size_t{s[pos + 2]} << 8 | s[pos + 3];
+    if (length < 2) return 0;
+    if (marker == 0xDA) return pos + 2 + length <= s.size() ? pos + 2 + length : 0;
+    pos += 2 + length;
+  }
+  return 0;
+}
+
+// The entropy layouts of the tile headers seen (tables, frame and scan: one or a few per level), by the
+// header's bytes; null for a header the index cannot walk. Parsing builds the Huffman lookup tables (tens of
+// microseconds), so it is done once per distinct header, not per tile.
+class Layouts {
+ public:
+  static Layouts& get() {
+    static auto* layouts = new Layouts();  // never destroyed: reads may run during exit
+    return *layouts;
+  }
+  std::shared_ptr<const codecs::EntropyLayout> of(std::span<const uint8_t> header) {
+    std::string key(reinterpret_cast<const char*>(header.data()), header.size());
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = layouts_.find(key);
+      if (it != layouts_.end()) return it->second;
+    }
+    auto parsed = codecs::parse_entropy_layout(header);
+    std::shared_ptr<const codecs::EntropyLayout> layout = parsed.ok() ? *std::move(parsed) : nullptr;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (layouts_.size() >= kMaxHeaders) layouts_.clear();  // many distinct headers: start again
+    layouts_.emplace(std::move(key), layout);
+    return layout;
+  }
+
+ private:
+  static constexpr size_t kMaxHeaders = 64;
+  std::mutex mutex_;
+  std::unordered_map<std::string, std::shared_ptr<const codecs::EntropyLayout>> layouts_;
+};
+
+uint32_t be16_at(std::span<const uint8_t> s, size_t at) { return uint32_t{s[at]} << 8 | s[at + 1]; }
+
+}  // namespace
+
+std::optional<Status> decode_tile_from_row(const TileRef& tile, std::span<const uint8_t> bytes,
+                                           codecs::CpuDecoder& decoder, const ImageView& out, int32_t x, int32_t y) {
+  const formats::LevelModel& level = *tile.level;
+  const codecs::TileDesc& desc = level.desc;
+  // The smallest MCU is 8 rows, and a window must start two MCU rows down to gain anything.
+  if (y <= 16 || level.stream != formats::UnitStream::kStored || desc.compression != codecs::Compression::kJpeg ||
+      desc.scale_denom > 1 || level.placement || bytes.size() < 4 || bytes[0] != 0xFF || bytes[1] != 0xD8) {
+    return std::nullopt;
+  }
+  McuIndexCache& cache = McuIndexCache::global();
+  if (cache.capacity() == 0) return std::nullopt;
+  // One stream with everything the index and the resumed stream need: the shared tables (JPEGTables, without
+  // their EOI), then the tile without its SOI.
+  thread_local std::vector<uint8_t> spliced;
+  const std::span<const uint8_t> tables = desc.jpeg_tables;
+  std::span<const uint8_t> stream = bytes;
+  if (tables.size() > 4) {
+    spliced.assign(tables.begin(), tables.end() - 2);
+    spliced.insert(spliced.end(), bytes.begin() + 2, bytes.end());
+    stream = spliced;
+  }
+  const size_t header_end = scan_start(stream);
+  if (header_end == 0) return std::nullopt;
+  const std::shared_ptr<const codecs::EntropyLayout> layout = Layouts::get().of(stream.first(header_end));
+  if (!layout || layout->header_end != header_end) return std::nullopt;
+  // The frame must be the tile as the level describes it (the MCUs per row follow from its width).
+  if (be16_at(stream, layout->sof_offset + 5) != static_cast<uint32_t>(desc.height) ||
+      be16_at(stream, layout->sof_offset + 7) != static_cast<uint32_t>(desc.width)) {
+    return std::nullopt;
+  }
+  const int32_t mcu_h = layout->mcu_height;
+  // Resume at the MCU row above the window's top row: the row the window starts in is then decoded with
+  // its real upper neighbour (fancy upsampling reads the chroma row above).
+  const int32_t row = (y - 1) / mcu_h;
+  if (row < 2) return std::nullopt;
+  const int32_t row_mcus = (desc.width + layout->mcu_width - 1) / layout->mcu_width;
+  const int32_t rows = (desc.height + mcu_h - 1) / mcu_h;
+  auto entry = cache.entry(level.units, tile.index(), static_cast<size_t>(rows) + 1);
+  if (!entry) return std::nullopt;
+  const std::span<const uint8_t> entropy = stream.subspan(header_end);
+  codecs::McuCheckpoint from;
+  {
+    std::lock_guard<std::mutex> lock(entry->mutex);
+    if (entry->unusable) return std::nullopt;
+    const auto& points = entry->index.points;
+    const Status s = codecs::extend_mcu_index(*layout, entropy, int64_t{row_mcus} * rows,
+                                              static_cast<size_t>(row) + 1, entry->index, row_mcus);
+    if (!s.ok() || points.size() <= static_cast<size_t>(row)) {
+      entry->unusable = true;
+      return std::nullopt;
+    }
+    from = points[static_cast<size_t>(row)];
+  }
+  thread_local std::vector<uint8_t> resumed;
+  const int32_t below = desc.height - row * mcu_h;
+  if (!codecs::resume_rows(*layout, stream.first(header_end), entropy, from, desc.width, below, resumed).ok()) {
+    return std::nullopt;  // tables without the codes of the resuming row
+  }
+  codecs::TileDesc rd = desc;
+  rd.height = mcu_h + below;
+  rd.jpeg_tables = {};  // the resumed stream carries them
+  // A failure here is left to the decode from the tile's start, whose error names the damage as usual.
+  if (!decoder.decode_window(resumed, rd, out, x, y - (row - 1) * mcu_h).ok()) return std::nullopt;
+  cache.count_resumed();
+  return Status();
+}
+
+}  // namespace tilewise::region
