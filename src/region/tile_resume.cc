@@ -83,6 +83,10 @@ std::optional<Status> decode_tile_from_row(const TileRef& tile, std::span<const 
   const std::span<const uint8_t> tables = desc.jpeg_tables;
   std::span<const uint8_t> stream = bytes;
   if (tables.size() > 4) {
+    // Tables as TIFF stores them: SOI, table segments, EOI. Anything else is left to the plain decode.
+    if (tables[0] != 0xFF || tables[1] != 0xD8 || tables[tables.size() - 2] != 0xFF || tables.back() != 0xD9) {
+      return std::nullopt;
+    }
     spliced.assign(tables.begin(), tables.end() - 2);
     spliced.insert(spliced.end(), bytes.begin() + 2, bytes.end());
     stream = spliced;
