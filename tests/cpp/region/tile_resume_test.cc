@@ -4,8 +4,11 @@
 // tile damaged below the checkpoint still reports its error.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <atomic>
 #include <cstring>
 #include <random>
+#include <thread>
 
 #include "support/encoders.h"
 #include "support/tiff_builder.h"
@@ -113,6 +116,31 @@ TEST_P(TileResume, WindowsEqualTheReadWithoutTheIndex) {
 INSTANTIATE_TEST_SUITE_P(Layouts, TileResume,
                          ::testing::Values(Layout{2, 2, false, true}, Layout{2, 2, false, false}, Layout{2, 1, false, true},
                                            Layout{1, 1, false, true}, Layout{1, 1, true, true}, Layout{1, 1, true, false}));
+
+// Threads indexing and resuming the same tiles at once (one entry lock per tile, the shared layouts) read
+// what one thread reads without the index.
+TEST(TileResumeThreads, ManyThreadsReadDeepWindowsConsistently) {
+  auto slide = Slide::open_memory(jpeg_tiff(Layout{2, 2, false, true}), "threads.tif");
+  ASSERT_TRUE(slide.ok());
+  std::vector<std::array<int64_t, 2>> windows;
+  for (int i = 0; i < 24; ++i) windows.push_back({(i * 37) % 400, 40 + (i * 53) % 200});
+  set_mcu_index_capacity(0);
+  std::vector<std::vector<uint8_t>> want;
+  for (const auto& w : windows) want.push_back(read(*slide, w[0], w[1], 96, 96));
+  set_mcu_index_capacity(64 << 20);
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (size_t k = 0; k < windows.size(); ++k) {
+        const size_t i = (k + static_cast<size_t>(t) * 5) % windows.size();
+        if (read(*slide, windows[i][0], windows[i][1], 96, 96) != want[i]) ++mismatches;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(mismatches.load(), 0);
+}
 
 TEST(TileResumeDamage, ATileCutShortStillReportsItsError) {
   auto slide = Slide::open_memory(jpeg_tiff(Layout{2, 2, false, true}, /*damage_tile=*/0), "cut.tif");
