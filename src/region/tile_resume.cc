@@ -6,31 +6,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "codecs/jpeg_markers.h"
 #include "codecs/jpeg_mcu_index.h"
 #include "region/mcu_index_cache.h"
 
 namespace tilewise::region {
 
 namespace {
-
-// The offset of the first entropy-coded byte of a JPEG stream (the end of its SOS segment), or 0 when the
-// markers before it do not parse.
-size_t scan_start(std::span<const uint8_t> s) {
-  size_t pos = 2;  // after SOI
-  while (pos + 4 <= s.size()) {
-    if (s[pos] != 0xFF) return 0;
-    const uint8_t marker = s[pos + 1];
-    if (marker == 0xFF) {  // fill byte
-      ++pos;
-      continue;
-    }
-    const size_t length = size_t{s[pos + 2]} << 8 | s[pos + 3];
-    if (length < 2) return 0;
-    if (marker == 0xDA) return pos + 2 + length <= s.size() ? pos + 2 + length : 0;
-    pos += 2 + length;
-  }
-  return 0;
-}
 
 // The entropy layouts of the tile headers seen (tables, frame and scan: one or a few per level), by the
 // header's bytes; null for a header the index cannot walk. Parsing builds the Huffman lookup tables (tens of
@@ -62,8 +44,6 @@ class Layouts {
   std::unordered_map<std::string, std::shared_ptr<const codecs::EntropyLayout>> layouts_;
 };
 
-uint32_t be16_at(std::span<const uint8_t> s, size_t at) { return uint32_t{s[at]} << 8 | s[at + 1]; }
-
 }  // namespace
 
 std::optional<Status> decode_tile_from_row(const TileRef& tile, std::span<const uint8_t> bytes,
@@ -91,15 +71,16 @@ std::optional<Status> decode_tile_from_row(const TileRef& tile, std::span<const 
     spliced.insert(spliced.end(), bytes.begin() + 2, bytes.end());
     stream = spliced;
   }
-  const size_t header_end = scan_start(stream);
-  if (header_end == 0) return std::nullopt;
-  const std::shared_ptr<const codecs::EntropyLayout> layout = Layouts::get().of(stream.first(header_end));
-  if (!layout || layout->header_end != header_end) return std::nullopt;
-  // The frame must be the tile as the level describes it (the MCUs per row follow from its width).
-  if (be16_at(stream, layout->sof_offset + 5) != static_cast<uint32_t>(desc.height) ||
-      be16_at(stream, layout->sof_offset + 7) != static_cast<uint32_t>(desc.width)) {
+  // The frame must be the tile as the level describes it (the MCUs per row follow from its width), with no
+  // restart markers (the walker stops at markers).
+  const Result<codecs::JpegFrame> frame = codecs::parse_jpeg_frame(stream);
+  if (!frame.ok() || frame->width != static_cast<uint32_t>(desc.width) ||
+      frame->height != static_cast<uint32_t>(desc.height) || frame->restart_interval != 0) {
     return std::nullopt;
   }
+  const size_t header_end = static_cast<size_t>(frame->header_end);
+  const std::shared_ptr<const codecs::EntropyLayout> layout = Layouts::get().of(stream.first(header_end));
+  if (!layout || layout->header_end != header_end) return std::nullopt;
   const int32_t mcu_h = layout->mcu_height;
   // Resume at the MCU row above the window's top row: the row the window starts in is then decoded with
   // its real upper neighbour (fancy upsampling reads the chroma row above).
