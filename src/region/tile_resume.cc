@@ -57,30 +57,32 @@ std::optional<Status> decode_tile_from_row(const TileRef& tile, std::span<const 
   }
   McuIndexCache& cache = McuIndexCache::global();
   if (cache.capacity() == 0) return std::nullopt;
-  // One stream with everything the index and the resumed stream need: the shared tables (JPEGTables, without
-  // their EOI), then the tile without its SOI.
+  // The tile's own markers say its frame: it must be the tile as the level describes it (the MCUs per row
+  // follow from its width), with no restart markers (the walker stops at markers).
+  const Result<codecs::JpegFrame> frame = codecs::parse_jpeg_frame(bytes);
+  if (!frame.ok() || frame->width != static_cast<uint32_t>(desc.width) ||
+      frame->height != static_cast<uint32_t>(desc.height) || frame->restart_interval != 0) {
+    return std::nullopt;
+  }
+  const size_t tile_header = static_cast<size_t>(frame->header_end);
+  const std::span<const uint8_t> entropy = bytes.subspan(tile_header);
+  // The header the index walks and the resumed stream starts with: with shared tables (JPEGTables), the
+  // tables without their EOI, then the tile's header without its SOI; the entropy-coded data stays where
+  // it is.
   thread_local std::vector<uint8_t> spliced;
   const std::span<const uint8_t> tables = desc.jpeg_tables;
-  std::span<const uint8_t> stream = bytes;
+  std::span<const uint8_t> header = bytes.first(tile_header);
   if (tables.size() > 4) {
     // Tables as TIFF stores them: SOI, table segments, EOI. Anything else is left to the plain decode.
     if (tables[0] != 0xFF || tables[1] != 0xD8 || tables[tables.size() - 2] != 0xFF || tables.back() != 0xD9) {
       return std::nullopt;
     }
     spliced.assign(tables.begin(), tables.end() - 2);
-    spliced.insert(spliced.end(), bytes.begin() + 2, bytes.end());
-    stream = spliced;
+    spliced.insert(spliced.end(), bytes.begin() + 2, bytes.begin() + static_cast<std::ptrdiff_t>(tile_header));
+    header = spliced;
   }
-  // The frame must be the tile as the level describes it (the MCUs per row follow from its width), with no
-  // restart markers (the walker stops at markers).
-  const Result<codecs::JpegFrame> frame = codecs::parse_jpeg_frame(stream);
-  if (!frame.ok() || frame->width != static_cast<uint32_t>(desc.width) ||
-      frame->height != static_cast<uint32_t>(desc.height) || frame->restart_interval != 0) {
-    return std::nullopt;
-  }
-  const size_t header_end = static_cast<size_t>(frame->header_end);
-  const std::shared_ptr<const codecs::EntropyLayout> layout = Layouts::get().of(stream.first(header_end));
-  if (!layout || layout->header_end != header_end) return std::nullopt;
+  const std::shared_ptr<const codecs::EntropyLayout> layout = Layouts::get().of(header);
+  if (!layout || layout->header_end != header.size()) return std::nullopt;
   const int32_t mcu_h = layout->mcu_height;
   // Resume at the MCU row above the window's top row: the row the window starts in is then decoded with
   // its real upper neighbour (fancy upsampling reads the chroma row above).
@@ -90,7 +92,6 @@ std::optional<Status> decode_tile_from_row(const TileRef& tile, std::span<const 
   const int32_t rows = (desc.height + mcu_h - 1) / mcu_h;
   auto entry = cache.entry(level.units, tile.index(), static_cast<size_t>(rows) + 1);
   if (!entry) return std::nullopt;
-  const std::span<const uint8_t> entropy = stream.subspan(header_end);
   codecs::McuCheckpoint from;
   {
     std::lock_guard<std::mutex> lock(entry->mutex);
@@ -106,7 +107,7 @@ std::optional<Status> decode_tile_from_row(const TileRef& tile, std::span<const 
   }
   thread_local std::vector<uint8_t> resumed;
   const int32_t below = desc.height - row * mcu_h;
-  if (!codecs::resume_rows(*layout, stream.first(header_end), entropy, from, desc.width, below, resumed).ok()) {
+  if (!codecs::resume_rows(*layout, header, entropy, from, desc.width, below, resumed).ok()) {
     return std::nullopt;  // tables without the codes of the resuming row
   }
   codecs::TileDesc rd = desc;
