@@ -76,6 +76,30 @@ def thread_cores(before: Dict[str, float], after: Dict[str, float], seconds: flo
     return {k: round(v, 2) for k, v in sorted(cores.items(), key=lambda kv: -kv[1]) if v >= 0.05}
 
 
+def host_events() -> Dict[str, int]:
+    """Counters of what a process's threads cost the host besides their own work: minor page faults, voluntary
+    and involuntary context switches (getrusage), and the whole machine's TLB shootdowns and function-call
+    interrupts (/proc/interrupts' TLB and CAL rows; 0 where absent). Take two and divide the difference by
+    the work done (host_event_rates)."""
+    import resource
+
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    out = {"minflt": u.ru_minflt, "nvcsw": u.ru_nvcsw, "nivcsw": u.ru_nivcsw, "tlb": 0, "cal": 0}
+    try:
+        for line in Path("/proc/interrupts").read_text().splitlines():
+            name, _, rest = line.strip().partition(":")
+            if name in ("TLB", "CAL"):
+                out[name.lower()] = sum(int(f) for f in rest.split() if f.isdigit())
+    except OSError:
+        pass
+    return out
+
+
+def host_event_rates(before: Dict[str, int], after: Dict[str, int], per: float) -> Dict[str, float]:
+    """host_events' differences per `per` units of work (e.g. per 1,000 patches)."""
+    return {k: round((after[k] - before[k]) / per, 2) for k in before}
+
+
 def logged_runs(fn: Callable[[], object]) -> Callable[[], object]:
     """`fn`, appending each call's monotonic start and end (ns) to the file AB_READS_LOG names when it is set
     (bench/lane_trace.py and bench/lane_gaps.py join them with the lanes' call trace, TILEWISE_GPU_TRACE)."""

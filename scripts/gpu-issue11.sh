@@ -32,6 +32,8 @@
 #             process per entry of LANEDIAG (lane counts; default 8 8 6), each lane's call times
 #             (bench/lane_trace.py); the first process logs nvImageCodec's messages (TILEWISE_GPU_LOG=info)
 #             to $OUT/lanediag.err
+#     cpuvar  the CPU loader alone at CPU_WORKERS (default 16 1) under each variant of CPU_VARIANTS, CPU_ROUNDS
+#             rounds: rates with page faults, context switches and TLB shootdowns per 1,000 patches
 #     gaps    where the lanes idle during the GPU-alone loader's passes (16 workers, prefetch 4, helpers 0), one
 #             child per variant of GAPS_VARIANTS (as LOADER_VARIANTS): the lanes' call trace against each
 #             pass's start and end (bench/lane_gaps.py: busy share, start, drain, idle gaps)
@@ -136,6 +138,17 @@ for step in "$@"; do
           child AB_PREFETCH=4 "${variant[@]}" python3 ab_child.py loader 16 cpu
         done
       fi ;;
+    cpuvar)  # the CPU loader alone at each of CPU_WORKERS (default 16 1) under each variant of CPU_VARIANTS (as
+             # LOADER_VARIANTS), CPU_ROUNDS rounds (default 1); each row has the page faults, context switches and
+             # TLB shootdowns per 1,000 patches (events_per_1000)
+      for r in $(seq "${CPU_ROUNDS:-1}"); do
+        for v in ${CPU_VARIANTS:--}; do
+          variant_settings "$v"
+          for w in ${CPU_WORKERS:-16 1}; do
+            child AB_PREFETCH=4 "${variant[@]}" python3 ab_child.py loader "$w" cpu
+          done
+        done
+      done ;;
     gaps)
       for v in ${GAPS_VARIANTS:--}; do
         variant_settings "$v"
