@@ -10,7 +10,8 @@
 // 2%). A level is the collection's extent at the finest resolution of its dimensions (its size: the
 // collection's nanometres over nanometres per pixel, rounded up), each main image's directory drawn at its
 // view offset: a positioned level (formats::Placement) of those directories' tiles, each cut at its image's
-// edge; the rest is background. The macro image's largest dimension is the associated image "macro".
+// edge, the first image's pixels on top where images overlap; the rest is background. The macro image's
+// largest dimension is the associated image "macro".
 // Properties: leica.barcode (the XML's base64 decoded, as GLib decodes it), and of the first main image leica.aperture,
 // leica.creation-date, leica.device-model, leica.device-version, leica.illumination-source, leica.objective (and the
 // objective power); the tiff.* tags of level 0's first directory less ImageDescription; mpp from its resolution
@@ -187,9 +188,13 @@ Result<LevelModel> compose_level(const tiff::TiffFile& tiff, const Collection& c
   int64_t across = 0;
   for (const LevelModel& a : areas) across = std::max(across, a.tiles_across);
   UnitTable table;
-  std::vector<PlacedTile> placed;
+  // Paint order: where main images overlap, the first one's pixels show (measured: OpenSlide 4.0.1 paints
+  // the images in order and its reads saturate, so that an opaque pixel painted first stays), so the
+  // placement, where the later tile shows, lists the images last to first.
+  std::vector<std::vector<PlacedTile>> placed_by_image(areas.size());
   int64_t row0 = 0;
   for (size_t i = 0; i < areas.size(); ++i) {
+    std::vector<PlacedTile>& placed = placed_by_image[i];
     const LevelModel& a = areas[i];
     const int64_t ox = pixel_offset(mains[i]->x_nm, nm_per_pixel), oy = pixel_offset(mains[i]->y_nm, nm_per_pixel);
     for (int64_t r = 0; r < a.tiles_down; ++r) {
@@ -210,6 +215,8 @@ Result<LevelModel> compose_level(const tiff::TiffFile& tiff, const Collection& c
     }
     row0 += a.tiles_down;
   }
+  std::vector<PlacedTile> placed;
+  for (auto it = placed_by_image.rbegin(); it != placed_by_image.rend(); ++it) placed.insert(placed.end(), it->begin(), it->end());
   level.tiles_across = across;
   level.tiles_down = row0;
   level.units = std::make_shared<const UnitTable>(std::move(table));

@@ -50,9 +50,11 @@ std::optional<Status> decode_tile_from_row(const TileRef& tile, std::span<const 
                                            codecs::CpuDecoder& decoder, const ImageView& out, int32_t x, int32_t y) {
   const formats::LevelModel& level = *tile.level;
   const codecs::TileDesc& desc = level.desc;
-  // The smallest MCU is 8 rows, and a window must start two MCU rows down to gain anything.
+  // The smallest MCU is 8 rows, and a window must start two MCU rows down to gain anything. Positioned
+  // levels (Leica, Ventana, Trestle, MIRAX) qualify too: (x, y) are in the unit's own pixels, and
+  // tile.index() is the unit (region/region_plan.cc).
   if (y <= 16 || level.stream != formats::UnitStream::kStored || desc.compression != codecs::Compression::kJpeg ||
-      desc.scale_denom > 1 || level.placement || bytes.size() < 4 || bytes[0] != 0xFF || bytes[1] != 0xD8) {
+      desc.scale_denom > 1 || bytes.size() < 4 || bytes[0] != 0xFF || bytes[1] != 0xD8) {
     return std::nullopt;
   }
   McuIndexCache& cache = McuIndexCache::global();

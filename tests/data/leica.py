@@ -28,9 +28,10 @@ def _down(image: np.ndarray, f: int) -> np.ndarray:
 def write_scn(path, world: np.ndarray, mains: Sequence[Tuple[int, int, int, int]], *, nm: int = 500, dims: int = 3,
               macro_scale: int = 16, tile: int = 128, compression: str = "zlib", namespace: str = NS_2010_10,
               illumination: Sequence[str] = (), objective: str = "20", barcode: Optional[str] = "VFctMDA0Mg==",
-              focal_planes: int = 1, macro: bool = True) -> Path:
+              focal_planes: int = 1, macro: bool = True, inverted: Sequence[int] = ()) -> Path:
     """Writes the slide; returns its path. `illumination[i]` overrides main image i's source (default
-    brightfield); `focal_planes` > 1 adds dimensions of plane z=1 that OpenSlide ignores."""
+    brightfield); `focal_planes` > 1 adds dimensions of plane z=1 that OpenSlide ignores; the main images
+    numbered in `inverted` hold the world's negative (so that where images overlap, which one shows is seen)."""
     path = Path(path)
     wh, ww = world.shape[:2]
     pages: List[np.ndarray] = []
@@ -60,6 +61,8 @@ def write_scn(path, world: np.ndarray, mains: Sequence[Tuple[int, int, int, int]
         images_xml.append(image_xml("macro", [[m, _down(m, 4)]], (0, 0, ww * nm, wh * nm), "brightfield", "1.25"))
     for i, (x, y, w, h) in enumerate(mains):
         crop = np.ascontiguousarray(world[y:y + h, x:x + w])
+        if i in inverted:
+            crop = 255 - crop
         planes = []
         for z in range(focal_planes):
             base = crop if z == 0 else np.ascontiguousarray(255 - crop)

@@ -27,6 +27,10 @@ VARIANTS = {
     "one-main-image": dict(mains=[(160, 96, 960, 704)]),
     "two-main-images": dict(mains=[(64, 64, 640, 512), (800, 480, 704, 640)]),
     "overlapping-main-images": dict(mains=[(64, 64, 640, 512), (512, 320, 704, 640)]),
+    # Where they overlap the first image shows (OpenSlide paints in order and saturates).
+    "overlapping-distinct-main-images": dict(mains=[(64, 64, 640, 512), (512, 320, 704, 640), (300, 200, 640, 512)],
+                                             inverted=[1]),
+    "overlapping-main-images-jpeg": dict(mains=[(64, 64, 640, 512), (512, 320, 704, 640)], compression="jpeg"),
     "namespace-2010-03-jpeg": dict(mains=[(160, 96, 960, 704)], namespace=leica.NS_2010_03, compression="jpeg"),
     "focal-planes": dict(mains=[(160, 96, 960, 704)], focal_planes=2),
     "fluorescence-image-left-out": dict(mains=[(64, 64, 640, 512), (800, 480, 704, 640)],
