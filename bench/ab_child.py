@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import host_event_rates, host_events, logged_runs, process_cpu_seconds, thread_cores, thread_cpu_seconds, time_runs  # noqa: E402
+from common import host_cores, host_cpu_jiffies, host_event_rates, host_events, logged_runs, process_cpu_seconds, thread_cores, thread_cpu_seconds, time_runs  # noqa: E402
 
 import tilewise  # noqa: E402
 
@@ -77,15 +77,20 @@ def main() -> None:
             sync()
         count = 4096 * 4096 / 1e6
     run = logged_runs(run)  # AB_READS_LOG: each run's start and end, for bench/lane_trace.py
-    wall, cpu, threads0, events0 = time.perf_counter(), process_cpu_seconds(), thread_cpu_seconds(), host_events()
     reps, warmup = int(os.environ.get("AB_REPS", "5")), int(os.environ.get("AB_WARMUP", "1"))
-    r = time_runs(run, reps, warmup=warmup)
+    for _ in range(warmup):  # outside the counters below: a device read's first pass starts the GPU (seconds)
+        run()
+    wall, cpu, threads0, events0 = time.perf_counter(), process_cpu_seconds(), thread_cpu_seconds(), host_events()
+    jiffies0 = host_cpu_jiffies()
+    r = time_runs(run, reps, warmup=0)
     took = time.perf_counter() - wall
-    cores = (process_cpu_seconds() - cpu) / took  # host cores busy, on average (warm-up included)
+    cores = (process_cpu_seconds() - cpu) / took  # host cores busy, on average over the timed runs
     out = {"median": count / r["median"], "min": count / r["max"], "max": count / r["min"], "cores": round(cores, 2),
            "threads": thread_cores(threads0, thread_cpu_seconds(), took),
-           # page faults, context switches, TLB shootdowns per 1,000 units of `count`, warm-up included
-           "events_per_1000": host_event_rates(events0, host_events(), count * (reps + warmup) / 1000)}
+           # page faults, context switches, TLB shootdowns per 1,000 units of `count`
+           "events_per_1000": host_event_rates(events0, host_events(), count * reps / 1000),
+           # the whole machine's cores over the same time: busy, idle, and stolen by the hypervisor
+           "host_cores": host_cores(jiffies0, host_cpu_jiffies(), took)}
     if device != "cpu":  # how the tiles were shared out, over all runs (warm-up included)
         g = tilewise._core.gpu_stats(0)
         out.update(gpu_tiles=g["gpu_tiles"], cpu_tiles=g["cpu_tiles"],

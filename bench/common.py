@@ -95,6 +95,24 @@ def host_events() -> Dict[str, int]:
     return out
 
 
+def host_cpu_jiffies() -> Dict[str, int]:
+    """The whole machine's CPU time by kind since boot, in clock ticks (/proc/stat's "cpu" line): busy (user,
+    nice, system, irq, softirq), idle (idle, iowait) and steal (time the hypervisor ran something else while
+    a virtual CPU wanted to run); empty where unreadable."""
+    try:
+        f = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    except (OSError, ValueError, IndexError):
+        return {}
+    f += [0] * (8 - len(f))
+    return {"busy": f[0] + f[1] + f[2] + f[5] + f[6], "idle": f[3] + f[4], "steal": f[7]}
+
+
+def host_cores(before: Dict[str, int], after: Dict[str, int], seconds: float) -> Dict[str, float]:
+    """host_cpu_jiffies' differences as cores (busy, idle, steal) over `seconds`."""
+    hz = os.sysconf("SC_CLK_TCK")
+    return {k: round((after[k] - before[k]) / hz / seconds, 2) for k in before if k in after}
+
+
 def host_event_rates(before: Dict[str, int], after: Dict[str, int], per: float) -> Dict[str, float]:
     """host_events' differences per `per` units of work (e.g. per 1,000 patches)."""
     return {k: round((after[k] - before[k]) / per, 2) for k in before}

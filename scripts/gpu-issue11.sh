@@ -32,8 +32,9 @@
 #             process per entry of LANEDIAG (lane counts; default 8 8 6), each lane's call times
 #             (bench/lane_trace.py); the first process logs nvImageCodec's messages (TILEWISE_GPU_LOG=info)
 #             to $OUT/lanediag.err
-#     cpuvar  the CPU loader alone at CPU_WORKERS (default 16 1) under each variant of CPU_VARIANTS, CPU_ROUNDS
-#             rounds: rates with page faults, context switches and TLB shootdowns per 1,000 patches
+#     cpuvar  the CPU loader alone at CPU_WORKERS (default 16 1; WORKERS:cuda entries: the loader to device)
+#             under each variant of CPU_VARIANTS, CPU_ROUNDS rounds: rates with page faults, context switches
+#             and TLB shootdowns per 1,000 patches, and the machine's busy, idle and stolen cores
 #     gaps    where the lanes idle during the GPU-alone loader's passes (16 workers, prefetch 4, helpers 0), one
 #             child per variant of GAPS_VARIANTS (as LOADER_VARIANTS): the lanes' call trace against each
 #             pass's start and end (bench/lane_gaps.py: busy share, start, drain, idle gaps)
@@ -144,8 +145,9 @@ for step in "$@"; do
       for r in $(seq "${CPU_ROUNDS:-1}"); do
         for v in ${CPU_VARIANTS:--}; do
           variant_settings "$v"
-          for w in ${CPU_WORKERS:-16 1}; do
-            child AB_PREFETCH=4 "${variant[@]}" python3 ab_child.py loader "$w" cpu
+          for w in ${CPU_WORKERS:-16 1}; do  # WORKERS or WORKERS:DEVICE (cpu, cuda)
+            IFS=: read -r n dev <<< "$w"
+            child AB_PREFETCH=4 "${variant[@]}" python3 ab_child.py loader "$n" "${dev:-cpu}"
           done
         done
       done ;;
