@@ -1,6 +1,8 @@
 #include "region/tile_resume.h"
 
 #include <algorithm>
+#include <cstring>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -16,15 +18,32 @@ namespace {
 
 // The entropy layouts of the tile headers seen (tables, frame and scan: one or a few per level), by the
 // header's bytes; null for a header the index cannot walk. Parsing builds the Huffman lookup tables (tens of
-// microseconds), so it is done once per distinct header, not per tile.
+// microseconds), so it is done once per distinct header, not per tile. Each thread first checks the last
+// header it looked up - a level's tiles share one - so that the windows of 16 workers take no lock, copy
+// no header and touch no shared reference count.
 class Layouts {
  public:
   static Layouts& get() {
     static auto* layouts = new Layouts();  // never destroyed: reads may run during exit
     return *layouts;
   }
-  std::shared_ptr<const codecs::EntropyLayout> of(std::span<const uint8_t> header) {
-    std::string key(reinterpret_cast<const char*>(header.data()), header.size());
+  // The layout of `header`, or null; valid until this thread's next call.
+  const codecs::EntropyLayout* of(std::span<const uint8_t> header) {
+    thread_local std::string last_header;
+    thread_local std::shared_ptr<const codecs::EntropyLayout> last_layout;
+    thread_local bool looked_up = false;
+    if (looked_up && last_header.size() == header.size() &&
+        std::memcmp(last_header.data(), header.data(), header.size()) == 0) {
+      return last_layout.get();
+    }
+    last_header.assign(reinterpret_cast<const char*>(header.data()), header.size());
+    last_layout = find_or_parse(last_header, header);
+    looked_up = true;
+    return last_layout.get();
+  }
+
+ private:
+  std::shared_ptr<const codecs::EntropyLayout> find_or_parse(const std::string& key, std::span<const uint8_t> header) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       auto it = layouts_.find(key);
@@ -34,11 +53,10 @@ class Layouts {
     std::shared_ptr<const codecs::EntropyLayout> layout = parsed.ok() ? *std::move(parsed) : nullptr;
     std::lock_guard<std::mutex> lock(mutex_);
     if (layouts_.size() >= kMaxHeaders) layouts_.clear();  // many distinct headers: start again
-    layouts_.emplace(std::move(key), layout);
+    layouts_.emplace(key, layout);
     return layout;
   }
 
- private:
   static constexpr size_t kMaxHeaders = 64;
   std::mutex mutex_;
   std::unordered_map<std::string, std::shared_ptr<const codecs::EntropyLayout>> layouts_;
@@ -83,7 +101,7 @@ std::optional<Status> decode_tile_from_row(const TileRef& tile, std::span<const 
     spliced.insert(spliced.end(), bytes.begin() + 2, bytes.begin() + static_cast<std::ptrdiff_t>(tile_header));
     header = spliced;
   }
-  const std::shared_ptr<const codecs::EntropyLayout> layout = Layouts::get().of(header);
+  const codecs::EntropyLayout* layout = Layouts::get().of(header);
   if (!layout || layout->header_end != header.size()) return std::nullopt;
   const int32_t mcu_h = layout->mcu_height;
   // Resume at the MCU row above the window's top row: the row the window starts in is then decoded with
