@@ -216,7 +216,9 @@ Result<LevelModel> compose_level(const tiff::TiffFile& tiff, const Collection& c
     row0 += a.tiles_down;
   }
   std::vector<PlacedTile> placed;
-  for (auto it = placed_by_image.rbegin(); it != placed_by_image.rend(); ++it) placed.insert(placed.end(), it->begin(), it->end());
+  for (auto it = placed_by_image.rbegin(); it != placed_by_image.rend(); ++it) {
+    placed.insert(placed.end(), it->begin(), it->end());
+  }
   level.tiles_across = across;
   level.tiles_down = row0;
   level.units = std::make_shared<const UnitTable>(std::move(table));

@@ -1,13 +1,14 @@
 // A window low in a JPEG tile decoded from the MCU row above it (codecs/jpeg_mcu_index.h resume_rows)
 // rather than from the tile's first row.
 //
-// Tiled JPEG (Aperio, generic TIFF, Leica, Ventana, Trestle, MIRAX, ...) has no restart markers inside a tile: a window whose top is
-// row y costs libjpeg-turbo the entropy decoding of every row above it (jpeg_skip_scanlines still reads their
-// Huffman codes). A random 256^2 patch meets two tiles at their middle on average, so about a fifth of a
-// patch's CPU time went into rows it never shows (2-core machine: 0.44 us per skipped tile row, ~113 us
-// of a ~570 us patch; the H200's CPU loader profile: 20% in jpeg_skip_scanlines). Once a tile is indexed
-// - one checkpoint (bit position, DC predictors) per MCU row, ~16 x 12 bytes per 256^2 tile, kept in the
-// McuIndexCache with the restart-interval units' - a window starts one MCU row above its top instead.
+// Tiled JPEG (Aperio, generic TIFF, Leica, Ventana, Trestle, MIRAX, ...) has no restart markers inside a
+// tile: a window whose top is row y costs libjpeg-turbo the entropy decoding of every row above it
+// (jpeg_skip_scanlines still reads their Huffman codes). A random 256^2 patch meets two tiles at their
+// middle on average, so about a fifth of a patch's CPU time went into rows it never shows (2-core machine:
+// 0.44 us per skipped tile row, ~113 us of a ~570 us patch; the H200's CPU loader profile: 20% in
+// jpeg_skip_scanlines). Once a tile is indexed - one checkpoint (bit position, DC predictors) per MCU row,
+// ~16 x 12 bytes per 256^2 tile, kept in the McuIndexCache with the restart-interval units' - a window
+// starts one MCU row above its top instead.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,6 @@
 // What the whole-slide fuzz targets do with a slide that opened, as a user would: a bounded region of every
-// level (aligned and unaligned; the unaligned one again with the tile cache off), the stored area, every associated image that is not huge, the properties.
+// level (aligned and unaligned; the unaligned one again with the tile cache off), the stored area, every
+// associated image that is not huge, the properties.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +22,9 @@ inline void read_everything(const tilewise::Slide& slide) {
   // With the tile cache off every cut tile is decoded as a window (positioned levels' too, which the cache
   // otherwise admits whole on first use), so windows low in tiles resume from MCU rows.
   tilewise::set_cache_capacity(0);
-  for (int level = 0; level < slide.level_count(); ++level) (void)slide.read_level_region(level, -17, 33, 128, 128, view);
+  for (int level = 0; level < slide.level_count(); ++level) {
+    (void)slide.read_level_region(level, -17, 33, 128, 128, view);
+  }
   tilewise::set_cache_capacity(1 << 20);
   for (const auto& a : slide.associated_images()) {
     if (a.width * a.height <= (int64_t{4} << 20)) (void)slide.read_associated_image(a.name);
