@@ -364,8 +364,8 @@ bool put_symbol(BitWriter& w, const HuffmanTable& t, int sym) {
 // block a zero DC difference and an end of block), then the bits of `entropy` from `from` to `to` (or its
 // end), then EOI.
 Status write_resumed(const EntropyLayout& layout, std::span<const uint8_t> header, std::span<const uint8_t> entropy,
-                     const McuCheckpoint& from, const McuCheckpoint* to, uint64_t height, uint64_t width, int64_t prefix,
-                     std::vector<uint8_t>& out) {
+                     const McuCheckpoint& from, const McuCheckpoint* to, uint64_t height, uint64_t width,
+                     int64_t prefix, std::vector<uint8_t>& out) {
   if (header.size() < layout.header_end || width > 65535 || height > 65535 || prefix < 1) {
     return unsupported("jpeg: cannot resume a " + std::to_string(width) + " x " + std::to_string(height) + " stream");
   }
@@ -403,7 +403,9 @@ Status write_resumed(const EntropyLayout& layout, std::span<const uint8_t> heade
       seen[b.component] = true;
       const uint32_t magnitude = static_cast<uint32_t>(v < 0 ? -v : v);
       const int s = magnitude ? std::bit_width(magnitude) : 0;
-      if (!put_symbol(w, layout.dc[b.dc_table], s)) return unsupported("jpeg: the DC table cannot write a resuming MCU");
+      if (!put_symbol(w, layout.dc[b.dc_table], s)) {
+        return unsupported("jpeg: the DC table cannot write a resuming MCU");
+      }
       if (s) w.put(static_cast<uint32_t>(v < 0 ? v - 1 : v), s);  // negative values as their ones' complement
       if (!put_symbol(w, layout.ac[b.ac_table], 0x00)) return unsupported("jpeg: the AC table has no end of block");
     }

@@ -152,6 +152,21 @@ McuIndexCache::McuIndexCache(uint64_t capacity_bytes) : impl_(std::make_unique<I
 
 McuIndexCache::~McuIndexCache() = default;
 
+std::optional<codecs::McuCheckpoint> McuIndexCache::Entry::reach(const codecs::EntropyLayout& layout,
+                                                                 std::span<const uint8_t> entropy, int64_t mcus,
+                                                                 int32_t spacing, size_t k, size_t later_k,
+                                                                 std::optional<codecs::McuCheckpoint>* later) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (unusable) return std::nullopt;
+  const Status s = codecs::extend_mcu_index(layout, entropy, mcus, k + 1, index, spacing);
+  if (!s.ok() || index.points.size() <= k) {
+    unusable = true;
+    return std::nullopt;
+  }
+  if (later != nullptr && later_k < index.points.size()) *later = index.points[later_k];
+  return index.points[k];
+}
+
 uint64_t McuIndexCache::entry_bytes(size_t points) {
   // The entry (its lock, the index), its checkpoints, the shared pointer's block, the LRU and map nodes.
   return sizeof(Entry) + points * sizeof(codecs::McuCheckpoint) + 32 + sizeof(Shard::Node) + 32 + 48;

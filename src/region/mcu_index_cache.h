@@ -16,6 +16,8 @@
 #include <memory>
 #include <memory_resource>
 #include <mutex>
+#include <optional>
+#include <span>
 
 #include "codecs/jpeg_mcu_index.h"
 
@@ -28,6 +30,14 @@ class McuIndexCache {
     std::mutex mutex;
     codecs::McuIndex index;  // holds at most the `points` it was created for (its capacity)
     bool unusable = false;   // the scan failed or cannot continue: decode this unit from its start
+
+    // Checkpoint `k` of the unit whose entropy-coded bytes are `entropy` (`mcus` MCUs, checkpoints `spacing`
+    // MCUs apart), the index extended to it first, under the entry's lock; with `later` given, also
+    // checkpoint `later_k` where the index already holds it (else *later is left empty). nullopt when the
+    // entry is unusable or the scan fails here (which marks it so): the caller decodes from the unit's start.
+    std::optional<codecs::McuCheckpoint> reach(const codecs::EntropyLayout& layout, std::span<const uint8_t> entropy,
+                                               int64_t mcus, int32_t spacing, size_t k, size_t later_k = 0,
+                                               std::optional<codecs::McuCheckpoint>* later = nullptr);
   };
 
   // The process's cache (ForkSafe), with the budget of TILEWISE_MCU_INDEX_BYTES or the last one

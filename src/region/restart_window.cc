@@ -1,6 +1,7 @@
 #include "region/restart_window.h"
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "codecs/jpeg_mcu_index.h"
@@ -36,27 +37,15 @@ std::optional<Status> decode_from_checkpoint(const TileRef& tile, std::span<cons
   auto entry = cache.entry(level.units, unit, static_cast<size_t>(unit_mcus / kSpacing + 1));
   if (!entry) return std::nullopt;
   const std::span<const uint8_t> entropy = bytes.subspan(layout->header_end);
-  codecs::McuCheckpoint from, to;
-  bool have_to = false;
-  {
-    std::lock_guard<std::mutex> lock(entry->mutex);
-    if (entry->unusable) return std::nullopt;
-    const auto& points = entry->index.points;
-    const Status s = codecs::extend_mcu_index(*layout, entropy, unit_mcus, static_cast<size_t>(k) + 1, entry->index);
-    if (!s.ok() || points.size() <= static_cast<size_t>(k)) {
-      entry->unusable = true;
-      return std::nullopt;
-    }
-    from = points[static_cast<size_t>(k)];
-    const size_t last = static_cast<size_t>((end + kSpacing - 1) / kSpacing);
-    if (last < points.size()) {
-      to = points[last];
-      have_to = true;
-    }
-  }
+  // The checkpoint after the window's MCUs, where the index holds it, bounds the bits copied.
+  std::optional<codecs::McuCheckpoint> to;
+  const std::optional<codecs::McuCheckpoint> from =
+      entry->reach(*layout, entropy, unit_mcus, static_cast<int32_t>(kSpacing), static_cast<size_t>(k),
+                   static_cast<size_t>((end + kSpacing - 1) / kSpacing), &to);
+  if (!from) return std::nullopt;
   thread_local std::vector<uint8_t> stream;
-  const Status built = codecs::resume_stream(*layout, bytes.first(layout->header_end), entropy, from,
-                                             have_to ? &to : nullptr, static_cast<int32_t>(end - first), stream);
+  const Status built = codecs::resume_stream(*layout, bytes.first(layout->header_end), entropy, *from,
+                                             to ? &*to : nullptr, static_cast<int32_t>(end - first), stream);
   if (!built.ok()) return std::nullopt;  // tables without the codes of the resuming MCU
   codecs::TileDesc desc = level.desc;
   desc.width = static_cast<int32_t>((1 + end - first) * mcu_width / denom);

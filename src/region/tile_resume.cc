@@ -29,16 +29,14 @@ class Layouts {
   }
   // The layout of `header`, or null; valid until this thread's next call.
   const codecs::EntropyLayout* of(std::span<const uint8_t> header) {
+    // Empty until this thread's first lookup, which no header (never empty) matches.
     thread_local std::string last_header;
     thread_local std::shared_ptr<const codecs::EntropyLayout> last_layout;
-    thread_local bool looked_up = false;
-    if (looked_up && last_header.size() == header.size() &&
-        std::memcmp(last_header.data(), header.data(), header.size()) == 0) {
+    if (last_header.size() == header.size() && std::memcmp(last_header.data(), header.data(), header.size()) == 0) {
       return last_layout.get();
     }
     last_header.assign(reinterpret_cast<const char*>(header.data()), header.size());
     last_layout = find_or_parse(last_header, header);
-    looked_up = true;
     return last_layout.get();
   }
 
@@ -112,22 +110,12 @@ std::optional<Status> decode_tile_from_row(const TileRef& tile, std::span<const 
   const int32_t rows = (desc.height + mcu_h - 1) / mcu_h;
   auto entry = cache.entry(level.units, tile.index(), static_cast<size_t>(rows) + 1);
   if (!entry) return std::nullopt;
-  codecs::McuCheckpoint from;
-  {
-    std::lock_guard<std::mutex> lock(entry->mutex);
-    if (entry->unusable) return std::nullopt;
-    const auto& points = entry->index.points;
-    const Status s = codecs::extend_mcu_index(*layout, entropy, int64_t{row_mcus} * rows,
-                                              static_cast<size_t>(row) + 1, entry->index, row_mcus);
-    if (!s.ok() || points.size() <= static_cast<size_t>(row)) {
-      entry->unusable = true;
-      return std::nullopt;
-    }
-    from = points[static_cast<size_t>(row)];
-  }
+  const std::optional<codecs::McuCheckpoint> from =
+      entry->reach(*layout, entropy, int64_t{row_mcus} * rows, row_mcus, static_cast<size_t>(row));
+  if (!from) return std::nullopt;
   thread_local std::vector<uint8_t> resumed;
   const int32_t below = desc.height - row * mcu_h;
-  if (!codecs::resume_rows(*layout, header, entropy, from, desc.width, below, resumed).ok()) {
+  if (!codecs::resume_rows(*layout, header, entropy, *from, desc.width, below, resumed).ok()) {
     return std::nullopt;  // tables without the codes of the resuming row
   }
   codecs::TileDesc rd = desc;

@@ -24,8 +24,8 @@ def world() -> np.ndarray:
 
 
 WRITERS = {
-    "leica": lambda path, world: leica.write_scn(path / "s.scn", world, mains=[(64, 64, 640, 512), (512, 320, 704, 640)],
-                                                 compression="jpeg"),
+    "leica": lambda path, world: leica.write_scn(path / "s.scn", world, compression="jpeg",
+                                                 mains=[(64, 64, 640, 512), (512, 320, 704, 640)]),
     "ventana": lambda path, world: ventana.write_bif(path / "s.bif", world, areas=[(40, 36, 6, 4)], compression="jpeg"),
     "trestle": lambda path, world: trestle.write_trestle(path / "s.tif", world),
     "mirax": lambda path, world: mirax.write_mirax(path / "s.mrxs", world, tile=128, overlap=(16, 12)),

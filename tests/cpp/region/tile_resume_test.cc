@@ -60,7 +60,8 @@ std::vector<uint8_t> jpeg_tiff(const Layout& k, int damage_tile = -1) {
       b.longs(tiff::kImageLength, {2 * kTile}),
       b.shorts(tiff::kBitsPerSample, {8, 8, 8}),
       b.shorts(tiff::kCompression, {7}),
-      b.shorts(tiff::kPhotometric, {static_cast<uint16_t>(k.rgb_components ? tiff::kPhotometricRgb : tiff::kPhotometricYCbCr)}),
+      b.shorts(tiff::kPhotometric,
+               {static_cast<uint16_t>(k.rgb_components ? tiff::kPhotometricRgb : tiff::kPhotometricYCbCr)}),
       b.shorts(tiff::kSamplesPerPixel, {3}),
       b.shorts(tiff::kPlanarConfiguration, {1}),
       b.longs(tiff::kTileWidth, {kTile}),
@@ -69,7 +70,8 @@ std::vector<uint8_t> jpeg_tiff(const Layout& k, int damage_tile = -1) {
       b.longs(tiff::kTileByteCounts, counts),
   };
   if (!k.rgb_components) {
-    tags.push_back(b.shorts(tiff::kYCbCrSubSampling, {static_cast<uint16_t>(k.h_samp), static_cast<uint16_t>(k.v_samp)}));
+    tags.push_back(
+        b.shorts(tiff::kYCbCrSubSampling, {static_cast<uint16_t>(k.h_samp), static_cast<uint16_t>(k.v_samp)}));
   }
   if (!tables.empty()) tags.push_back(b.bytes(tiff::kJpegTables, tables));
   b.add_ifd(tags);
@@ -82,8 +84,10 @@ std::vector<uint8_t> read(const Slide& slide, int64_t x, int64_t y, int32_t w, i
   options.use_cache = false;
   options.threads = 1;
   const Status s = slide.read_region(x, y, 0, w, h, ImageView{px.data(), int64_t{w} * 3, w, h, 3, {}}, options);
-  if (status) *status = s;
-  else EXPECT_TRUE(s.ok()) << s.message();
+  if (status)
+    *status = s;
+  else
+    EXPECT_TRUE(s.ok()) << s.message();
   return px;
 }
 
@@ -102,7 +106,8 @@ TEST_P(TileResume, WindowsEqualTheReadWithoutTheIndex) {
     const std::vector<uint8_t> again = read(*slide, x, y, w, h);  // from the index built by the first read
     set_mcu_index_capacity(0);
     const std::vector<uint8_t> without = read(*slide, x, y, w, h);
-    ASSERT_EQ(0, std::memcmp(with.data(), without.data(), with.size())) << "window " << x << "," << y << " " << w << "x" << h;
+    ASSERT_EQ(0, std::memcmp(with.data(), without.data(), with.size()))
+        << "window " << x << "," << y << " " << w << "x" << h;
     ASSERT_EQ(0, std::memcmp(again.data(), without.data(), again.size())) << "window " << x << "," << y;
   }
   set_mcu_index_capacity(64 << 20);
@@ -114,8 +119,9 @@ TEST_P(TileResume, WindowsEqualTheReadWithoutTheIndex) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, TileResume,
-                         ::testing::Values(Layout{2, 2, false, true}, Layout{2, 2, false, false}, Layout{2, 1, false, true},
-                                           Layout{1, 1, false, true}, Layout{1, 1, true, true}, Layout{1, 1, true, false}));
+                         ::testing::Values(Layout{2, 2, false, true}, Layout{2, 2, false, false},
+                                           Layout{2, 1, false, true}, Layout{1, 1, false, true},
+                                           Layout{1, 1, true, true}, Layout{1, 1, true, false}));
 
 // Threads indexing and resuming the same tiles at once (one entry lock per tile, the shared layouts) read
 // what one thread reads without the index.
