@@ -19,7 +19,7 @@
 #             batches on 1-16 decoders, and cuCIM's cuslide2 reading the region (bench/gpu_region_probe.py)
 #     wait    loader to device, 16 workers, GPU alone and default, under each TILEWISE_GPU_WAIT (WAIT_POLICIES)
 #     loader  loader to device, 16 workers, one child per variant of LOADER_VARIANTS ("-" or VAR=value,...);
-#             LOADER_CPU=1: then the CPU loader alone (per variant of LOADER_CPU_VARIANTS, as LOADER_VARIANTS)
+#             LOADER_CPU=1: then the CPU loader alone (under other settings: `cpuvar`)
 #     regions one 4096^2 region to device at each CPU share of the split (REGION_SHARES, REGION_ROUNDS)
 #     regionpair  one 4096^2 region: tilewise to device (defaults, then every region to the lanes) and into
 #             host memory, and cuCIM's cuslide2 to device, one process each, REGION_ROUNDS rounds (default 3)
@@ -132,16 +132,9 @@ for step in "$@"; do
         variant_settings "$v"
         child TILEWISE_BENCH_PREFETCH=4 "${variant[@]}" python3 bench_gpu.py --loader 16  # a variant may set the prefetch
       done
-      # LOADER_CPU=1: then the CPU loader alone, one child per variant of LOADER_CPU_VARIANTS (default "-")
-      if [ "${LOADER_CPU:-0}" = 1 ]; then
-        for v in ${LOADER_CPU_VARIANTS:--}; do
-          variant_settings "$v"
-          child AB_PREFETCH=4 "${variant[@]}" python3 ab_child.py loader 16 cpu
-        done
-      fi ;;
-    cpuvar)  # the CPU loader alone at each of CPU_WORKERS (default 16 1) under each variant of CPU_VARIANTS (as
-             # LOADER_VARIANTS), CPU_ROUNDS rounds (default 1); each row has the page faults, context switches and
-             # TLB shootdowns per 1,000 patches (events_per_1000)
+      [ "${LOADER_CPU:-0}" = 1 ] && child AB_PREFETCH=4 python3 ab_child.py loader 16 cpu ;;  # the CPU alone
+    cpuvar)  # ab_child.py's loader at each of CPU_WORKERS under each variant of CPU_VARIANTS (as LOADER_VARIANTS),
+             # CPU_ROUNDS rounds (default 1); each row has events_per_1000 and host_cores (header above)
       for r in $(seq "${CPU_ROUNDS:-1}"); do
         for v in ${CPU_VARIANTS:--}; do
           variant_settings "$v"
