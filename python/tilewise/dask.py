@@ -20,8 +20,9 @@ from typing import Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .slide import Slide
+from . import _extras
 from ._chunks import chunk_shape
+from .slide import Slide
 
 __all__ = ["level", "map_patches", "patch_grid", "process_patches"]
 
@@ -51,7 +52,7 @@ def level(slide: Slide, level: int = 0,
           chunks: Optional[Union[int, Tuple[int, int], Sequence]] = None):
     """Level `level` of `slide` as a dask array (h, w, 3) uint8. `chunks`: (rows, columns) per chunk (or any
     dask chunk spec); default: whole tiles, about 1024 x 1024 pixels."""
-    import dask.array as da
+    da = _extras.require("dask.array", "dask", "tilewise.dask.level")
 
     if not 0 <= level < slide.level_count:
         raise ValueError(f"level {level} does not exist (the slide has {slide.level_count} levels)")
@@ -136,8 +137,8 @@ def map_patches(paths: Sequence[str], fn, size: Tuple[int, int] = (256, 256), le
     `min_tissue` is set). Compute it with any dask scheduler; on a cluster, ``client.compute(bag)`` or
     ``bag.compute()`` after ``distributed.Client(...)``. `fn` must be picklable (a module-level function).
     ``.to_dataframe()`` turns the bag into a dask DataFrame (needs pandas)."""
-    import dask
-    import dask.bag as db
+    dask = _extras.require("dask", "dask", "tilewise.dask.map_patches")
+    db = _extras.require("dask.bag", "dask", "tilewise.dask.map_patches")
 
     tasks = []
     for path in paths:

@@ -10,7 +10,7 @@ from typing import BinaryIO, Iterator, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import _core, _gpu
+from . import _core, _extras, _gpu
 from .errors import InvalidArgumentError, UnsupportedError
 
 
@@ -349,6 +349,7 @@ class Slide:
     def zarr(self):
         """The slide as a read-only zarr v3 group with OME-NGFF multiscale metadata: arrays "0", "1", ...
         (h, w, 3) uint8, one chunk per tile (tilewise.zarr; needs zarr>=3)."""
+        _extras.require("zarr", "zarr", "Slide.zarr()")
         from .zarr import open_group
 
         return open_group(self)

@@ -121,10 +121,12 @@ class PatchDataset(Dataset):
 class BatchDataset(IterableDataset):
     """Batches of patches of one slide from tilewise's batch loader, for ``DataLoader(ds, batch_size=None)``.
 
-    The locations ((N, 2) level-0 (x, y)) are split into contiguous shards, one per DataLoader worker (the
-    whole set without workers); each worker runs its own loader with ``threads`` reading threads (default:
-    the CPUs divided among the workers). With ``shuffle``, the order is a permutation drawn from ``seed`` and
-    the epoch (``set_epoch``), the same in every worker, before sharding. A batch is a uint8 tensor (B, C, H,
+    The locations ((N, 2) level-0 (x, y)) are cut into batches in order, and the batches are dealt to the
+    DataLoader's workers in turn (batch i to worker i mod W); DataLoader takes one batch from each worker in
+    turn, so the batches arrive in the locations' order, with or without workers. Each worker runs its own
+    loader with ``threads`` reading threads (default: the CPUs divided among the workers). With ``shuffle``,
+    the order is a permutation drawn from ``seed`` and the epoch (``set_epoch``), the same in every worker,
+    before the batches are cut; ``drop_last`` drops the one short batch. A batch is a uint8 tensor (B, C, H,
     W) (or (B, H, W, C)); ``return_indices`` adds the locations' indices, ``targets`` adds their targets.
     ``device="cuda"`` gives CUDA tensors (read in the main process: DataLoader workers cannot share a GPU
     context; keep ``num_workers=0`` then).
@@ -152,10 +154,16 @@ class BatchDataset(IterableDataset):
         self.epoch = int(epoch)
 
     def _shards(self, workers: int) -> List[np.ndarray]:
+        """Each worker's location indices: its batches (i, i + workers, ...) one after the other, all whole
+        but the last batch of all, so that its loader cuts the same batches again."""
         order = np.arange(len(self.locations))
         if self.shuffle:
             order = np.random.default_rng((self.seed, self.epoch)).permutation(len(self.locations))
-        return np.array_split(order, workers)
+        batches = [order[at:at + self.batch_size] for at in range(0, len(order), self.batch_size)]
+        if self.drop_last and batches and len(batches[-1]) < self.batch_size:
+            batches.pop()
+        return [np.concatenate(batches[w::workers]) if batches[w::workers] else np.empty(0, np.int64)
+                for w in range(workers)]
 
     def __len__(self) -> int:
         """Batches per epoch, over every shard (DataLoader's num_workers unknown here: counted for one shard

@@ -6,6 +6,7 @@
 #include "codecs/decoder_pool.h"
 #include "formats/format_registry.h"
 #include "io/source.h"
+#include "region/mcu_index_cache.h"
 #include "region/region_plan.h"
 #include "tilewise/tilewise.h"
 
@@ -39,7 +40,10 @@ SlideImpl::SlideImpl(formats::SlideModel m, std::string p)
   for (const auto& a : model.associated) associated.push_back({a.name, a.image.info.width, a.image.info.height});
 }
 
-SlideImpl::~SlideImpl() { cache::TileCache::global().erase_slide(uid); }
+SlideImpl::~SlideImpl() {
+  cache::TileCache::global().erase_slide(uid);
+  for (const auto& level : model.levels) region::McuIndexCache::global().erase_units(level.units.get());
+}
 
 Status SlideImpl::read(const region::RegionRequest& request) const {
   return request.out.device.is_cpu() ? host_reader.read(request) : device_reader.read(request);

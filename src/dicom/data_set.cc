@@ -1,6 +1,7 @@
 #include "dicom/data_set.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <functional>
 
@@ -379,18 +380,39 @@ const DataSet* DataSet::item(uint32_t sequence, size_t index) const {
   return e && index < e->items.size() ? &e->items[index] : nullptr;
 }
 
-std::vector<std::string> string_values(const Element& e) {
-  const std::string all(e.value.begin(), e.value.end());
-  // An empty string is one empty value (as libdicom, and so OpenSlide, counts it).
-  if (!is_multi_string(e.vr_view())) return {trim_right(all)};
+namespace {
+
+// Splits at backslashes where the VR is multi-valued, applying `clean` to each value.
+template <typename Clean>
+std::vector<std::string> split_values(std::string_view vr, const std::string& all, Clean clean) {
+  if (!is_multi_string(vr)) return {clean(all)};
   std::vector<std::string> out;
   for (size_t at = 0;;) {
     const size_t sep = all.find('\\', at);
-    out.push_back(trim_right(all.substr(at, sep == std::string::npos ? std::string::npos : sep - at)));
+    out.push_back(clean(all.substr(at, sep == std::string::npos ? std::string::npos : sep - at)));
     if (sep == std::string::npos) break;
     at = sep + 1;
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<std::string> string_values(const Element& e) {
+  // An empty string is one empty value (as libdicom, and so OpenSlide, counts it).
+  return split_values(e.vr_view(), std::string(e.value.begin(), e.value.end()), trim_right);
+}
+
+std::vector<std::string> stored_string_values(const Element& e) {
+  std::string all(e.value.begin(), e.value.end());
+  const std::string_view vr = e.vr_view();
+  if (vr != "UI" && !all.empty() && std::isspace(static_cast<unsigned char>(all.back()))) all.pop_back();
+  all.resize(std::min(all.size(), all.find('\0')));
+  if (vr != "DS" && vr != "IS") return split_values(vr, all, [](std::string v) { return v; });
+  return split_values(vr, all, [](const std::string& v) {
+    const size_t first = v.find_first_not_of(' ');
+    return first == std::string::npos ? std::string() : v.substr(first, v.find_last_not_of(' ') - first + 1);
+  });
 }
 
 std::vector<double> float_values(const Element& e) {

@@ -58,6 +58,10 @@ struct DataSet {
 // elements, the whole value of the others (as libdicom reads them); each with trailing padding (spaces,
 // NULs) removed. An empty element has one empty value.
 std::vector<std::string> string_values(const Element& e);
+// The same values as libdicom, and so OpenSlide's `dicom.*` properties, give them: one trailing whitespace
+// character (the padding to even length) removed from the element (none from UI), the value cut at its first
+// NUL, then split as above; DS and IS values trimmed of spaces at both ends, the others kept as stored.
+std::vector<std::string> stored_string_values(const Element& e);
 // Values of a binary numeric element as doubles (FL, FD) or integers (US, SS, UL, SL, UV, SV).
 std::vector<double> float_values(const Element& e);
 std::vector<int64_t> integer_values(const Element& e);

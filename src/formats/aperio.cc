@@ -44,6 +44,17 @@ std::string associated_name(const tiff::Ifd& ifd) {
   return d.substr(start, end == std::string::npos ? std::string::npos : end - start);
 }
 
+// The value of a "Key = Value" field of an Aperio description (fields after the first '|'), stripped.
+std::optional<std::string> description_field(const std::optional<std::string>& description, std::string_view key) {
+  if (!description) return std::nullopt;
+  const std::vector<std::string> fields = split(*description, '|');
+  for (size_t i = 1; i < fields.size(); ++i) {
+    const size_t eq = fields[i].find('=');
+    if (eq != std::string::npos && strip(fields[i].substr(0, eq)) == key) return strip(fields[i].substr(eq + 1));
+  }
+  return std::nullopt;
+}
+
 Result<SlideModel> open(std::shared_ptr<const tiff::TiffFile> tiff) {
   SlideModel model;
   model.tiff = tiff;
@@ -65,6 +76,15 @@ Result<SlideModel> open(std::shared_ptr<const tiff::TiffFile> tiff) {
 
   const tiff::Ifd& ifd0 = tiff->ifds()[0];
   model.icc_profile = ifd0.icc_profile;
+  // The thumbnail is in the slide's colour space when its description names the same "ICC Profile" as the
+  // slide's: it then carries the slide's profile (as OpenSlide gives it; label and macro carry none).
+  const auto profile_name = description_field(ifd0.image_description, "ICC Profile");
+  for (AssociatedModel& a : model.associated) {
+    if (a.name == "thumbnail" && a.image.ifd && profile_name &&
+        description_field(a.image.ifd->image_description, "ICC Profile") == profile_name) {
+      a.icc_profile = ifd0.icc_profile;
+    }
+  }
   PropertyMap props;
   add_tiff_properties(ifd0, props);
   const std::string& description = *ifd0.image_description;

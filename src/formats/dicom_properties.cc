@@ -31,7 +31,7 @@ std::vector<std::string> values_as_strings(const dicom::Element& e) {
   for (std::string_view b : kBinary) {
     if (vr == b) return {};
   }
-  return dicom::string_values(e);
+  return dicom::stored_string_values(e);
 }
 
 }  // namespace

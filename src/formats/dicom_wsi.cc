@@ -420,12 +420,8 @@ Result<SlideModel> open(std::shared_ptr<const io::Source> source) {
     }
     AssociatedModel a{name, std::move(image).value(), {}, icc_of(*in)};
     a.image.info.downsample = 1.0;
-    if (!a.icc_profile.empty())
-      props["openslide.associated." + name + ".icc-size"] = std::to_string(a.icc_profile.size());
     model.associated.push_back(std::move(a));
   }
-  std::sort(model.associated.begin(), model.associated.end(),
-            [](const auto& a, const auto& b) { return a.name < b.name; });
 
   add_dicom_properties(level0.file.meta, "dicom", props);
   add_dicom_properties(level0.file.dataset, "dicom", props);

@@ -105,7 +105,7 @@ Result<LevelModel> build_level(const tiff::TiffFile& tiff, const tiff::Ifd& ifd,
   level.info.samples_per_pixel = d.samples_per_pixel;
   level.tiles_across = static_cast<int64_t>(ifd.chunks_across());
   level.tiles_down = static_cast<int64_t>(ifd.chunks_down());
-  level.parts = single_part(tiff.source_ptr());
+  level.parts = single_part(tiff.source_ptr(), {}, tiff.structure());
   level.units = std::make_shared<const UnitTable>(UnitTable{ifd.chunk_offsets, ifd.chunk_byte_counts, {}});
   return level;
 }

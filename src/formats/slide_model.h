@@ -45,6 +45,9 @@ struct UnitPart {
   std::shared_ptr<const io::Source> source;
   std::vector<uint8_t> header;
   std::shared_ptr<const codecs::EntropyLayout> entropy;
+  // Bytes of the file that hold no unit (a TIFF's header and directories, sorted by offset): a unit
+  // overlapping them has a damaged offset. Null when the format has none to check.
+  std::shared_ptr<const std::vector<io::ByteRange>> structure;
 };
 
 // Where a level's units lie: byte ranges in the level's parts (`part` per unit; empty when the level has
@@ -102,8 +105,10 @@ struct LevelModel {
 
 // The parts of a level read from one file (with no shared header).
 inline std::shared_ptr<const std::vector<UnitPart>> single_part(std::shared_ptr<const io::Source> source,
-                                                                 std::vector<uint8_t> header = {}) {
-  return std::make_shared<const std::vector<UnitPart>>(std::vector<UnitPart>{{std::move(source), std::move(header), nullptr}});
+                                                                 std::vector<uint8_t> header = {},
+                                                                 std::shared_ptr<const std::vector<io::ByteRange>> structure = {}) {
+  return std::make_shared<const std::vector<UnitPart>>(
+      std::vector<UnitPart>{{std::move(source), std::move(header), nullptr, std::move(structure)}});
 }
 
 struct AssociatedModel {
@@ -112,7 +117,7 @@ struct AssociatedModel {
   // macro as base64 JPEG inside its XML), image.info holds the size and embedded_jpeg the stream.
   LevelModel image;
   std::vector<uint8_t> embedded_jpeg;
-  std::vector<uint8_t> icc_profile;  // where the format keeps one per associated image (DICOM)
+  std::vector<uint8_t> icc_profile;  // where the format gives it one (DICOM's own, Aperio's thumbnail)
 };
 
 struct SlideModel {

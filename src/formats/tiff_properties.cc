@@ -2,6 +2,7 @@
 
 #include "formats/quickhash.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -89,9 +90,14 @@ void add_standard_properties(SlideModel& model, PropertyMap& props) {
   if (x != props.end() && y != props.end()) {
     model.mpp = std::make_pair(std::strtod(x->second.c_str(), nullptr), std::strtod(y->second.c_str(), nullptr));
   }
+  // Listed by name, as OpenSlide lists them (label, macro, thumbnail), whatever the file's order.
+  std::stable_sort(model.associated.begin(), model.associated.end(),
+                   [](const AssociatedModel& a, const AssociatedModel& b) { return a.name < b.name; });
   for (const auto& a : model.associated) {
-    props["openslide.associated." + a.name + ".width"] = std::to_string(a.image.info.width);
-    props["openslide.associated." + a.name + ".height"] = std::to_string(a.image.info.height);
+    const std::string p = "openslide.associated." + a.name + ".";
+    props[p + "width"] = std::to_string(a.image.info.width);
+    props[p + "height"] = std::to_string(a.image.info.height);
+    if (!a.icc_profile.empty()) props[p + "icc-size"] = std::to_string(a.icc_profile.size());
   }
   model.properties.assign(props.begin(), props.end());
 }

@@ -76,14 +76,22 @@ struct McuIndexCache::Shard {
     std::shared_ptr<Entry> entry;
     uint64_t bytes;
   };
-  explicit Shard(std::pmr::memory_resource* pool) : lru(pool), map(pool) {}
+  explicit Shard(std::pmr::memory_resource* pool) : lru(pool), map(pool), tables(pool) {}
   std::mutex mutex;
   std::pmr::list<Node> lru;  // most recently used first
   std::pmr::unordered_map<Key, std::pmr::list<Node>::iterator, KeyHash> map;
+  std::pmr::unordered_map<const void*, uint32_t> tables;  // entries per unit table, so a close skips shards
   uint64_t bytes = 0;
 
+  void insert(Node node) {
+    bytes += node.bytes;
+    ++tables[node.key.units];
+    lru.push_front(std::move(node));
+    map.emplace(lru.front().key, lru.begin());
+  }
   void erase(std::pmr::list<Node>::iterator it) {
     bytes -= it->bytes;
+    if (auto t = tables.find(it->key.units); t != tables.end() && --t->second == 0) tables.erase(t);
     map.erase(it->key);
     lru.erase(it);
   }
@@ -191,11 +199,20 @@ std::shared_ptr<McuIndexCache::Entry> McuIndexCache::entry(const std::shared_ptr
   auto entry = std::allocate_shared<Entry>(std::pmr::polymorphic_allocator<Entry>(&impl_->pool), &impl_->pool);
   entry->index.points.reserve(points);  // never grows past it: one allocation, as counted
   const uint64_t bytes = entry_bytes(points);
-  shard.lru.push_front(Shard::Node{key, units, entry, bytes});
-  shard.map.emplace(key, shard.lru.begin());
-  shard.bytes += bytes;
+  shard.insert(Shard::Node{key, units, entry, bytes});
   shard.evict_to(budget);
   return entry;  // held by the caller even when evicted at once (a budget smaller than one entry)
+}
+
+void McuIndexCache::erase_units(const void* units) {
+  for (auto& shard : impl_->shards) {
+    std::lock_guard<std::mutex> lock(shard->mutex);
+    if (!shard->tables.contains(units)) continue;
+    for (auto it = shard->lru.begin(); it != shard->lru.end();) {
+      const auto node = it++;
+      if (node->key.units == units) shard->erase(node);
+    }
+  }
 }
 
 uint64_t McuIndexCache::capacity() const { return impl_->capacity.load(std::memory_order_relaxed); }

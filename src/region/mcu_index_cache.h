@@ -7,7 +7,7 @@
 // (64 MiB by default, about 100,000 units of 4,096 x 8 pixels; 0 turns the index off).
 //
 // Keyed by the unit table that the units belong to, held weakly: an entry of a closed slide is never
-// matched by a later slide's table (even one at the same address) and ages out. Thread behaviour: 16
+// matched by a later slide's table (even one at the same address); a closing slide erases its entries. Thread behaviour: 16
 // shards, each with its own lock, held only to find or insert; an entry's own lock guards its checkpoints.
 #pragma once
 
@@ -52,6 +52,9 @@ class McuIndexCache {
   // The entry of unit `unit` of the table `units`, created with room for `points` checkpoints (the unit's
   // MCUs / spacing + 1) when absent; nullptr when the capacity is 0.
   std::shared_ptr<Entry> entry(const std::shared_ptr<const void>& units, int64_t unit, size_t points);
+  // Drops the entries of the unit table `units` (a slide being closed: its entries could never be matched
+  // again, and would hold the budget until they aged out).
+  void erase_units(const void* units);
   // What an entry of `points` checkpoints is counted as.
   static uint64_t entry_bytes(size_t points);
 

@@ -28,6 +28,23 @@ void prefetch_units(const formats::LevelModel& level, std::span<const int64_t> u
   }
 }
 
+namespace {
+
+// The first range of the part's structure that [offset, offset + length) overlaps, or nullptr.
+const io::ByteRange* overlapped_structure(const formats::UnitPart& part, uint64_t offset, uint64_t length) {
+  if (!part.structure || length == 0) return nullptr;
+  const std::vector<io::ByteRange>& ranges = *part.structure;
+  // Ranges start in order and do not overlap: only the last one starting at or before `offset`, and those
+  // starting inside the unit, can meet it.
+  auto it = std::upper_bound(ranges.begin(), ranges.end(), offset,
+                             [](uint64_t at, const io::ByteRange& r) { return at < r.offset; });
+  if (it != ranges.begin() && std::prev(it)->offset + std::prev(it)->length > offset) return &*std::prev(it);
+  if (it != ranges.end() && it->offset - offset < length) return &*it;
+  return nullptr;
+}
+
+}  // namespace
+
 int32_t TileRef::valid_rows() const {
   if (level->placement) return level->desc.height;  // a placed unit's pixels are all its own
   return static_cast<int32_t>(std::min<int64_t>(level->desc.height, level->info.height - y0()));
@@ -62,6 +79,10 @@ Status TileFetcher::read_bytes_into(const TileRef& tile, std::vector<uint8_t>& b
   if (!internal::range_inside(offset, length, source.size())) {
     return corrupt(context(tile, offset) + ": " + std::to_string(length) + " bytes would run past the end of the file (" +
                    std::to_string(source.size()) + " bytes)");
+  }
+  if (const io::ByteRange* hit = overlapped_structure(part, offset, length)) {
+    return corrupt(context(tile, offset) + ": its " + std::to_string(length) + " bytes overlap the file's " +
+                   (hit->offset == 0 ? std::string("header") : "directory at offset " + std::to_string(hit->offset)));
   }
   if (level.stream == formats::UnitStream::kRestartInterval) {
     // The image's header, then the MCUs up to the next restart marker, which becomes the end of image.

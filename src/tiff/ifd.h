@@ -23,6 +23,7 @@ struct PrivateTag {
 
 struct Ifd {
   uint64_t offset = 0;        // file offset of this directory
+  uint64_t end = 0;           // one past its entry table (and NDPI's 64-bit offset extensions)
   int index = -1;             // position in the main IFD chain; -1 for a SubIFD
   int parent = -1;            // for a SubIFD, the main-chain index of its parent
   int sub_index = -1;         // for a SubIFD, its position in the parent's SubIFDs tag

@@ -270,6 +270,7 @@ Result<Ifd> IfdParser::parse(uint64_t offset, uint64_t* next) const {
 
   Ifd ifd;
   ifd.offset = offset;
+  ifd.end = offset + count_size + table_bytes + high.size();
   ifd.little_endian = little_endian_;
   std::vector<RawEntry> entries(count);
   for (uint64_t i = 0; i < count; ++i) {

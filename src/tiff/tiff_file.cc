@@ -1,5 +1,6 @@
 #include "tiff/tiff_file.h"
 
+#include <algorithm>
 #include <unordered_set>
 
 #include "tiff/ifd_parser.h"
@@ -97,6 +98,13 @@ Result<std::shared_ptr<const TiffFile>> TiffFile::parse(std::shared_ptr<const io
     file->ifds_.push_back(std::move(ifd));
     offset = next;
   }
+  std::vector<io::ByteRange> structure{{0, file->big_tiff_ ? 16u : 8u}};
+  for (const Ifd& main : file->ifds_) {
+    structure.push_back({main.offset, main.end - main.offset});
+    for (const Ifd& sub : main.sub_ifds) structure.push_back({sub.offset, sub.end - sub.offset});
+  }
+  std::sort(structure.begin(), structure.end(), [](const auto& a, const auto& b) { return a.offset < b.offset; });
+  file->structure_ = std::make_shared<const std::vector<io::ByteRange>>(std::move(structure));
   return std::shared_ptr<const TiffFile>(file);
 }
 

@@ -39,6 +39,9 @@ class TiffFile {
   bool ndpi() const { return ndpi_; }
   bool little_endian() const { return little_endian_; }
   const std::vector<Ifd>& ifds() const { return ifds_; }
+  // The bytes of the file's own structure, sorted by offset: the header and every directory's entry table.
+  // No image data lies there: a tile or strip offset pointing into them is damage, not pixels.
+  const std::shared_ptr<const std::vector<io::ByteRange>>& structure() const { return structure_; }
 
  private:
   TiffFile() = default;
@@ -47,6 +50,7 @@ class TiffFile {
   bool ndpi_ = false;
   bool little_endian_ = true;
   std::vector<Ifd> ifds_;
+  std::shared_ptr<const std::vector<io::ByteRange>> structure_;
   friend class IfdParser;
 };
 

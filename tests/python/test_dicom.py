@@ -205,6 +205,25 @@ def test_property_values_as_openslide_writes_them(tmp_path, image):
     assert_same_properties(path)
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")  # pydicom warns about the deliberately odd values
+def test_property_values_keep_their_blanks_as_openslide_does(tmp_path, image):
+    """Blanks are part of the `dicom.*` values where OpenSlide keeps them: one padding character comes off
+    the end of the element, DS and IS values lose their blanks, the other VRs keep theirs (inside, at the
+    start and at the end of each value), and a NUL ends the value."""
+    path = dicom_wsi.write_instance(tmp_path / "blanks.dcm", image[:300, :300], series=dicom_wsi.new_series())
+    ds = pydicom.dcmread(path)
+    raw = {0x00282112: ("DS", b" 10.50\\ 2E1 "), 0x00200013: ("IS", b" 007 "), 0x00080070: ("LO", b"ab\t"),
+           0x00081030: ("LO", b"a  \\b  "), 0x00280301: ("CS", b"NO\\ YES  "), 0x00180015: ("CS", b" X  "),
+           0x00181000: ("LO", b"SN1 \x00"), 0x0008103E: ("LO", b"Stu\x00y "), 0x00081090: ("LO", b"  "),
+           0x00181020: ("LO", b"v1 \\v2  "), 0x00080080: ("LO", b"Clinic   "), 0x00081040: ("LO", b"x\r\n")}
+    for t, (vr, value) in raw.items():
+        ds[t] = pydicom.DataElement(t, vr, value)
+    ds.save_as(path)
+    theirs = openslide.OpenSlide(str(path)).properties
+    assert theirs["dicom.BurnedInAnnotation[1]"] == " YES  " and theirs["dicom.InstitutionName"] == "Clinic   "
+    assert_same_properties(path)
+
+
 def test_concatenation_is_one_level(tmp_path, image):
     """A level split over two instances of one concatenation reads as the unsplit level."""
     whole = dicom_wsi.write_instance(tmp_path / "whole.dcm", image, series=dicom_wsi.new_series())

@@ -124,3 +124,31 @@ def test_random_regions_equal_crops_of_the_decoded_level(tmp_path, tissue):
             # The level-0 location maps to the level by truncation toward zero.
             mx, my = int(x0 / ds), int(y0 / ds)
             assert_same(got, expected_region(image, mx, my, rw, rh), f"level {level} region ({x0},{y0}) {rw}x{rh}")
+
+
+@pytest.mark.parametrize("damage", ["offset 0", "offset 8", "samples per pixel"])
+def test_uncompressed_strips_that_cannot_hold_their_pixels_fail(tmp_path, tissue, damage):
+    """An uncompressed strip whose offset lies in the file's header, or whose bytes are not its pixels (a wrong
+    SamplesPerPixel makes every strip larger than its pixels), is an error naming the tile, never header
+    bytes or shifted samples read as pixels."""
+    path = tmp_path / "strips.tif"
+    tifffile.imwrite(path, tissue[:256, :256], photometric="rgb", compression=None, rowsperstrip=64, metadata=None)
+    if damage.startswith("offset"):
+        with tifffile.TiffFile(path) as t:
+            at = t.pages[0].tags["StripOffsets"].valueoffset
+        with open(path, "r+b") as f:
+            f.seek(at)
+            f.write(int(damage.split()[1]).to_bytes(4, "little"))  # the first strip's offset
+    else:
+        with tifffile.TiffFile(path) as t:
+            at = t.pages[0].tags["SamplesPerPixel"].valueoffset
+            photometric_at = t.pages[0].tags["PhotometricInterpretation"].valueoffset
+        with open(path, "r+b") as f:
+            f.seek(at)
+            f.write((1).to_bytes(2, "little"))  # grey, one sample: each strip holds 3x its pixels
+            f.seek(photometric_at)
+            f.write((1).to_bytes(2, "little"))
+    slide = tilewise.open(path)
+    with pytest.raises(tilewise.CorruptError, match=r"tile \(0,0\)") as e:
+        slide.read_region((0, 0), (64, 64))
+    assert ("more than the" if damage == "samples per pixel" else "overlap the file's") in str(e.value), e.value

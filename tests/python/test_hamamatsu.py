@@ -58,8 +58,10 @@ def test_ndpi_windows_decoded_from_mcu_checkpoints_match_openslide(tmp_path, ima
     finally:
         tilewise.set_mcu_index_capacity(capacity)
     stats = tilewise.mcu_index_stats()
-    compare_with_openslide(path, regions=10, seed=8)
-    assert tilewise.mcu_index_stats()["entries"] > stats["entries"]
+    slide = compare_with_openslide(path, regions=10, seed=8)
+    assert tilewise.mcu_index_stats()["entries"] > stats["entries"]  # kept while the slide is open
+    del slide
+    assert tilewise.mcu_index_stats()["entries"] == stats["entries"]  # and dropped with it
 
 
 def test_ndpi_concurrent_workers_share_the_mcu_index(tmp_path, image):
@@ -88,7 +90,8 @@ def test_ndpi_concurrent_workers_share_the_mcu_index(tmp_path, image):
 def _mcu_index_in_a_child(path: str):
     before = tilewise.mcu_index_stats()
     tilewise.set_cache_capacity(0)
-    pixels = tilewise.open(path).read_region((900, 40), (100, 16))
+    slide = tilewise.open(path)  # open while the index is counted: a closed slide's entries are dropped
+    pixels = slide.read_region((900, 40), (100, 16))
     return before, tilewise.mcu_index_stats(), pixels
 
 
@@ -104,7 +107,8 @@ def test_ndpi_forked_children_start_their_own_mcu_index(tmp_path, image):
     cache = tilewise.cache_capacity()
     tilewise.set_cache_capacity(0)
     try:
-        expected = tilewise.open(path).read_region((900, 40), (100, 16))
+        slide = tilewise.open(path)
+        expected = slide.read_region((900, 40), (100, 16))
         assert tilewise.mcu_index_stats()["entries"] > 0
         for configured in (capacity, 0):
             tilewise.set_mcu_index_capacity(configured)

@@ -49,3 +49,26 @@ def test_positioned_jpeg_tiles_resume_from_mcu_rows(tmp_path, world, fmt):
     finally:
         tilewise.set_cache_capacity(tiles)
         tilewise.set_mcu_index_capacity(index)
+
+
+def test_a_closed_slides_mcu_index_entries_are_dropped(tmp_path, world):
+    """The MCU index keeps a slide's checkpoints only while the slide is open: open, read and close, many
+    times, leaves the index as it was (they used to stay until the budget pushed them out)."""
+    path = tmp_path / "tiles.tif"
+    slidegen.write_tifffile_pyramid(path, world, tile=(256, 256), compression="jpeg")
+    tiles = tilewise.cache_stats()["capacity"]
+    try:
+        tilewise.set_cache_capacity(0)  # windows, not whole tiles: the index is used
+        baseline = tilewise.mcu_index_stats()["entries"]
+        rng = np.random.default_rng(5)
+        for _ in range(5):
+            slide = tilewise.open(path)
+            before = tilewise.mcu_index_stats()["resumed"]
+            for _ in range(20):
+                slide.read_region((int(rng.integers(0, 1400)), int(rng.integers(100, 1000))), (64, 64))
+            assert tilewise.mcu_index_stats()["resumed"] > before  # the index was used
+            assert tilewise.mcu_index_stats()["entries"] > baseline
+            del slide
+            assert tilewise.mcu_index_stats()["entries"] == baseline
+    finally:
+        tilewise.set_cache_capacity(tiles)

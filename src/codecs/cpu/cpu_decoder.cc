@@ -229,6 +229,13 @@ Status CpuDecoder::decode_lossless(std::span<const uint8_t> data, const TileDesc
   const size_t whole = static_cast<size_t>(row_bytes) * desc.height;  // rows of a complete chunk
   const char* name = compression_name(desc.compression);
   const uint8_t* samples = nullptr;
+  if (desc.compression == Compression::kNone && data.size() > whole) {
+    // More bytes than a whole chunk's pixels: the samples are not what the directory says (SamplesPerPixel,
+    // BitsPerSample) or the byte count is wrong; reading them would misplace every pixel.
+    return corrupt(std::string("none: tile holds ") + std::to_string(data.size()) + " bytes, more than the " +
+                   std::to_string(whole) + " of its " + std::to_string(desc.width) + "x" +
+                   std::to_string(desc.height) + " pixels of " + std::to_string(desc.samples_per_pixel) + " samples");
+  }
   if (desc.compression == Compression::kNone && desc.predictor == 1) {
     if (data.size() < needed) {
       return corrupt(std::string("none: tile holds ") + std::to_string(data.size()) + " bytes, " +

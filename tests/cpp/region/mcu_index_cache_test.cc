@@ -1,5 +1,6 @@
 // McuIndexCache: the byte budget (least recently used out), entries of a dead unit table never matched
-// by a new one at the same address, capacity 0 turning it off, and concurrent readers (run under TSan).
+// by a new one at the same address, a closed table's entries erased, capacity 0 turning it off, and
+// concurrent readers (run under TSan).
 #include "region/mcu_index_cache.h"
 
 #include <gtest/gtest.h>
@@ -49,6 +50,25 @@ TEST(McuIndexCache, ADeadTablesEntriesAreNotAnotherTablesAtTheSameAddress) {
   // A live table at the same address with another owner is not matched either.
   std::shared_ptr<const void> other(&storage, [](const void*) {});
   EXPECT_NE(cache.entry(other, 5, kPoints), fresh);
+}
+
+TEST(McuIndexCache, ErasingATableDropsItsEntriesAndKeepsTheOthers) {
+  McuIndexCache cache(1 << 22);
+  auto closing = std::make_shared<int>(0), open = std::make_shared<int>(0);
+  for (int64_t unit = 0; unit < 200; ++unit) {
+    ASSERT_NE(cache.entry(closing, unit, kPoints), nullptr);
+    ASSERT_NE(cache.entry(open, unit, kPoints), nullptr);
+  }
+  auto kept = cache.entry(open, 7, kPoints);
+  ASSERT_EQ(cache.entries(), 400u);
+  cache.erase_units(closing.get());
+  EXPECT_EQ(cache.entries(), 200u);
+  EXPECT_EQ(cache.size_bytes(), 200 * McuIndexCache::entry_bytes(kPoints));
+  EXPECT_EQ(cache.entry(open, 7, kPoints), kept);  // the other table's entries stay
+  cache.erase_units(closing.get());                 // nothing left of it: no change
+  EXPECT_EQ(cache.entries(), 200u);
+  for (int64_t unit = 0; unit < 50; ++unit) ASSERT_NE(cache.entry(closing, unit, kPoints), nullptr);  // reusable
+  EXPECT_EQ(cache.entries(), 250u);
 }
 
 TEST(McuIndexCache, ConcurrentReadersOfSharedAndEvictedEntries) {
