@@ -16,5 +16,6 @@ def require(module: str, extra: str, feature: str) -> ModuleType:
     except ModuleNotFoundError as e:
         if e.name is None or module.split(".")[0] != e.name.split(".")[0]:
             raise
-        raise ModuleNotFoundError(f"{feature} needs the '{e.name}' package, which is not installed: "
-                                  f"pip install 'tilewise[{extra}]'", name=e.name) from e
+        package = e.name.split(".")[0]
+        raise ModuleNotFoundError(f"{feature} needs the '{package}' package, which is not installed: "
+                                  f"pip install 'tilewise[{extra}]'", name=package) from e

@@ -71,3 +71,22 @@ def assert_same(actual: np.ndarray, expected: np.ndarray, what: str = "") -> Non
         diff = np.abs(actual.astype(int) - expected.astype(int))
         ys, xs = np.nonzero(diff.max(axis=-1))
         raise AssertionError(f"{what}: {len(ys)} pixels differ (max {diff.max()}), first at x={xs[0]}, y={ys[0]}")
+
+
+def openslide_python_sdist() -> Path:
+    """The source tree of the installed openslide-python (its tests, fixtures and examples), downloaded from
+    PyPI once into build/compat/ (tests/compat/run_openslide_suite.sh uses the same tree)."""
+    import importlib.metadata
+    import subprocess
+    import tarfile
+
+    version = importlib.metadata.version("openslide-python")
+    tree = REPO / "build" / "compat" / f"openslide_python-{version}"
+    if not (tree / "examples").is_dir():
+        archive = tree.parent / f"openslide_python-{version}.tar.gz"
+        if not archive.exists():
+            subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
+                            "-d", str(tree.parent), f"openslide-python=={version}"], check=True)
+        with tarfile.open(archive) as t:
+            t.extractall(tree.parent, filter="data")
+    return tree

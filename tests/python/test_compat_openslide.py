@@ -267,3 +267,24 @@ def test_associated_images_in_openslides_order_with_their_icc_profiles(tmp_path)
         native = tilewise.open(path)
         assert list(native.associated_images) == ["label", "macro", "thumbnail"]
         assert native.associated_icc_profile("thumbnail") == expected.get("thumbnail")
+
+
+@pytest.mark.parametrize("name", ["strips.tif", "strips.ome.tif"])
+def test_stripped_tiffs_are_left_to_image_slide_as_openslide_leaves_them(tmp_path, name):
+    """OpenSlide reads a generic TIFF (OME-TIFF too) only when it is tiled: open_slide() then falls back to
+    ImageSlide. tilewise.open reads such files; its OpenSlide drop-in refuses them as OpenSlide does."""
+    import tifffile
+
+    path = tmp_path / name
+    image = slidegen.tissue_image(300, 200, seed=1)
+    tifffile.imwrite(path, image, photometric="rgb", rowsperstrip=16, metadata=None if "ome" not in name else {})
+    assert openslide.OpenSlide.detect_format(str(path)) is None and tos.OpenSlide.detect_format(path) is None
+    with pytest.raises(openslide.OpenSlideUnsupportedFormatError):
+        openslide.OpenSlide(str(path))
+    with pytest.raises(tos.OpenSlideUnsupportedFormatError):
+        tos.OpenSlide(path)
+    ours, theirs = tos.open_slide(path), openslide.open_slide(str(path))
+    assert type(ours).__name__ == type(theirs).__name__ == "ImageSlide"
+    assert np.array_equal(np.asarray(ours.read_region((10, 20), 0, (50, 40))),
+                          np.asarray(theirs.read_region((10, 20), 0, (50, 40))))
+    assert tilewise.open(path).dimensions == (300, 200)  # the native API reads it

@@ -138,3 +138,29 @@ def test_cohort_runs_on_a_local_cluster_equal_a_local_run(tmp_path):
     everything = {tuple(p) for p in tilewise.dask.patch_grid(slide, (128, 128))}
     tissue = {tuple(p) for p in tilewise.dask.patch_grid(slide, (128, 128), min_tissue=0.5)}
     assert tissue < everything and tissue  # this slide has background: some patches drop, not all
+
+
+def test_a_missing_extra_is_named_with_its_pip_command(tmp_path):
+    """Without zarr (or dask), Slide.zarr() (or tilewise.dask) says which extra installs it."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "s.tif"
+    slidegen.write_tifffile_pyramid(path, slidegen.tissue_image(300, 200, seed=1), levels=1)
+    code = f"""
+import sys
+sys.modules["zarr"] = None  # as if not installed
+sys.modules["dask"] = None
+import tilewise, tilewise.dask
+slide = tilewise.open({str(path)!r})
+for call in (slide.zarr, lambda: tilewise.dask.level(slide)):
+    try:
+        call()
+    except ModuleNotFoundError as e:
+        print(e)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == [
+        "Slide.zarr() needs the 'zarr' package, which is not installed: pip install 'tilewise[zarr]'",
+        "tilewise.dask.level needs the 'dask' package, which is not installed: pip install 'tilewise[dask]'",
+    ]

@@ -80,9 +80,26 @@ def _checked(slide: _Any) -> "_tilewise.Slide":
     return slide.checked()
 
 
+# Formats OpenSlide reads only when the first directory is tiled ("TIFF is not tiled"); tilewise reads
+# stripped ones too, and OpenSlide reads OME-TIFF as a generic TIFF.
+_TILED_ONLY = ("generic-tiff", "ome-tiff")
+
+
+def _openslide_refuses(slide: "_tilewise.Slide") -> bool:
+    """True for a slide tilewise opens but OpenSlide does not (clients then fall back, e.g. to ImageSlide)."""
+    return slide.format in _TILED_ONLY and not slide.is_tiled(0)
+
+
 @_exported
 def detect_vendor(filename: _Any) -> _Optional[str]:
-    return _core.detect_format(_filename(filename))
+    path = _filename(filename)
+    vendor = _core.detect_format(path)
+    if vendor in _TILED_ONLY:
+        try:
+            return None if _openslide_refuses(_tilewise.Slide(path)) else vendor
+        except _TilewiseError:
+            return vendor  # recognised, but damaged: open() reports it
+    return vendor
 
 
 @_exported
@@ -91,9 +108,12 @@ def open(filename: _Any) -> _OpenSlide:  # noqa: A001 - openslide-python's name
     if _core.detect_format(path) is None:
         raise OpenSlideUnsupportedFormatError("Unsupported or missing image file")
     try:
-        return _OpenSlide(_tilewise.Slide(path))
+        slide = _tilewise.Slide(path)
     except _TilewiseError as e:
         raise OpenSlideError(str(e)) from None
+    if _openslide_refuses(slide):
+        raise OpenSlideUnsupportedFormatError("Unsupported or missing image file")
+    return _OpenSlide(slide)
 
 
 @_exported
