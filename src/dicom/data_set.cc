@@ -526,10 +526,19 @@ struct Fragment {
   uint8_t head[4];  // the value's first bytes (zero-padded)
 };
 
+// True when the file ends inside a Sequence Delimitation Item at `at`: its tag is there, its (always zero)
+// length cut off. Nothing after the last fragment is needed, and OpenSlide reads such a file.
+bool ends_in_delimiter(const io::Source& source, uint64_t at) {
+  uint8_t b[4];
+  if (!internal::range_inside(at, 4, source.size()) || internal::range_inside(at, 8, source.size())) return false;
+  return source.pread(b, at).ok() && (uint32_t{le16(b)} << 16 | le16(b + 2)) == kSequenceDelimitation;
+}
+
 // Every fragment from `first` to the sequence delimiter.
 Result<std::vector<Fragment>> walk_fragments(const io::Source& source, uint64_t first) {
   std::vector<Fragment> out;
   for (uint64_t at = first;;) {
+    if (ends_in_delimiter(source, at)) return out;
     TW_ASSIGN_OR_RETURN(Header h, item_header_at(source, at));
     if (h.tag == kSequenceDelimitation) return out;
     if (h.tag != kItem)

@@ -205,7 +205,9 @@ Result<std::vector<dicom::FrameRange>> frame_ranges(const Instance& in, const co
 Result<LevelModel> build_grid(const std::vector<const Instance*>& files, std::vector<std::string>& warnings,
                               const std::string& what) {
   const Instance& first = *files[0];
-  TW_ASSIGN_OR_RETURN(codecs::TileDesc desc, describe(first));
+  auto described = describe(first);
+  if (!described.ok()) return described.status().with_context(name_of(first));
+  const codecs::TileDesc desc = *described;
   LevelModel level;
   level.desc = desc;
   level.info.width = first.width;
@@ -224,7 +226,9 @@ Result<LevelModel> build_grid(const std::vector<const Instance*>& files, std::ve
     const Instance& in = *files[f];
     codecs::TileDesc d = desc;  // the first file's, described above; the others of a concatenation must agree
     if (f > 0) {
-      TW_ASSIGN_OR_RETURN(d, describe(in));
+      auto other = describe(in);
+      if (!other.ok()) return other.status().with_context(name_of(in));  // the instance that failed
+      d = *other;
     }
     if (d.width != desc.width || d.height != desc.height || d.compression != desc.compression ||
         d.color != desc.color) {
@@ -336,7 +340,11 @@ Result<std::vector<std::string>> sorted_files(const std::string& folder) {
 // bucket that cannot be listed (read access without list access) leaves the instance alone, with a warning.
 std::vector<std::string> folder_files(const io::Source& source, std::vector<std::string>& warnings) {
   const std::string& name = source.name();
-  if (!source.is_local_file() && !io::is_listable_url(name)) return {};
+  if (!source.is_local_file() && !io::is_listable_url(name)) {
+    warnings.push_back("opened as one instance: over HTTP(S) or from memory there is no folder to list, so the "
+                       "other instances of its series (further levels, label, overview) were not looked for");
+    return {};
+  }
   std::string folder = name.substr(0, name.rfind('/') == std::string::npos ? 0 : name.rfind('/') + 1);
   if (source.is_local_file() && folder.empty()) folder = ".";
   auto listed = sorted_files(io::is_listable_url(name) ? name : folder);
@@ -405,7 +413,7 @@ Result<SlideModel> open(std::shared_ptr<const io::Source> source) {
               [](const Instance* a, const Instance* b) { return a->concat_number < b->concat_number; });
     const std::string what = "level " + std::to_string(model.levels.size());
     auto level = build_grid(files, warnings, what);
-    if (!level.ok()) return level.status().with_context(name_of(*files[0]));
+    if (!level.ok()) return level.status();  // it names the instance that failed
     model.levels.push_back(std::move(level).value());
   }
   compute_downsamples(model.levels);

@@ -50,6 +50,15 @@ bool reads_as_tiff(const io::Source& source) {
   return ends(".tif") || ends(".tiff");
 }
 
+// A driver's error, prefixed "<file>: <driver>: " once: messages that already start with the file's name
+// (a driver naming the instance that failed, which is often the opened one) do not repeat it.
+Status driver_error(const Status& s, const std::string& name, const char* driver) {
+  const std::string& m = s.message();
+  const std::string own = name + ": ";
+  if (m.rfind(own, 0) == 0) return Status(s.code(), own + driver + ": " + m.substr(own.size()));
+  return s.with_context(name + ": " + driver);
+}
+
 }  // namespace
 
 Result<SlideModel> open_model(std::shared_ptr<const io::Source> source) {
@@ -58,7 +67,7 @@ Result<SlideModel> open_model(std::shared_ptr<const io::Source> source) {
     std::string reasons;
     if (const FormatDriver* driver = source_driver(*source, reasons)) {
       auto model = driver->open_source(source);
-      if (!model.ok()) return model.status().with_context(name + ": " + driver->name);
+      if (!model.ok()) return driver_error(model.status(), name, driver->name);
       return model;
     }
     // An empty file can still be a slide (a MIRAX .mrxs: its folder holds the data).
@@ -76,7 +85,7 @@ Result<SlideModel> open_model(std::shared_ptr<const io::Source> source) {
       continue;
     }
     auto model = driver.open(*tiff);
-    if (!model.ok()) return model.status().with_context(name + ": " + driver.name);
+    if (!model.ok()) return driver_error(model.status(), name, driver.name);
     return model;
   }
   return unsupported(name + ": not a slide format tilewise reads (" + reasons + ")");

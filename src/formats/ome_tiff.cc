@@ -83,6 +83,12 @@ Result<SlideModel> open(std::shared_ptr<const tiff::TiffFile> tiff) {
   doc.load_buffer(ifd0.image_description->data(), ifd0.image_description->size());
   const pugi::xml_node ome = doc.document_element();
   const auto images = children(ome, "Image");
+  if (const pugi::xml_node binary_only = child(ome, "BinaryOnly"); images.empty() && binary_only) {
+    // A valid member of a multi-file set: its OME-XML lives in the companion file the element names.
+    return unsupported(std::string("a BinaryOnly OME-TIFF: its metadata is in \"") +
+                       binary_only.attribute("MetadataFile").value() +
+                       "\" (a multi-file OME-TIFF set, which tilewise does not read)");
+  }
   if (images.empty()) return corrupt("OME-XML has no Image");
   const pugi::xml_node pixels = child(images[0], "Pixels");
   if (!pixels) return corrupt("OME-XML Image has no Pixels");

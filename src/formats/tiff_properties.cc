@@ -1,5 +1,6 @@
 #include "formats/tiff_properties.h"
 
+#include "formats/level_builder.h"
 #include "formats/quickhash.h"
 
 #include <algorithm>
@@ -69,9 +70,39 @@ void add_quickhash(SlideModel& model, PropertyMap& props) {
   }
   if (*hash) props["openslide.quickhash-1"] = **hash;
 }
+
+// What a TIFF-based slide leaves unread or reads differently, said in its warnings rather than silently:
+// damaged metadata tags left out, 16-bit samples narrowed, orientations not applied.
+void add_tiff_warnings(SlideModel& model) {
+  if (!model.tiff) return;
+  auto skipped = [&model](const tiff::Ifd& ifd) {
+    for (const std::string& t : ifd.skipped_tags) {
+      model.warnings.push_back(describe_ifd(ifd) + ": left out (its pixels do not need it): " + t);
+    }
+  };
+  for (const tiff::Ifd& ifd : model.tiff->ifds()) {
+    skipped(ifd);
+    for (const tiff::Ifd& sub : ifd.sub_ifds) skipped(sub);
+  }
+  for (const LevelModel& level : model.levels) {
+    if (level.ifd && level.desc.bits_per_sample == 16) {
+      model.warnings.push_back(describe_ifd(*level.ifd) + ": 16-bit samples are read as their high byte (8-bit RGB)");
+      break;
+    }
+  }
+  for (const LevelModel& level : model.levels) {
+    if (level.ifd && level.ifd->orientation != 1) {
+      model.warnings.push_back(describe_ifd(*level.ifd) + ": Orientation " + std::to_string(level.ifd->orientation) +
+                               " is not applied: pixels are read in their stored order");
+      break;
+    }
+  }
+}
+
 }  // namespace
 
 void add_standard_properties(SlideModel& model, PropertyMap& props) {
+  add_tiff_warnings(model);
   add_quickhash(model, props);
   props["openslide.vendor"] = model.vendor;
   props["openslide.level-count"] = std::to_string(model.levels.size());

@@ -143,9 +143,15 @@ Result<Czi> read_czi(const io::Source& src, int64_t offset) {
       } else if (name == "S") {
         b.scene = start;
       } else if (name == "C") {
-        if (start) return corrupt("Nonzero subblock channel " + std::to_string(start));
+        // A valid fluorescence (or other multi-channel) file: OpenSlide refuses it too.
+        if (start) return unsupported("channel " + std::to_string(start) + " of several (fluorescence): only "
+                                      "brightfield CZI (one channel) is read");
       } else if (name == "M") {
         b.z = start;
+      } else if (name.size() == 1 && std::string_view("ZTRIHVB").find(name[0]) != std::string_view::npos) {
+        // Dimensions of valid files that tilewise, like OpenSlide, does not read: focal planes (Z), time
+        // points (T), rotations (R), illuminations (I), phases (H), views (V), blocks (B).
+        return unsupported("subblock dimension " + name + " (planes beyond one brightfield image) is not read");
       } else {
         return corrupt("Unrecognized subblock dimension \"" + name + "\"");
       }

@@ -46,6 +46,7 @@ struct Ifd {
   std::vector<uint32_t> sample_format{1};
   std::vector<uint32_t> extra_samples;
   uint32_t predictor = 1;
+  uint32_t orientation = 1;  // 1: rows top to bottom, columns left to right
   uint32_t ycbcr_subsampling[2] = {2, 2};
 
   std::vector<uint64_t> chunk_offsets;
@@ -64,6 +65,9 @@ struct Ifd {
   std::vector<uint64_t> sub_ifd_offsets;
   std::vector<Ifd> sub_ifds;
   std::vector<PrivateTag> private_tags;  // sorted by tag; see PrivateTag (tiff/private_tags.h reads them)
+  // Tags left out because their values are damaged (outside the file, cut short): only tags that pixels and
+  // the pyramid do not need (metadata, ICC, vendor tags), each as a message starting "tag N".
+  std::vector<std::string> skipped_tags;
 
   bool is_reduced_resolution() const { return (new_subfile_type & 1u) != 0; }
   uint64_t chunks_across() const { return (uint64_t{width} + chunk_width - 1) / chunk_width; }

@@ -116,6 +116,20 @@ std::vector<uint32_t> narrow(const std::vector<uint64_t>& v) {
   return out;
 }
 uint32_t clamp32(uint64_t v) { return v > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(v); }
+
+// Tags that the pyramid's layout and the decoding of its pixels depend on; a damaged one fails the directory.
+bool needed_for_pixels(uint16_t tag) {
+  switch (tag) {
+    case kNewSubfileType: case kImageWidth: case kImageLength: case kBitsPerSample: case kCompression:
+    case kPhotometric: case kSamplesPerPixel: case kRowsPerStrip: case kStripOffsets: case kStripByteCounts:
+    case kTileWidth: case kTileLength: case kTileOffsets: case kTileByteCounts: case kPlanarConfiguration:
+    case kPredictor: case kSampleFormat: case kExtraSamples: case kYCbCrSubSampling: case kJpegTables:
+    case kSubIfds: case kImageDepth:
+      return true;
+    default:
+      return false;
+  }
+}
 }  // namespace
 
 Status IfdParser::apply(const RawEntry& e, Ifd& ifd) const {
@@ -157,6 +171,7 @@ Status IfdParser::apply(const RawEntry& e, Ifd& ifd) const {
     case kTileByteCounts: { TW_ASSIGN_OR_RETURN(ifd.chunk_byte_counts, uints(e)); break; }
     case kPlanarConfiguration: { TW_ASSIGN_OR_RETURN(uint64_t v, first_uint(e)); ifd.planar_configuration = clamp32(v); break; }
     case kPredictor: { TW_ASSIGN_OR_RETURN(uint64_t v, first_uint(e)); ifd.predictor = clamp32(v); break; }
+    case kOrientation: { TW_ASSIGN_OR_RETURN(uint64_t v, first_uint(e)); ifd.orientation = clamp32(v); break; }
     case kSampleFormat: { TW_ASSIGN_OR_RETURN(auto v, uints(e)); ifd.sample_format = narrow(v); break; }
     case kExtraSamples: { TW_ASSIGN_OR_RETURN(auto v, uints(e)); ifd.extra_samples = narrow(v); break; }
     case kYCbCrSubSampling: {
@@ -303,7 +318,15 @@ Result<Ifd> IfdParser::parse(uint64_t offset, uint64_t* next) const {
   }
   for (const RawEntry& e : entries) {
     if (field_type_size(e.type) == 0) continue;  // unknown field type: ignored, as libtiff does
-    TW_RETURN_IF_ERROR(apply(e, ifd).with_context("IFD at offset " + std::to_string(offset)));
+    Status s = apply(e, ifd);
+    if (!s.ok() && s.code() == StatusCode::kCorrupt && !needed_for_pixels(e.tag)) {
+      // Metadata the pixels do not need: the directory stays readable without it (OpenSlide reads such a
+      // file too: it reads a tag only when it needs it).
+      const std::string tag = "tag " + std::to_string(e.tag);
+      ifd.skipped_tags.push_back(s.message().rfind(tag, 0) == 0 ? s.message() : tag + ": " + s.message());
+      continue;
+    }
+    TW_RETURN_IF_ERROR(s.with_context("IFD at offset " + std::to_string(offset)));
   }
   TW_RETURN_IF_ERROR(finish(ifd).with_context("IFD at offset " + std::to_string(offset)));
   if (ndpi_) {

@@ -18,6 +18,7 @@ enum Tag : uint16_t {
   kMake = 271,
   kModel = 272,
   kStripOffsets = 273,
+  kOrientation = 274,
   kSamplesPerPixel = 277,
   kRowsPerStrip = 278,
   kStripByteCounts = 279,

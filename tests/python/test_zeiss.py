@@ -111,13 +111,12 @@ def _move_label_past_the_end(data: bytearray) -> bytearray:
 @pytest.mark.parametrize("edit,message", [
     (lambda d: _patch(d, b"ZISRAWDIRECTORY", b"ZISRAWDIRECTORX"), 'No magic string "ZISRAWDIRECTORY"'),
     (lambda d: _patch(d, b"M\0\0\0", b"Q\0\0\0"), 'Unrecognized subblock dimension "Q"'),
-    (lambda d: _patch(d, b"C\0\0\0\0\0\0\0", b"C\0\0\0\1\0\0\0"), "Nonzero subblock channel 1"),
     (lambda d: _patch(d, b"<SizeS>1</SizeS>", b"<SizeS>2</SizeS>"), "No subblocks for scene 1"),
     (lambda d: _patch(d, b"<SizeX>", b"<SizeQ>"), "Couldn't parse metadata XML|Couldn't read image dimensions"),
     # the last attachment directory is the file's own (the embedded preview CZI has one too)
     (lambda d: _patch(d, b"ZISRAWATTDIR", b"ZISRAWATTDIX", last=True), 'No magic string "ZISRAWATTDIR"'),
     (_move_label_past_the_end, 'Associated image "label" at offset 4611686018427387904 is past the end of the file'),
-], ids=["directory-magic", "dimension", "channel", "scene", "size", "attachment-directory", "attachment-offset"])
+], ids=["directory-magic", "dimension", "scene", "size", "attachment-directory", "attachment-offset"])
 def test_damaged_files_fail_clearly(tmp_path, world, edit, message):
     path = czi.write_czi(tmp_path / "d.czi", world[:400, :500], levels=1)
     path.write_bytes(bytes(edit(bytearray(path.read_bytes()))))

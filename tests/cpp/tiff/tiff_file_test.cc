@@ -112,16 +112,34 @@ TEST(TiffFile, RefusesIfdLoops) {
   EXPECT_NE(parsed.status().message().find("test.tif"), std::string::npos);
 }
 
-TEST(TiffFile, RefusesTagDataOutsideTheFile) {
+TEST(TiffFile, RefusesPixelTagDataOutsideTheFileAndLeavesOutDamagedMetadata) {
+  {
+    TiffBuilder b;
+    auto tags = b.rgb_tiled_image(64, 64, 16, 16);
+    for (auto& t : tags) {
+      if (t.tag == kTileByteCounts) t = TagSpec{kTileByteCounts, kLong, 16, {}, true, 1u << 30};
+    }
+    b.add_ifd(tags);
+    auto parsed = parse_bytes(b.finish());
+    ASSERT_FALSE(parsed.ok());
+    EXPECT_EQ(parsed.status().code(), StatusCode::kCorrupt);
+    EXPECT_NE(parsed.status().message().find("outside the file"), std::string::npos);
+  }
+  // A description or an ICC profile is not needed to read the pixels: the directory opens without it and
+  // says what it left out.
   TiffBuilder b;
   auto tags = b.rgb_tiled_image(64, 64, 16, 16);
-  TagSpec bad{kImageDescription, kAscii, 100, {}, true, 1u << 30};
-  tags.push_back(bad);
+  tags.push_back(TagSpec{kImageDescription, kAscii, 100, {}, true, 1u << 30});
+  tags.push_back(TagSpec{kIccProfile, kUndefined, 3144, {}, true, 1u << 29});
   b.add_ifd(tags);
   auto parsed = parse_bytes(b.finish());
-  ASSERT_FALSE(parsed.ok());
-  EXPECT_EQ(parsed.status().code(), StatusCode::kCorrupt);
-  EXPECT_NE(parsed.status().message().find("outside the file"), std::string::npos);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  const Ifd& ifd = (*parsed)->ifds()[0];
+  EXPECT_FALSE(ifd.image_description.has_value());
+  EXPECT_TRUE(ifd.icc_profile.empty());
+  ASSERT_EQ(ifd.skipped_tags.size(), 2u);
+  EXPECT_EQ(ifd.skipped_tags[0].rfind("tag 270", 0), 0u) << ifd.skipped_tags[0];
+  EXPECT_NE(ifd.skipped_tags[1].find("outside the file"), std::string::npos) << ifd.skipped_tags[1];
 }
 
 TEST(TiffFile, RefusesCountsWhoseSizeOverflows) {

@@ -1,0 +1,136 @@
+"""Damage and valid-but-unread files, as real ones arrive: what the pixels do not need is left out with a
+warning (OpenSlide reads every pixel of these files), a format's own damage fails as that format instead of
+falling through to a weaker one, what tilewise does not read is Unsupported (not Corrupt), and errors name
+the file once and the instance that failed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import numpy as np
+import pytest
+import tifffile
+
+import czi
+import dicom_wsi
+import ndpi
+import slidegen
+import tilewise
+
+openslide = pytest.importorskip("openslide")
+
+
+def same_pixels_as_openslide(path) -> tilewise.Slide:
+    slide, osr = tilewise.open(path), openslide.OpenSlide(str(path))
+    assert slide.format == osr.properties["openslide.vendor"]
+    assert [lv.dimensions for lv in slide.levels] == list(osr.level_dimensions)
+    for level in range(slide.level_count):
+        ours = slide.read_region((0, 0), slide.levels[level].dimensions, level=level)
+        theirs = np.asarray(osr.read_region((0, 0), level, osr.level_dimensions[level]))[..., :3]
+        assert np.array_equal(ours, theirs), level
+    return slide
+
+
+def test_a_tiff_cut_inside_an_icc_profile_it_does_not_need(tmp_path):
+    """The profile is left out (OpenSlide has no openslide.icc-size then either), every pixel is read."""
+    from PIL import ImageCms
+
+    icc = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
+    path = tmp_path / "icc.tif"
+    image = slidegen.tissue_image(600, 500, seed=3)
+    with tifffile.TiffWriter(path) as tw:
+        tw.write(image, tile=(128, 128), photometric="rgb", compression="jpeg", metadata=None, iccprofile=icc)
+        tw.write(image[::2, ::2].copy(), tile=(128, 128), photometric="rgb", compression="jpeg", metadata=None,
+                 subfiletype=1)
+    with tifffile.TiffFile(path) as t:
+        entry = t.pages[0].tags[34675].offset
+    data = bytearray(path.read_bytes())
+    data[entry + 8:entry + 12] = len(data).to_bytes(4, "little")  # the profile now starts at the file's end,
+    data += icc[:100]                                                # which cuts it after 100 bytes
+    path.write_bytes(data)
+    slide = same_pixels_as_openslide(path)
+    assert "openslide.icc-size" not in openslide.OpenSlide(str(path)).properties
+    assert slide.icc_profile is None and "openslide.icc-size" not in slide.properties
+    assert any("tag 34675" in w and "left out" in w for w in slide.warnings), slide.warnings
+
+
+@pytest.mark.parametrize("cut", [1, 4])
+def test_a_dicom_file_missing_its_last_bytes(tmp_path, cut):
+    """The file ends inside the Sequence Delimitation Item after the last frame: nothing needed is missing."""
+    first = dicom_wsi.write_series(tmp_path / "s", slidegen.tissue_image(600, 500, seed=3), levels=2)
+    first.write_bytes(first.read_bytes()[:-cut])
+    same_pixels_as_openslide(first)
+
+
+def test_dicom_errors_name_the_file_once_and_the_instance_that_failed(tmp_path):
+    first = dicom_wsi.write_series(tmp_path / "s", slidegen.tissue_image(600, 500, seed=3), levels=2)
+    data = first.read_bytes()
+    first.write_bytes(data[:-9])  # the last fragment cut
+    with pytest.raises(tilewise.CorruptError) as e:
+        tilewise.open(first)
+    assert str(e.value).count(str(first)) == 1, e.value
+    # A damaged instance of the series that is not the opened one is named as the one that failed.
+    first.write_bytes(data)
+    other = tmp_path / "s" / "slide-level1.dcm"
+    other.write_bytes(other.read_bytes()[:-9])
+    with pytest.raises(tilewise.CorruptError) as e:
+        tilewise.open(first)
+    assert str(e.value).startswith(f"{first}: dicom: {other}: "), e.value
+
+
+def test_a_damaged_unused_ndpi_tag_keeps_the_slide_an_ndpi(tmp_path):
+    """A flipped byte in the offset of a vendor tag nothing needs (the property map): OpenSlide still reads
+    the NDPI with all its levels, and so does tilewise, saying what it left out; it used to read the file
+    as a one-level generic TIFF without a word."""
+    path = tmp_path / "s.ndpi"
+    ndpi.write_ndpi(path, slidegen.tissue_image(1024, 768, seed=4), levels=3, subsampling="4:2:2",
+                    properties="a=1\r\nb=2")
+    data = bytearray(path.read_bytes())
+    entry = data.find((ndpi.PROPERTY_MAP).to_bytes(2, "little") + (2).to_bytes(2, "little"))
+    assert entry > 0
+    data[entry + 11] ^= 0xFF  # the offset's high byte: the value now lies past the end of the file
+    path.write_bytes(data)
+    slide = same_pixels_as_openslide(path)
+    assert slide.format == "hamamatsu" and slide.level_count > 1
+    assert any("tag 65449" in w for w in slide.warnings), slide.warnings
+
+
+def test_16_bit_samples_and_orientation_are_named_in_the_warnings(tmp_path):
+    path = tmp_path / "deep.tif"
+    image = (slidegen.tissue_image(300, 200, seed=2).astype(np.uint16) * 257) // 2
+    tifffile.imwrite(path, image, photometric="rgb", tile=(64, 64), metadata=None)
+    slide = tilewise.open(path)
+    assert any("16-bit samples are read as their high byte" in w for w in slide.warnings), slide.warnings
+    assert np.array_equal(slide.read_region((0, 0), (300, 200)), (image >> 8).astype(np.uint8))
+    path = tmp_path / "turned.tif"
+    tifffile.imwrite(path, image.astype(np.uint8), photometric="rgb", tile=(64, 64), metadata=None,
+                     extratags=[(274, "H", 1, 8, True)])
+    slide = tilewise.open(path)
+    assert any("Orientation 8 is not applied" in w for w in slide.warnings), slide.warnings
+    plain = tmp_path / "plain.tif"
+    tifffile.imwrite(plain, image.astype(np.uint8), photometric="rgb", tile=(64, 64), metadata=None)
+    assert tilewise.open(plain).warnings == ()
+
+
+@pytest.mark.parametrize("dimension,start", [("C", 1), ("Z", 0), ("T", 2)])
+def test_valid_czi_files_tilewise_does_not_read_are_unsupported(tmp_path, dimension, start):
+    """Fluorescence channels and further planes are valid files: UnsupportedError, never CorruptError."""
+    path = czi.write_czi(tmp_path / "s.czi", slidegen.tissue_image(600, 500, seed=6), label=False, preview=False)
+    data = bytearray(path.read_bytes())
+    at = data.find(b"C\0\0\0\0\0\0\0")  # the first subblock's channel dimension, in the directory
+    assert at > 0
+    data[at:at + 8] = dimension.encode() + b"\0\0\0" + start.to_bytes(4, "little")
+    path.write_bytes(data)
+    with pytest.raises(tilewise.UnsupportedError, match=f"{'channel 1' if dimension == 'C' else 'dimension ' + dimension}"):
+        tilewise.open(path)
+
+
+def test_a_binary_only_ome_tiff_is_unsupported(tmp_path):
+    path = tmp_path / "part.ome.tif"
+    xml = ('<?xml version="1.0" encoding="UTF-8"?><OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06" '
+           'UUID="urn:uuid:1"><BinaryOnly MetadataFile="set.companion.ome" UUID="urn:uuid:2"/></OME>')
+    tifffile.imwrite(path, slidegen.tissue_image(200, 100, seed=1), photometric="rgb", tile=(64, 64),
+                     description=xml, metadata=None)
+    with pytest.raises(tilewise.UnsupportedError, match="BinaryOnly OME-TIFF: its metadata is in \"set.companion.ome\""):
+        tilewise.open(path)
