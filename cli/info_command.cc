@@ -1,9 +1,12 @@
-// tilewise info SLIDE [--json]: format, levels, tile sizes, compression, mpp, associated images, properties.
+// tilewise info SLIDE [--json] [--check]: format, levels, tile sizes, compression, mpp, associated images,
+// properties, warnings; with --check, every tile decoded (exit status 5 when any fails).
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "commands.h"
 #include "exit_codes.h"
+#include "tile_check.h"
 #include "tilewise/tilewise.h"
 
 namespace tilewise::cli {
@@ -12,7 +15,11 @@ namespace {
 struct InfoOptions {
   std::string path;
   bool json = false;
+  bool check = false;
+  int threads = 0;  // 0: one per core
 };
+
+constexpr size_t kFailuresShown = 20;
 
 // Metadata may hold bytes that are not UTF-8; JSON output replaces them instead of failing.
 std::string dump(const nlohmann::json& j) { return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace); }
@@ -21,6 +28,11 @@ int run_info(const InfoOptions& opt) {
   auto slide = Slide::open(opt.path);
   if (!slide.ok()) return report(slide.status());
   const Slide& s = *slide;
+  TileCheck check;
+  if (opt.check) {
+    check = check_tiles(s, opt.threads > 0 ? opt.threads : static_cast<int>(std::thread::hardware_concurrency()));
+  }
+  const int status = check.failures.empty() ? kExitOk : kExitCorrupt;
   if (opt.json) {
     nlohmann::json j;
     j["path"] = s.path();
@@ -37,8 +49,15 @@ int run_info(const InfoOptions& opt) {
     for (const auto& a : s.associated_images()) j["associated_images"][a.name] = {a.width, a.height};
     j["properties"] = nlohmann::json::object();
     for (const auto& [k, v] : s.properties()) j["properties"][k] = v;
+    j["warnings"] = s.warnings();
+    if (opt.check) {
+      j["check"] = {{"tiles", check.tiles}, {"absent", check.absent}, {"failures", nlohmann::json::array()}};
+      for (const TileFailure& f : check.failures) j["check"]["failures"].push_back({{"where", f.where}, {"error", f.status.message()}});
+    } else {
+      j["check"] = nullptr;
+    }
     std::printf("%s\n", dump(j).c_str());
-    return kExitOk;
+    return status;
   }
   std::printf("%s\n  format: %s\n  levels: %d\n", s.path().c_str(), s.format().c_str(), s.level_count());
   std::printf("    %-5s %-21s %-12s %-11s %s\n", "level", "width x height", "downsample", "tile", "compression");
@@ -61,7 +80,21 @@ int run_info(const InfoOptions& opt) {
     for (char& c : shown) if (c == '\n' || c == '\r') c = ' ';
     std::printf("    %s = %s\n", k.c_str(), shown.c_str());
   }
-  return kExitOk;
+  std::printf("  warnings:%s\n", s.warnings().empty() ? " none" : "");
+  for (const std::string& w : s.warnings()) std::printf("    %s\n", w.c_str());
+  if (!opt.check) {
+    std::printf("  tiles: not checked (--check decodes every tile)\n");
+    return status;
+  }
+  std::printf("  tiles: %lld decoded, %lld absent (read as background), %zu failed\n",
+              static_cast<long long>(check.tiles), static_cast<long long>(check.absent), check.failures.size());
+  for (size_t i = 0; i < check.failures.size() && i < kFailuresShown; ++i) {
+    std::printf("    %s\n", check.failures[i].status.message().c_str());  // it names the file, level and tile
+  }
+  if (check.failures.size() > kFailuresShown) {
+    std::printf("    ... and %zu more\n", check.failures.size() - kFailuresShown);
+  }
+  return status;
 }
 
 }  // namespace
@@ -71,6 +104,8 @@ Runner add_info_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("info", "Print a slide's format, levels, properties and associated images");
   cmd->add_option("slide", opt->path, "Slide file")->required();
   cmd->add_flag("--json", opt->json, "Print JSON");
+  cmd->add_flag("--check", opt->check, "Decode every tile; exit status 5 when any cannot be read");
+  cmd->add_option("--threads", opt->threads, "Threads for --check (default: one per core)")->check(CLI::NonNegativeNumber);
   return [opt] { return run_info(*opt); };
 }
 

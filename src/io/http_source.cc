@@ -109,11 +109,12 @@ CURLcode perform(CURL* h, const std::string& url, const std::string& range, curl
   return rc;
 }
 
-// Whether a failed transfer (no HTTP status to judge) is worth another attempt.
+// Whether a failed transfer (no HTTP status to judge) is worth another attempt: a connection refused, reset
+// or timed out may succeed next time. A host name that does not resolve and a TLS handshake that fails (TLS
+// to a plain HTTP port, a certificate refused) fail the same way again, so they are not retried.
 bool transient(CURLcode rc) {
   return rc == CURLE_COULDNT_CONNECT || rc == CURLE_OPERATION_TIMEDOUT || rc == CURLE_RECV_ERROR ||
-         rc == CURLE_SEND_ERROR || rc == CURLE_GOT_NOTHING || rc == CURLE_PARTIAL_FILE ||
-         rc == CURLE_SSL_CONNECT_ERROR || rc == CURLE_COULDNT_RESOLVE_HOST;
+         rc == CURLE_SEND_ERROR || rc == CURLE_GOT_NOTHING || rc == CURLE_PARTIAL_FILE;
 }
 
 // Easy handles kept between requests, so connections (and TLS sessions) are reused. A forked child must not

@@ -114,3 +114,32 @@ def test_large_reads_show_progress_on_a_terminal_and_write_the_same_image(tmp_pa
     assert p.returncode == 0
     assert b"8195/8195" in shown and shown.count(b"\r") > 5
     assert (tmp_path / "tty.png").read_bytes() == (tmp_path / "plain.png").read_bytes()
+
+
+def test_info_check_decodes_every_tile_and_fails_on_damage(slide_path, tmp_path):
+    """`info` alone says the tiles were not checked; `--check` decodes each one, names each that fails and
+    exits 5 (corrupt) then."""
+    r = run("info", slide_path)
+    assert "tiles: not checked" in r.stdout and r.returncode == 0
+    slide = tilewise.open(slide_path)
+    tiles = sum(-(-w // lv.tile_size[0]) * -(-h // lv.tile_size[1]) for lv in slide.levels
+                for w, h in [lv.dimensions])
+    r = run("info", slide_path, "--check", "--threads", "2")
+    assert r.returncode == 0, r.stderr
+    assert f"tiles: {tiles} decoded, 0 absent (read as background), 0 failed" in r.stdout
+    damaged = tmp_path / "damaged.tif"
+    data = bytearray(slide_path.read_bytes())
+    import tifffile
+
+    with tifffile.TiffFile(slide_path) as t:
+        page = t.pages[0]
+        offsets, counts = page.dataoffsets, page.databytecounts
+    for k in (1, 5):  # two tiles of level 0: the markers after their SOI overwritten
+        data[offsets[k] + 2:offsets[k] + 40] = b"\xaa" * 38
+    damaged.write_bytes(data)
+    r = run("info", damaged, "--check", "--json")
+    assert r.returncode == 5, r.stderr
+    report = json.loads(r.stdout)["check"]
+    assert report["tiles"] == tiles and [f["where"] for f in report["failures"]] == ["level 0 tile (1,0)",
+                                                                                    "level 0 tile (1,1)"]
+    assert all("jpeg" in f["error"] for f in report["failures"]), report

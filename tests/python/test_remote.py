@@ -353,3 +353,36 @@ def test_file_objects(server, tmp_path):
     with pytest.raises(tilewise.IoError, match=r"<file object>: .*read at offset \d+ failed: OSError: the network went away"):
         slide = tilewise.open(Failing(path.read_bytes()))
         slide.read_region((0, 0), slide.dimensions)
+
+
+def test_a_tls_handshake_with_a_plain_port_is_not_retried():
+    """TLS to a port that speaks plain HTTP fails the same way every time: one connection, one error,
+    instead of five attempts."""
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.settimeout(10)
+    accepted = []
+
+    def serve():
+        try:
+            while True:
+                conn, _ = server.accept()
+                accepted.append(conn)
+                conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+                conn.close()
+        except OSError:
+            pass
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(tilewise.IoError) as e:
+            tilewise.open(f"https://127.0.0.1:{server.getsockname()[1]}/slide.tif")
+    finally:
+        server.close()
+        thread.join(timeout=10)
+    assert len(accepted) == 1 and "attempts" not in str(e.value), (len(accepted), e.value)
