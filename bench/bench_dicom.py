@@ -1,4 +1,4 @@
-"""DICOM whole-slide images (issue 14): a 20,480^2 JPEG pyramid of 12 instance files (9 levels, 256^2 frames
+"""DICOM whole-slide images: a 20,480^2 JPEG pyramid of 12 instance files (9 levels, 256^2 frames
 of real tissue at q85, plus label, overview and thumbnail; tests/data/dicom_wsi.py, generated once into
 bench/data), tilewise against OpenSlide 4.0.1, each tool in its own process:
 

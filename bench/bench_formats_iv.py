@@ -1,4 +1,4 @@
-"""Formats IV (issue 15): random 256x256 level-0 patches from Leica SCN, Ventana BIF, Trestle, Sakura SVSlide and
+"""Positioned and vendor formats: random 256x256 level-0 patches from Leica SCN, Ventana BIF, Trestle, Sakura SVSlide and
 Zeiss CZI slides of real tissue (`ihc.png` tiled; JPEG q85 tiles of 256 pixels; generated once into bench/data by the
 test suite's writers), tilewise against OpenSlide 4.0.1, caches off, 1 thread and one per core, each tool
 in its own process (MIRAX has its own benchmark, bench_mirax.py).

@@ -1,4 +1,4 @@
-"""3DHISTECH MIRAX (issue 15): a MIRAX slide of 512x512 JPEG camera images (q85, 2x2 images per photo,
+"""3DHISTECH MIRAX: a MIRAX slide of 512x512 JPEG camera images (q85, 2x2 images per photo,
 photos overlapping by 40 x 32 pixels at jittered positions; tests/data/mirax.py, generated once into
 bench/data), tilewise against OpenSlide 4.0.1, each tool in its own process:
 

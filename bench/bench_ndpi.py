@@ -1,4 +1,4 @@
-"""Random 256x256 patches from a Hamamatsu NDPI level whose one JPEG is 61,440 pixels wide (issue 13):
+"""Random 256x256 patches from a Hamamatsu NDPI level whose one JPEG is 61,440 pixels wide:
 tilewise against OpenSlide, 1 thread and N threads, caches off, each tool in its own process so that its
 peak memory (VmHWM) is its own. The slides (tests/data/ndpi.py, 4:2:2, restart intervals of 64 and 256
 MCUs = units of 1024 x 8 and 4096 x 8, the latter as OpenSlide's documentation describes real files) are

@@ -1,4 +1,4 @@
-"""Remote reads (issue 17): the 20,480^2 benchmark slide (bench/common.benchmark_slide: libvips JPEG q80,
+"""Remote reads: the 20,480^2 benchmark slide (bench/common.benchmark_slide: libvips JPEG q80,
 256^2 tiles) served by Debian's nginx on the loopback address behind tests/data/fault_proxy.py with 0 and
 20 ms of latency per request; tilewise (`tilewise.open(url)`, its HTTP block cache) against tiffslide
 (`tiffslide.TiffSlide(url)`, fsspec's HTTP file system and its read-ahead cache of 5 MB blocks; and with

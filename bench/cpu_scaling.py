@@ -1,4 +1,4 @@
-"""How the CPU batch loader scales with workers (issue 11, item 3): random unaligned 256 x 256 level-0 patches
+"""How the CPU batch loader scales with workers: random unaligned 256 x 256 level-0 patches
 of one slide through `read_regions` on the CPU, caches off, for 1, 2, 4, ... workers up to the cores;
 patches/s (median and min-max of the repetitions) and the scaling against N x the 1-worker rate; each worker
 reads its regions on its own thread (set_worker_threads(1)), as bench_loader.py measures.

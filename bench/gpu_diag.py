@@ -49,7 +49,7 @@ def cpu_scaling(streams) -> None:
 
 
 def sustained_ceiling(slides) -> None:
-    """The raw decode ceiling as issue 11 defines it: every decoder thread decodes for 2 s per run (level 0's
+    """The sustained raw decode ceiling: every decoder thread decodes for 2 s per run (level 0's
     tiles, tables spliced, pinned input), 3 runs per cell, median (min-max) in tiles/s."""
     import statistics
 

@@ -1,11 +1,11 @@
-"""What bounds one large device region on the GPU (issue 11, item 5): the raw decode rate of tilewise's
+"""What bounds one large device region on the GPU: the raw decode rate of tilewise's
 nvImageCodec backend when one region's worth of tiles goes to few decoders in large batches (as one region
 would, rather than the loader's many small calls in flight), beside cuCIM's cuslide2 reading the same
 4096^2 region in its own process. A diagnosis, not a table: prints one line per measurement.
 
 Run on the GPU machine after scripts/gpu-test.sh's set-up (AB_ONLY_SETUP=1), from bench/:
     python3 gpu_region_probe.py [--seconds S]
-    python3 gpu_region_probe.py --cucim-only    (only cuCIM's row: scripts/gpu-issue11.sh regionpair)"""
+    python3 gpu_region_probe.py --cucim-only    (only cuCIM's row: scripts/gpu-measure.sh regionpair)"""
 
 from __future__ import annotations
 

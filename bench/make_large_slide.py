@@ -1,4 +1,4 @@
-"""Writes the realistic large benchmark slide of issue 11 on the GPU machine (what travels there is limited
+"""Writes the realistic large benchmark slide (40,960^2) on the GPU machine (what travels there is limited
 to 64 MiB, so the slide is made where it is read): a 40,960 x 40,960 pyramidal TIFF of 256 x 256 JPEG tiles
 (25,600 at level 0; levels 1-3 at 2x, 4x, 8x), quality 80, YCbCr 4:2:0 with shared JPEGTables as libvips
 writes them, so that a random patch almost never meets a tile an earlier patch of the run decoded.

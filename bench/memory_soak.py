@@ -1,4 +1,4 @@
-"""Memory over many loader batches (issue 11: "device and host memory flat over 10,000 batches"): random
+"""Memory over many loader batches (device and host memory must stay flat over 10,000 batches): random
 unaligned 256 x 256 level-0 patches through `read_regions`, batch 64, epochs of shuffled locations, the
 process's resident memory (VmRSS) sampled every N batches, and with --device cuda the device's memory in use
 (cudaMemGetInfo, through CuPy).

@@ -32,7 +32,7 @@ tar -C "$tmp/deps" -cJf .gpu/deps.tar.xz .
 
 echo "== profiler"
 # gperftools' sampling CPU profiler and google-pprof (perl): the lent machine has no perf
-# (scripts/gpu-issue11.sh prof).
+# (scripts/gpu-measure.sh prof).
 mkdir -p "$tmp/prof-debs" .gpu/prof
 (cd "$tmp/prof-debs" && apt-get download libgoogle-perftools4 libtcmalloc-minimal4 libunwind8 google-perftools >/dev/null 2>&1)
 for f in "$tmp"/prof-debs/*.deb; do dpkg -x "$f" .gpu/prof; done

@@ -162,10 +162,10 @@ class Lanes final : public TileLanes {
   }
 
   // Whether `lane` should leave the sized call at the front of the queue to a faster idle lane (mutex held).
-  // On the H200 one lane of eight was now and then about twice as slow as the others on every call for the
-  // life of the process (which lane changed from process to process: bench/RESULTS.md, thirteenth sitting);
-  // a large region's reads, dealt one call per lane in one round, end with their slowest call, so such a
-  // lane leaves them to the others while one of those is idle. It still takes the loader's calls.
+  // A lane can be about twice as slow as the others on every call for the life of the process
+  // (bench/RESULTS.md, "a slow lane"); a large region's reads, dealt one call per lane in one round, end
+  // with their slowest call, so such a lane leaves them to the others while one of those is idle. It still
+  // takes the loader's calls.
   bool leave_to_others(size_t lane) const {
     if (queue_.front()->per_call == 0 || !slow_lane(lane)) return false;
     for (size_t other = 0; other < lane_calls_.size(); ++other) {

@@ -3,12 +3,9 @@
 //
 // Synchronisation model:
 // - One TileLanes per device and process (ForkSafe: a forked child starts its own lanes lazily). K lane
-//   threads (settings().gpu_lanes, default 6 at ~3 ms of work per call: on the H200 the host cost of the
-//   lanes follows the number of nvImageCodec calls - about 1.4 ms of CPU per call whatever its size - and
-//   6 lanes with calls of ~32 tiles decode as fast as 8 with calls of ~15 on 2 fewer cores: 19,238 /
-//   19,070 against 19,334 / 18,952 patches/s, 6.0 against 8.0 cores; bench/RESULTS.md, fourteenth
-//   sitting. Earlier, with the loader's reads a region at a time, more and smaller calls had won), each
-//   owning one decoder
+//   threads (settings().gpu_lanes, default 6 at ~3 ms of work per call: the lanes' host cost follows the
+//   number of nvImageCodec calls, so fewer, larger calls decode as fast on fewer cores; bench/RESULTS.md,
+//   "where the GPU loader's host cores go"), each owning one decoder
 //   of the contract in codecs/decoder.h (in production nvImageCodec's: its own decoder, CUDA stream and
 //   pinned staging). There is no decode lock: the only shared state is the queue below, under one mutex held for
 //   O(batch) pointer work, never while decoding.

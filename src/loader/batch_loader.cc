@@ -473,13 +473,10 @@ Result<std::unique_ptr<BatchLoader>> BatchLoader::create(const Slide& slide,
   } else {
     const int chunk = internal::settings().loader_device_chunk;
     s.chunk = chunk <= 0 ? options.batch_size : std::min(chunk, options.batch_size);
-    // Some of the workers read whole regions on the CPU beside the GPU (hybrid), by codec (measured on
-    // the H200, bench/RESULTS.md): JPEG's GPU path itself keeps 4-6 of the host's 16 cores busy (the
-    // lanes' nvImageCodec calls), so helpers on every core slowed it; half the workers is best (16
-    // workers, fourteenth sitting: 8 helpers 23,197 patches/s against 22,146 with 6 and 23,275 with 10 on
-    // 1.1 more cores). nvJPEG2000 needs about one core (its waits sleep, codecs/nvimgcodec/cuda_wait.h)
-    // and decodes slower than the cores, so there all workers but 1/8 help (16 workers: 14 helpers 1,166
-    // patches/s against 842 with 6 and 966 for the CPU alone).
+    // Some of the workers read whole regions on the CPU beside the GPU (hybrid), by codec: JPEG's GPU path
+    // itself keeps 4-6 of the host's 16 cores busy (the lanes' nvImageCodec calls), so half the workers
+    // help; nvJPEG2000 needs about one core (its waits sleep, codecs/nvimgcodec/cuda_wait.h) and decodes
+    // slower than the cores, so all workers but 1/8 help (bench/RESULTS.md, "helpers by codec").
     s.compression = slide.level(options.level).compression;
     const int by_codec = s.compression == "jpeg" ? s.options.num_workers / 2
                                                  : s.options.num_workers - s.options.num_workers / 8;
@@ -487,13 +484,11 @@ Result<std::unique_ptr<BatchLoader>> BatchLoader::create(const Slide& slide,
                                          : internal::settings().loader_cpu_helpers.value_or(by_codec);
     s.helpers = std::clamp(s.helpers, 0, std::max(0, s.options.num_workers - 1));
     if (chunk > 0 && options.cpu_helpers < 0) s.helpers = 0;  // an explicit chunk size measures the GPU alone
-    // How the GPU and the helpers share a batch, by codec (H200, sixteenth sitting, bench/RESULTS.md). JPEG:
-    // the GPU's first run takes a learnt share of the batch, so that its tiles are deduplicated over many
-    // regions and its calls are full (runs of 8 read 5% less). Other codecs: nvJPEG2000 is slower than
-    // the helpers, and a share claimed when the batch starts held regions for the GPU while helpers idled
-    // (12.5-13 of 16 cores busy); runs of 8 regions, each claimed when the last is read, let the helpers
-    // take the rest: 15 cores, 1,456 / 1,435 / 1,526 patches/s against 1,385 / 1,423 / 1,300 (alternating),
-    // 1,644 against 1,404 on another machine.
+    // How the GPU and the helpers share a batch, by codec. JPEG: the GPU's first run takes a learnt share
+    // of the batch, so that its tiles are deduplicated over many regions and its calls are full. Other
+    // codecs: nvJPEG2000 is slower than the helpers, and a share claimed when the batch starts held
+    // regions for the GPU while helpers idled; runs of 8 regions, each claimed when the last is read, let
+    // the helpers take the rest (bench/RESULTS.md, "JPEG 2000's GPU in small runs").
     s.gpu_run = options.gpu_run >= 0 ? options.gpu_run
                                      : internal::settings().loader_gpu_run.value_or(s.compression == "jpeg" ? 0 : 8);
     s.share_device = options.device.is_cpu() ? -1 : options.device.index;

@@ -3,10 +3,8 @@
 // Into host memory: its `prefetch`. Into a device: at least as many as fit kDeviceAheadBytes of batch
 // output, up to kMaxDeviceAhead, unless the setting (TILEWISE_LOADER_DEVICE_AHEAD) says otherwise. The GPU's
 // decode lanes must not run dry while a finished batch goes to the consumer and the next one's tiles are
-// planned and read: on the H200 (GPU alone, 16 workers, batches of 64 256^2 patches; bench/RESULTS.md,
-// fifteenth sitting) four batches ahead left the lanes outside any call ~4% of the time and in calls 88%
-// of it; eight: 92%, and 20,083 / 20,421 patches/s against 19,012 / 18,178 (alternating, one machine).
-// Eight such batches are ~100 MiB of output (and ~400 MiB of tile scratch while they decode).
+// planned and read (bench/RESULTS.md, "why the lanes wait at prefetch 4"). Eight batches of 64 256^2 patches
+// are ~100 MiB of output (and ~400 MiB of tile scratch while they decode).
 #pragma once
 
 #include <algorithm>

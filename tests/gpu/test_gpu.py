@@ -456,10 +456,9 @@ def test_remote_slides_on_the_device():
         assert np.array_equal(fetched["cpu_pixels"], expected)
         assert np.abs(fetched["cuda_pixels"].astype(int) - expected.astype(int)).max() <= JPEG_TOLERANCE
         assert tilewise._core.gpu_stats(0)["gpu_tiles"] > before
-        # Within half again of the host path's, requests as bytes. (Until the eleventh sitting a tile the
-        # calling thread decoded on the CPU while the lanes were busy - the assist, gpu/tile_lanes.h - was
-        # read again through the tile fetcher: 115 against the host path's 114 requests on the H200. It now
-        # decodes the bytes its job holds; the strict comparison was not run on a GPU since.)
+        # Within half again of the host path's, requests as bytes: a tile the calling thread decodes on the
+        # CPU while the lanes are busy (the assist, gpu/tile_lanes.h) decodes the bytes its job holds, so it
+        # is not read again through the tile fetcher.
         (cpu_requests, cpu_bytes), (gpu_requests, gpu_bytes) = fetched["cpu"], fetched["cuda"]
         assert 1 <= gpu_requests <= 1.5 * cpu_requests and gpu_bytes <= 1.5 * cpu_bytes, (fetched["cpu"], fetched["cuda"])
     finally:

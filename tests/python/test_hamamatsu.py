@@ -1,4 +1,4 @@
-"""Hamamatsu NDPI and VMS (issue 13): generated files (tests/data/ndpi.py, vms.py) against OpenSlide 4.0.1 -
+"""Hamamatsu NDPI and VMS: generated files (tests/data/ndpi.py, vms.py) against OpenSlide 4.0.1 -
 vendor, levels (the stored ones and those OpenSlide derives at 1/2, 1/4, 1/8 scale), every property, the
 macro, and pixels at every level - plus the variants OpenSlide cannot check and the compatibility modules."""
 

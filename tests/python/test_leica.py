@@ -1,4 +1,4 @@
-"""Leica SCN (issue 15): generated slides (tests/data/leica.py) against OpenSlide 4.0.1 - one or several main
+"""Leica SCN: generated slides (tests/data/leica.py) against OpenSlide 4.0.1 - one or several main
 images composited on the collection's canvas (overlapping, at offsets that are not whole pixels of the
 smaller levels), both XML namespaces, focal planes, fluorescence images left out, the macro image - plus the
 compatibility modules and damaged files."""

@@ -1,4 +1,4 @@
-"""3DHISTECH MIRAX (issue 15): generated slides (tests/data/mirax.py) against OpenSlide 4.0.1 - levels,
+"""3DHISTECH MIRAX: generated slides (tests/data/mirax.py) against OpenSlide 4.0.1 - levels,
 every property, associated images and pixels at every level, overlapping camera photos, photos split into
 tiles at the smaller levels, gaps - plus the compatibility modules' transparency, the batch loader, remote
 reading and damaged slides."""

@@ -1,4 +1,4 @@
-"""Sakura SVSlide (issue 15): generated databases (tests/data/sakura.py) against OpenSlide 4.0.1 - levels from
+"""Sakura SVSlide: generated databases (tests/data/sakura.py) against OpenSlide 4.0.1 - levels from
 the tile ids, three greyscale JPEGs per tile, absent tiles and channels, focal planes (the middle one
 shown), associated images, every property and quickhash-1 - plus the compatibility modules, concurrent
 reads and damaged databases."""

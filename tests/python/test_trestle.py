@@ -1,4 +1,4 @@
-"""Trestle (issue 15): generated slides (tests/data/trestle.py) against OpenSlide 4.0.1 - tiles overlapping by
+"""Trestle: generated slides (tests/data/trestle.py) against OpenSlide 4.0.1 - tiles overlapping by
 each level's OverlapsXY, cut at their directory's edge, the later one showing; levels, every property, the
 ".Full" macro - plus the background colour and damaged descriptions."""
 

@@ -1,4 +1,4 @@
-"""Ventana BIF and Ventana TIFF (issue 15): generated slides (tests/data/ventana.py) against OpenSlide 4.0.1 -
+"""Ventana BIF and Ventana TIFF: generated slides (tests/data/ventana.py) against OpenSlide 4.0.1 -
 camera tiles stitched with their joint overlaps (serpentine tile numbers, confidence-weighted advance), areas
 at their positions, the overlap removed at every level, macro and thumbnail, every property - plus positions
 off the pixel grid, the compatibility modules and damaged metadata."""

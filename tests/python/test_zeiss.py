@@ -1,4 +1,4 @@
-"""Zeiss CZI (issue 15): generated files (tests/data/czi.py) against OpenSlide 4.0.1 - uncompressed, zstd v0
+"""Zeiss CZI: generated files (tests/data/czi.py) against OpenSlide 4.0.1 - uncompressed, zstd v0
 and v1 (HiLo packing), BGR24 and BGR48, overlapping mosaic tiles in both index orders, several scenes,
 edge tiles of their own size, label and embedded-CZI macro, every property - and JPEG XR, which OpenSlide
 cannot read, against czifile (imagecodecs' jxrlib) and the lossless source."""

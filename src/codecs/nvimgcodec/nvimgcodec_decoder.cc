@@ -133,9 +133,9 @@ class NvImageCodecDecoder final : public Decoder {
     if (stream_) cudaStreamDestroy(stream_);
   }
 
-  // One call of kWarmUpTiles copies of warm_up_tile(), into scratch freed after. On the H200 each decoder's
-  // first call took 11-42 ms against 4 ms for the same 64 tiles later (bench/RESULTS.md, fourteenth
-  // sitting): the lanes make this call when they start, not in a caller's first reads.
+  // One call of kWarmUpTiles copies of warm_up_tile(), into scratch freed after: a decoder's first call is
+  // several times slower than later ones (bench/RESULTS.md, "each decoder's slow first call"), so the lanes
+  // make it when they start, not in a caller's first reads.
   void warm_up() override {
     static constexpr size_t kWarmUpTiles = 64;  // the lanes' largest call (gpu/tile_lanes.h kMaxBatch)
     const std::vector<uint8_t>& tile = warm_up_tile();

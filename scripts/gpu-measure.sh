@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Issue 11's measurements on the lent H200, after scripts/gpu-test.sh's set-up (build of the working tree
-# with the carried .gpu/), one step after another; each step's log goes to $OUT/<step>.log and is printed.
-#   usage: scripts/gpu-issue11.sh STEP...
+# The GPU measurements of bench/RESULTS.md on the lent H200, after scripts/gpu-test.sh's set-up (build of
+# the working tree with the carried .gpu/), one step after another; each step's log goes to $OUT/<step>.log
+# and is printed.
+#   usage: scripts/gpu-measure.sh STEP...
 #     tests   the GPU tests (tests/gpu)
 #     sweep   loader to device, 16 workers, one process per setting: CPU helpers 0 / 6 / 10 / default at
 #             prefetch 2 and 4 (SWEEP_HELPERS, SWEEP_PREFETCH), and the CPU loader alone (the hybrid's halves)
