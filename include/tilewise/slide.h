@@ -96,6 +96,13 @@ class Slide {
   std::vector<Status> read_level_regions(int level, std::span<const LevelRegion> regions,
                                          std::span<const ImageView> out, const ReadOptions& options = {}) const;
 
+  // The alpha of the width x height region at (x, y) of `level` (its own pixel frame) into `out` (`stride`
+  // bytes per row): the stored alpha sample where the level has one (LevelInfo::alpha_sample; reads give
+  // RGB without it), 255 for other stored pixels, 0 where nothing is stored. Unsupported where the alpha is
+  // not 8-bit samples of a lossless codec.
+  Status read_level_alpha(int level, int64_t x, int64_t y, int64_t width, int64_t height, uint8_t* out,
+                          int64_t stride) const;
+
   // Maps a level-0 coordinate to `level`'s pixel frame (truncation toward zero).
   int64_t to_level_coordinate(int64_t level0, int level) const;
 

@@ -21,6 +21,9 @@ struct LevelInfo {
   double downsample = 1.0;  // mean of the width and height ratios to level 0, as OpenSlide computes it
   std::string compression;  // "jpeg", "deflate", "lzw", "zstd", "none", ...
   int32_t samples_per_pixel = 3;  // as stored (1 grey, 2 grey + alpha, 3 colour, 4 colour + alpha); reads give RGB
+  // The stored sample that is alpha (TIFF ExtraSamples 1 or 2), -1 when none; Slide::read_level_alpha reads it.
+  int32_t alpha_sample = -1;
+  bool alpha_associated = false;  // colour samples are premultiplied by alpha (ExtraSamples 1)
 };
 
 struct AssociatedImageInfo {

@@ -45,6 +45,22 @@ Array3 new_rgb_array(int64_t width, int64_t height, uint8_t** data) {
   return Array3(buffer, {static_cast<size_t>(height), static_cast<size_t>(width), 3}, owner);
 }
 
+// The (height, width) alpha of a region of a level (Slide::read_level_alpha), the GIL released while read.
+nb::ndarray<nb::numpy, uint8_t, nb::ndim<2>> read_level_alpha(const Slide& slide, int level, int64_t x, int64_t y,
+                                                             int64_t width, int64_t height) {
+  throw_if_error(check_region_size(width, height));
+  auto* buffer = new uint8_t[static_cast<size_t>(width) * static_cast<size_t>(height)];
+  nb::capsule owner(buffer, [](void* p) noexcept { delete[] static_cast<uint8_t*>(p); });
+  Status s;
+  {
+    nb::gil_scoped_release release;
+    s = slide.read_level_alpha(level, x, y, width, height, buffer, width);
+  }
+  throw_if_error(s);
+  return nb::ndarray<nb::numpy, uint8_t, nb::ndim<2>>(buffer, {static_cast<size_t>(height), static_cast<size_t>(width)},
+                                                      owner);
+}
+
 ReadOptions options(const Fill& fill, bool use_cache) {
   ReadOptions o;
   o.fill = fill;
@@ -140,7 +156,9 @@ void bind_slide(nb::module_& m) {
       .def_ro("tiled", &LevelInfo::tiled)
       .def_ro("downsample", &LevelInfo::downsample)
       .def_ro("compression", &LevelInfo::compression)
-      .def_ro("samples_per_pixel", &LevelInfo::samples_per_pixel);
+      .def_ro("samples_per_pixel", &LevelInfo::samples_per_pixel)
+      .def_ro("alpha_sample", &LevelInfo::alpha_sample)
+      .def_ro("alpha_associated", &LevelInfo::alpha_associated);
   nb::class_<AssociatedImageInfo>(m, "AssociatedImageInfo")
       .def_ro("name", &AssociatedImageInfo::name)
       .def_ro("width", &AssociatedImageInfo::width)
@@ -246,6 +264,10 @@ void bind_slide(nb::module_& m) {
       .def("best_level_for_downsample", &Slide::best_level_for_downsample)
       .def("absent_tiles", &Slide::absent_tiles, nb::arg("level"),
            "Row-major indices of the level's tiles the file does not store (they read as the fill colour).")
+      .def("read_level_alpha", &read_level_alpha, nb::arg("level"), nb::arg("x"), nb::arg("y"), nb::arg("width"),
+           nb::arg("height"),
+           "The (height, width) uint8 alpha of the region (level pixels): the stored alpha sample where the level "
+           "has one, 255 for other stored pixels, 0 where nothing is stored.")
       .def("stored_area", &Slide::stored_area, nb::arg("level"), nb::arg("x"), nb::arg("y"), nb::arg("width"),
            nb::arg("height"),
            "The (x, y, width, height) rectangles (level pixels) of the region that the file stores pixels for.")

@@ -6,6 +6,7 @@
 #include "codecs/decoder_pool.h"
 #include "formats/format_registry.h"
 #include "io/source.h"
+#include "region/alpha_reader.h"
 #include "region/mcu_index_cache.h"
 #include "util/heap_trim.h"
 #include "region/region_plan.h"
@@ -191,6 +192,14 @@ Status Slide::read_level_region(int level, int64_t x, int64_t y, int64_t width, 
                                 const ReadOptions& options) const {
   if (level < 0 || level >= level_count()) return no_such_level(*impl_, level);
   return with_path(*impl_, impl_->read(level_request(*impl_, level, LevelRegion{x, y, width, height}, out, options)));
+}
+
+Status Slide::read_level_alpha(int level, int64_t x, int64_t y, int64_t width, int64_t height, uint8_t* out,
+                               int64_t stride) const {
+  if (level < 0 || level >= level_count()) return no_such_level(*impl_, level);
+  return with_path(*impl_, region::read_level_alpha(impl_->model, impl_->model.levels[static_cast<size_t>(level)],
+                                                    "level " + std::to_string(level), x, y, width, height, out,
+                                                    stride));
 }
 
 std::vector<Status> Slide::read_level_regions(int level, std::span<const LevelRegion> regions,

@@ -103,6 +103,13 @@ Result<LevelModel> build_level(const tiff::TiffFile& tiff, const tiff::Ifd& ifd,
   level.info.tile_height = d.height;
   level.info.compression = codecs::compression_name(d.compression);
   level.info.samples_per_pixel = d.samples_per_pixel;
+  // ExtraSamples lists the samples after the colour ones; the first, when it is alpha (1 associated,
+  // 2 unassociated), is the level's alpha.
+  const size_t extra = ifd.extra_samples.size();
+  if (extra > 0 && extra < ifd.samples_per_pixel && (ifd.extra_samples[0] == 1 || ifd.extra_samples[0] == 2)) {
+    level.info.alpha_sample = static_cast<int32_t>(ifd.samples_per_pixel - extra);
+    level.info.alpha_associated = ifd.extra_samples[0] == 1;
+  }
   level.tiles_across = static_cast<int64_t>(ifd.chunks_across());
   level.tiles_down = static_cast<int64_t>(ifd.chunks_down());
   level.parts = single_part(tiff.source_ptr(), {}, tiff.structure());

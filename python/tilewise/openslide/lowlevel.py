@@ -179,37 +179,45 @@ def _place(c: int, ds: float) -> _Tuple[int, int, int]:
     return (i + 1, 0, 0) if q == 128 else (i, q, 0)
 
 
-def _opaque_where_stored(s: "_tilewise.Slide", level: int, rgba: _np.ndarray, lx: int, ly: int) -> None:
-    """Makes opaque the pixels the file stores; the rest (outside the level, tiles the file does not store,
-    the gaps between MIRAX tiles) stays transparent, as OpenSlide draws nothing there. `rgba` holds the
-    level's pixels from (lx, ly)."""
-    h, w = rgba.shape[:2]
-    for x, y, rw, rh in s._slide.stored_area(level, lx, ly, w, h):
-        rgba[y - ly:y - ly + rh, x - lx:x - lx + rw, 3] = 255
+def _premultiplied(s: "_tilewise.Slide", level: int, ix: int, iy: int, w: int, h: int) -> _np.ndarray:
+    """The level's w x h pixels from (ix, iy) as OpenSlide holds them: premultiplied RGBA (int64), transparent
+    where the file stores nothing (outside the level, tiles it does not store, the gaps between MIRAX tiles).
+    A level with an alpha sample keeps it; unassociated alpha is premultiplied as libtiff's RGBA reader does
+    it ((v * a + 127) / 255)."""
+    rgba = _np.zeros((h, w, 4), _np.int64)
+    rgba[..., :3] = s.read_level_region((ix, iy), (w, h), level=level, fill=(0, 0, 0))
+    info = s._slide.levels[level]
+    if info.alpha_sample < 0:
+        for x, y, rw, rh in s._slide.stored_area(level, ix, iy, w, h):
+            rgba[y - iy:y - iy + rh, x - ix:x - ix + rw, 3] = 255
+        return rgba
+    alpha = s._slide.read_level_alpha(level, ix, iy, w, h).astype(_np.int64)
+    rgba[..., 3] = alpha
+    if not info.alpha_associated:
+        rgba[..., :3] = (rgba[..., :3] * alpha[..., None] + 127) // 255
+    return rgba
 
 
 def _read_placed(s: "_tilewise.Slide", level: int, ix: int, iy: int, qx: int, qy: int, w: int,
                  h: int) -> _np.ndarray:
-    """OpenSlide's w x h RGBA pixels of the level from pixel (ix, iy) moved on by (qx, qy) / 128 of a pixel.
-    On whole pixels they are the level's own. Otherwise OpenSlide paints the level's tiles translated by the
-    fraction through cairo, whose filter then interpolates bilinearly (pixman: 7-bit weights, premultiplied
-    alpha, transparent outside the level), and openslide-python un-premultiplies. Reproduced here with the
-    same weights on the level's pixels; measured within 3 levels of OpenSlide 4.0.1 (most pixels exact:
-    pixman's SIMD rounding is not reproduced bit for bit), where snapping to the grid was up to ~100 off."""
+    """OpenSlide's w x h RGBA pixels of the level from pixel (ix, iy) moved on by (qx, qy) / 128 of a pixel,
+    as openslide-python returns them (un-premultiplied). On whole pixels they are the level's own. Otherwise
+    OpenSlide paints the level's tiles translated by the fraction through cairo, whose filter then
+    interpolates bilinearly (pixman: 7-bit weights, premultiplied alpha, transparent outside the level).
+    Reproduced here with the same weights on the level's pixels; measured within 3 levels of OpenSlide 4.0.1
+    (most pixels exact: pixman's SIMD rounding is not reproduced bit for bit), where snapping to the grid was
+    up to ~100 off."""
     if qx == 0 and qy == 0:
-        rgba = _np.zeros((h, w, 4), _np.uint8)
-        rgba[..., :3] = s.read_level_region((ix, iy), (w, h), level=level, fill=(0, 0, 0))
-        _opaque_where_stored(s, level, rgba, ix, iy)
-        return rgba
-    src = _np.zeros((h + 1, w + 1, 4), _np.int64)  # premultiplied; transparent outside the level
-    src[..., :3] = s.read_level_region((ix, iy), (w + 1, h + 1), level=level, fill=(0, 0, 0))
-    _opaque_where_stored(s, level, src, ix, iy)
-    wx, wy = qx * 2, qy * 2  # 8-bit weights, as pixman widens its 7-bit ones
-    out = (src[:-1, :-1] * ((256 - wx) * (256 - wy)) + src[:-1, 1:] * (wx * (256 - wy))
-           + src[1:, :-1] * ((256 - wx) * wy) + src[1:, 1:] * (wx * wy) + 0x8000) >> 16
+        out = _premultiplied(s, level, ix, iy, w, h)
+    else:
+        src = _premultiplied(s, level, ix, iy, w + 1, h + 1)
+        wx, wy = qx * 2, qy * 2  # 8-bit weights, as pixman widens its 7-bit ones
+        out = (src[:-1, :-1] * ((256 - wx) * (256 - wy)) + src[:-1, 1:] * (wx * (256 - wy))
+               + src[1:, :-1] * ((256 - wx) * wy) + src[1:, 1:] * (wx * wy) + 0x8000) >> 16
     alpha = out[..., 3:4]
     partial = (alpha > 0) & (alpha < 255)
-    rgb = _np.where(partial, (out[..., :3] * 255 + alpha // 2) // _np.maximum(alpha, 1), out[..., :3])
+    # openslide-python's un-premultiplication truncates (255 * c / a).
+    rgb = _np.where(partial, (out[..., :3] * 255) // _np.maximum(alpha, 1), out[..., :3])
     rgba = _np.concatenate([_np.where(alpha > 0, rgb, 0), alpha], axis=-1)
     return _np.clip(rgba, 0, 255).astype(_np.uint8)
 

@@ -222,13 +222,13 @@ Status CpuDecoder::decode_czi(std::span<const uint8_t> data, const TileDesc& des
   return Status();
 }
 
-Status CpuDecoder::decode_lossless(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out) {
+Result<const uint8_t*> CpuDecoder::lossless_samples(std::span<const uint8_t> data, const TileDesc& desc,
+                                                     int32_t rows) {
   const int bytes_per_sample = desc.bits_per_sample / 8;
   const int64_t row_bytes = int64_t{desc.width} * desc.samples_per_pixel * bytes_per_sample;
-  const size_t needed = static_cast<size_t>(row_bytes) * out.height;  // rows the caller wants
+  const size_t needed = static_cast<size_t>(row_bytes) * rows;        // rows the caller wants
   const size_t whole = static_cast<size_t>(row_bytes) * desc.height;  // rows of a complete chunk
   const char* name = compression_name(desc.compression);
-  const uint8_t* samples = nullptr;
   if (desc.compression == Compression::kNone && data.size() > whole) {
     // More bytes than a whole chunk's pixels: the samples are not what the directory says (SamplesPerPixel,
     // BitsPerSample) or the byte count is wrong; reading them would misplace every pixel.
@@ -241,55 +241,61 @@ Status CpuDecoder::decode_lossless(std::span<const uint8_t> data, const TileDesc
       return corrupt(std::string("none: tile holds ") + std::to_string(data.size()) + " bytes, " +
                      std::to_string(needed) + " needed");
     }
-    samples = data.data();
-  } else {
-    // A chunk decompresses to at most `whole` bytes; the last strip of an image may hold fewer rows, so
-    // only the rows the caller needs must be present.
-    if (scratch_.size() < whole) scratch_.resize(whole);
-    size_t produced = 0;
-    switch (desc.compression) {
-      case Compression::kNone:
-        if (data.size() < needed) return corrupt("none: tile is shorter than its pixels");
-        std::memcpy(scratch_.data(), data.data(), needed);
-        produced = needed;
-        break;
-      case Compression::kDeflate: {
-        TW_ASSIGN_OR_RETURN(produced, deflate_->decode(data, {scratch_.data(), whole}));
-        break;
-      }
-      case Compression::kZstd: {
-        TW_ASSIGN_OR_RETURN(produced, zstd_->decode(data, {scratch_.data(), whole}));
-        break;
-      }
-      case Compression::kLzw: {
-        TW_ASSIGN_OR_RETURN(produced, lzw_decode(data, {scratch_.data(), whole}));
-        break;
-      }
-      case Compression::kJpegLs: {
-        TW_ASSIGN_OR_RETURN(
-            produced, jpegls_decode(data, {scratch_.data(), whole}, desc.width, desc.height, desc.samples_per_pixel));
-        break;
-      }
-      case Compression::kPng: {
-        TW_ASSIGN_OR_RETURN(produced, png_decode(data, {scratch_.data(), whole}, desc.width, desc.height));
-        break;
-      }
-      case Compression::kBmp: {
-        TW_ASSIGN_OR_RETURN(produced, bmp_decode(data, {scratch_.data(), whole}, desc.width, desc.height));
-        break;
-      }
-      default:
-        return internal_error("unexpected compression");
-    }
-    if (produced < needed) {
-      return corrupt(std::string(name) + ": data decompresses to " + std::to_string(produced) + " bytes, " +
-                     std::to_string(needed) + " needed");
-    }
-    if (desc.predictor == 2 && bytes_per_sample == 1) {
-      undo_horizontal_predictor(scratch_.data(), row_bytes, out.height, desc.samples_per_pixel);
-    }
-    samples = scratch_.data();
+    return data.data();
   }
+  // A chunk decompresses to at most `whole` bytes; the last strip of an image may hold fewer rows, so
+  // only the rows the caller needs must be present.
+  if (scratch_.size() < whole) scratch_.resize(whole);
+  size_t produced = 0;
+  switch (desc.compression) {
+    case Compression::kNone:
+      if (data.size() < needed) return corrupt("none: tile is shorter than its pixels");
+      std::memcpy(scratch_.data(), data.data(), needed);
+      produced = needed;
+      break;
+    case Compression::kDeflate: {
+      TW_ASSIGN_OR_RETURN(produced, deflate_->decode(data, {scratch_.data(), whole}));
+      break;
+    }
+    case Compression::kZstd: {
+      TW_ASSIGN_OR_RETURN(produced, zstd_->decode(data, {scratch_.data(), whole}));
+      break;
+    }
+    case Compression::kLzw: {
+      TW_ASSIGN_OR_RETURN(produced, lzw_decode(data, {scratch_.data(), whole}));
+      break;
+    }
+    case Compression::kJpegLs: {
+      TW_ASSIGN_OR_RETURN(
+          produced, jpegls_decode(data, {scratch_.data(), whole}, desc.width, desc.height, desc.samples_per_pixel));
+      break;
+    }
+    case Compression::kPng: {
+      TW_ASSIGN_OR_RETURN(produced, png_decode(data, {scratch_.data(), whole}, desc.width, desc.height));
+      break;
+    }
+    case Compression::kBmp: {
+      TW_ASSIGN_OR_RETURN(produced, bmp_decode(data, {scratch_.data(), whole}, desc.width, desc.height));
+      break;
+    }
+    default:
+      return internal_error("unexpected compression");
+  }
+  if (produced < needed) {
+    return corrupt(std::string(name) + ": data decompresses to " + std::to_string(produced) + " bytes, " +
+                   std::to_string(needed) + " needed");
+  }
+  if (desc.predictor == 2 && bytes_per_sample == 1) {
+    undo_horizontal_predictor(scratch_.data(), row_bytes, rows, desc.samples_per_pixel);
+  }
+  return scratch_.data();
+}
+
+Status CpuDecoder::decode_lossless(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out) {
+  TW_ASSIGN_OR_RETURN(const uint8_t* samples, lossless_samples(data, desc, out.height));
+  const int bytes_per_sample = desc.bits_per_sample / 8;
+  const int64_t row_bytes = int64_t{desc.width} * desc.samples_per_pixel * bytes_per_sample;
+  const size_t needed = static_cast<size_t>(row_bytes) * out.height;
   if (bytes_per_sample == 2) {
     // 16-bit samples become 8-bit (the high byte) in place, after the predictor; rows keep their stride.
     narrow_16_to_8(scratch_.data() == samples ? scratch_.data() : copy_to_scratch(samples, needed), row_bytes,
@@ -297,6 +303,29 @@ Status CpuDecoder::decode_lossless(std::span<const uint8_t> data, const TileDesc
     samples = scratch_.data();
   }
   samples_to_rgb(samples, row_bytes, desc, out);
+  return Status();
+}
+
+Status CpuDecoder::decode_sample(std::span<const uint8_t> data, const TileDesc& desc, int32_t sample, uint8_t* out,
+                                 int64_t out_stride, int32_t rows) {
+  if (desc.bits_per_sample != 8 || sample < 0 || sample >= desc.samples_per_pixel || rows <= 0 ||
+      rows > desc.height) {
+    return unsupported(std::string(compression_name(desc.compression)) + ": sample " + std::to_string(sample) +
+                       " of " + std::to_string(desc.samples_per_pixel) + " " +
+                       std::to_string(desc.bits_per_sample) + "-bit samples cannot be read alone");
+  }
+  switch (desc.compression) {
+    case Compression::kNone: case Compression::kDeflate: case Compression::kZstd: case Compression::kLzw: break;
+    default:
+      return unsupported(std::string(compression_name(desc.compression)) + ": a single sample cannot be read");
+  }
+  TW_ASSIGN_OR_RETURN(const uint8_t* samples, lossless_samples(data, desc, rows));
+  const int64_t row_bytes = int64_t{desc.width} * desc.samples_per_pixel;
+  for (int32_t y = 0; y < rows; ++y) {
+    const uint8_t* src = samples + y * row_bytes + sample;
+    uint8_t* dst = out + y * out_stride;
+    for (int32_t x = 0; x < desc.width; ++x) dst[x] = src[int64_t{x} * desc.samples_per_pixel];
+  }
   return Status();
 }
 

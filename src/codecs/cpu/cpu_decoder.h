@@ -51,7 +51,16 @@ class CpuDecoder final : public Decoder {
   Status decode_window(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out, int32_t x,
                        int32_t y);
 
+  // One sample of each pixel as stored (an alpha channel), for the chunk's first `rows` rows, into `out`
+  // (desc.width bytes per row, `out_stride` apart): 8-bit samples of the lossless codecs (none, deflate,
+  // LZW, zstd) only; Unsupported otherwise.
+  Status decode_sample(std::span<const uint8_t> data, const TileDesc& desc, int32_t sample, uint8_t* out,
+                       int64_t out_stride, int32_t rows);
+
  private:
+  // The chunk's first `rows` rows of samples as stored, interleaved, the predictor undone for 8-bit
+  // samples: `data` itself, or scratch_.
+  Result<const uint8_t*> lossless_samples(std::span<const uint8_t> data, const TileDesc& desc, int32_t rows);
   Status decode_lossless(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out);
   // Compression::kJpegPlanes: each channel's grey JPEG decoded (the window at x, y when `window`) and
   // interleaved.

@@ -71,6 +71,33 @@ TEST_P(LosslessRoundTrip, DecodesExactlyIntoRgb) {
   expect_rgb_equals_samples(rgb, samples, spp);
 }
 
+TEST(LosslessSample, OneSampleOfEachPixelAloneAndRefusalsWhereThatIsNotPossible) {
+  const int w = 40, h = 12, spp = 4;
+  const auto samples = sample_pixels(w, h, spp, 11);
+  CpuDecoder decoder;
+  for (const auto& [compression, encoded] : {std::pair{Compression::kNone, samples},
+                                             std::pair{Compression::kDeflate, zlib_compress(samples)},
+                                             std::pair{Compression::kLzw, lzw_compress(samples)}}) {
+    std::vector<uint8_t> alpha(static_cast<size_t>(w + 3) * h, 0xAB);  // rows 3 bytes apart past the width
+    TileDesc d = rgb_desc(compression, w, h, spp);
+    d.predictor = 1;
+    ASSERT_TRUE(decoder.decode_sample(encoded, d, 3, alpha.data(), w + 3, h - 2).ok());
+    for (int y = 0; y < h - 2; ++y) {
+      for (int x = 0; x < w; ++x) ASSERT_EQ(alpha[y * (w + 3) + x], samples[(y * w + x) * spp + 3]) << x << "," << y;
+      EXPECT_EQ(alpha[y * (w + 3) + w], 0xAB);  // nothing written past the width
+    }
+    EXPECT_EQ(alpha[(h - 2) * (w + 3)], 0xAB);  // nor past the rows asked for
+  }
+  uint8_t one = 0;
+  TileDesc jpeg = rgb_desc(Compression::kJpeg, w, h, 3);
+  EXPECT_EQ(decoder.decode_sample(samples, jpeg, 0, &one, 1, 1).code(), StatusCode::kUnsupported);
+  TileDesc deep = rgb_desc(Compression::kNone, w, h, spp);
+  deep.bits_per_sample = 16;
+  EXPECT_EQ(decoder.decode_sample(samples, deep, 3, &one, 1, 1).code(), StatusCode::kUnsupported);
+  EXPECT_EQ(decoder.decode_sample(samples, rgb_desc(Compression::kNone, w, h, spp), 4, &one, 1, 1).code(),
+            StatusCode::kUnsupported);
+}
+
 INSTANTIATE_TEST_SUITE_P(Codecs, LosslessRoundTrip,
                          ::testing::Combine(::testing::Values(Compression::kNone, Compression::kDeflate,
                                                               Compression::kLzw, Compression::kZstd),
