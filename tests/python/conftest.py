@@ -88,5 +88,6 @@ def openslide_python_sdist() -> Path:
             subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
                             "-d", str(tree.parent), f"openslide-python=={version}"], check=True)
         with tarfile.open(archive) as t:
-            t.extractall(tree.parent, filter="data")
+            # The "data" filter where this Python has it (3.11.4 and later): PyPI's sdist is trusted either way.
+            t.extractall(tree.parent, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
     return tree
