@@ -10,6 +10,10 @@
 // ImageDescription is "Aperio Image Library vX\r\n<summary>|Key = Value|Key = Value...", giving the
 // aperio.* properties. JPEG 2000 tiles use compression 33003 (YCbCr components) or 33005 (RGB).
 #include <cstdlib>
+#include <optional>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "formats/format_registry.h"
 #include "formats/level_builder.h"
@@ -44,15 +48,27 @@ std::string associated_name(const tiff::Ifd& ifd) {
   return d.substr(start, end == std::string::npos ? std::string::npos : end - start);
 }
 
-// The value of a "Key = Value" field of an Aperio description (fields after the first '|'), stripped.
-std::optional<std::string> description_field(const std::optional<std::string>& description, std::string_view key) {
-  if (!description) return std::nullopt;
-  const std::vector<std::string> fields = split(*description, '|');
+// The "Key = Value" fields of an Aperio description (those after the first '|'), stripped, in order; a
+// field without '=' has an empty value.
+std::vector<std::pair<std::string, std::string>> description_fields(const std::string& description) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const std::vector<std::string> fields = split(description, '|');
   for (size_t i = 1; i < fields.size(); ++i) {
     const size_t eq = fields[i].find('=');
-    if (eq != std::string::npos && strip(fields[i].substr(0, eq)) == key) return strip(fields[i].substr(eq + 1));
+    std::string key = strip(fields[i].substr(0, eq));
+    if (!key.empty()) out.emplace_back(std::move(key), eq == std::string::npos ? "" : strip(fields[i].substr(eq + 1)));
   }
-  return std::nullopt;
+  return out;
+}
+
+// The value of field `key` (the last one, as the properties keep it); nullopt when absent.
+std::optional<std::string> description_field(const std::optional<std::string>& description, std::string_view key) {
+  std::optional<std::string> value;
+  if (!description) return value;
+  for (auto& [k, v] : description_fields(*description)) {
+    if (k == key) value = std::move(v);
+  }
+  return value;
 }
 
 Result<SlideModel> open(std::shared_ptr<const tiff::TiffFile> tiff) {
@@ -89,14 +105,7 @@ Result<SlideModel> open(std::shared_ptr<const tiff::TiffFile> tiff) {
   add_tiff_properties(ifd0, props);
   const std::string& description = *ifd0.image_description;
   props["openslide.comment"] = description;
-  // Fields after the first '|' are "Key = Value".
-  std::vector<std::string> fields = split(description, '|');
-  for (size_t i = 1; i < fields.size(); ++i) {
-    const size_t eq = fields[i].find('=');
-    const std::string key = strip(fields[i].substr(0, eq));
-    if (key.empty()) continue;
-    props["aperio." + key] = eq == std::string::npos ? "" : strip(fields[i].substr(eq + 1));
-  }
+  for (const auto& [key, value] : description_fields(description)) props["aperio." + key] = value;
   if (auto mag = props.find("aperio.AppMag"); mag != props.end()) {
     if (auto v = parse_int64(mag->second)) props["openslide.objective-power"] = std::to_string(*v);
   }
