@@ -185,6 +185,12 @@ def oracle_files(files, tmp_path_factory):
     out["rgba-tiled"] = d / "rgba.tif"
     opaque = np.dstack([img, np.full(img.shape[:2], 255, np.uint8)])
     tifffile.imwrite(out["rgba-tiled"], opaque, shape=opaque.shape, tile=(128, 128), photometric="rgb")
+    # Alpha that varies (unassociated): cuCIM's RGBA pixels carry it, colours premultiplied by it.
+    out["rgba-alpha"] = d / "rgba_alpha.tif"
+    yy, xx = np.mgrid[:img.shape[0], :img.shape[1]]
+    faded = np.dstack([img, np.clip((xx + yy) // 3, 0, 255).astype(np.uint8)])
+    tifffile.imwrite(out["rgba-alpha"], faded, tile=(128, 128), photometric="rgb",
+                     extrasamples=["unassalpha"])
     return out
 
 
@@ -200,8 +206,8 @@ def test_against_cucim(oracle_files):
         assert ours.metadata["tiff"] == theirs.metadata["tiff"], name
         if "aperio" in theirs.metadata:
             assert ours.metadata["aperio"] == theirs.metadata["aperio"], name
-        strips = name in ("strips", "grey-tiled", "rgba-tiled")  # cuCIM's slow path
-        if strips:  # RGBA regions; the pixels of the RGBA file are opaque, so they agree too
+        strips = name in ("strips", "grey-tiled", "rgba-tiled", "rgba-alpha")  # cuCIM's slow path
+        if strips:  # RGBA regions
             ours_region, their_region = ours.read_region((0, 0), (32, 16)), theirs.read_region((0, 0), (32, 16))
             assert ours_region.shape == list(their_region.shape) == [16, 32, 4], name
             assert ours_region.channel_names == list(their_region.channel_names), name

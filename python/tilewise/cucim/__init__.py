@@ -6,9 +6,8 @@ for generic TIFF, white for Aperio and Philips), read through tilewise. Differen
 - Several locations with ``num_workers=0`` are read (cuCIM raises).
 - Iterators never free arrays already handed out (cuCIM's does).
 - Stripped TIFFs and images whose pixels are not three samples (grey, RGBA) take cuCIM's "slow path" as in
-  cuCIM (the stderr warning at the first read, RGBA regions and shapes, out-of-bounds regions refused), but the
-  alpha is opaque: tilewise reads RGB, so an RGBA file's alpha (and cuCIM's premultiplied colours) are not
-  reproduced.
+  cuCIM (the stderr warning at the first read, RGBA regions and shapes, out-of-bounds regions refused; an RGBA
+  file's alpha with its colours premultiplied by it, as libtiff's RGBA interface gives them to cuCIM).
 - Like cuCIM, tilewise.cucim starts without a tile cache: the first ``CuImage`` or ``CuImage.cache()`` turns
   tilewise's process-wide tile cache off (unless ``TILEWISE_CACHE_BYTES`` configured it) until
   ``CuImage.cache("per_process", ...)`` turns it on. ``"shared_memory"`` configures the per-process cache
@@ -418,7 +417,8 @@ class CuImage:
         return CuImageIterator(batches, self._path, batch_size, dev, self._level_spacing(int(level)))
 
     def _read_slow_path(self, x: int, y: int, w: int, h: int, level: int) -> "CuImage":
-        """cuCIM's slow path for stripped TIFFs: RGBA pixels (opaque: tilewise reads RGB), regions that leave
+        """cuCIM's slow path for stripped TIFFs: RGBA pixels (a file's alpha, its colours premultiplied by it
+        as libtiff's RGBA interface gives them; opaque without alpha), regions that leave
         the image refused, and a warning on stderr at the image's first read (cuCIM reads such files through
         libtiff's RGBA interface and says so)."""
         if not self._warned_slow_path:
@@ -431,8 +431,13 @@ class CuImage:
         if lx < 0 or ly < 0 or lx + w > lw or ly + h > lh:
             raise ValueError("Cannot handle the out-of-boundary cases.")
         rgb = self._slide.read_region((x, y), (w, h), level=level)
-        return CuImage._region(np.dstack([rgb, np.full((h, w), 255, np.uint8)]), self._path, "YXC",
-                               spacing=self._level_spacing(level))
+        alpha = np.full((h, w), 255, np.uint8)
+        info = self._slide._slide.levels[level]
+        if info.alpha_sample >= 0:  # libtiff's RGBA interface: unassociated alpha premultiplied, (v * a + 127) / 255
+            alpha = self._slide._slide.read_level_alpha(level, lx, ly, w, h)
+            if not info.alpha_associated:
+                rgb = ((rgb.astype(np.uint16) * alpha[..., None] + 127) // 255).astype(np.uint8)
+        return CuImage._region(np.dstack([rgb, alpha]), self._path, "YXC", spacing=self._level_spacing(level))
 
     def __iter__(self) -> Iterator["CuImage"]:
         """cuCIM iterates a single image as a sequence of itself, so code that loops over what read_region
