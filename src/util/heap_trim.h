@@ -1,10 +1,10 @@
 // Returning the malloc heaps' free pages to the operating system after a slide closes.
 //
 // Many threads opening, reading and closing slides leave freed blocks in glibc's per-thread arenas (up to
-// 8 per core), which keep them: the resident set grew by a third over two minutes of 16 such threads, with
-// nothing leaked (bounded at 2 arenas, or by trimming). A close is where a slide's structures and buffers
-// have just been freed, so it trims the heaps there - at most once a second, so a program that opens and
-// closes thousands of slides pays for one trim a second, and none on its reads.
+// 8 per core), which keep them: the resident set grows with nothing leaked (bench/RESULTS.md, "heap trims
+// on close"). A close is where a slide's structures and buffers have just been freed, so it trims the
+// heaps there - at most once a second, so a program that opens and closes thousands of slides pays for
+// one trim a second, and none on its reads.
 #pragma once
 
 namespace tilewise::internal {

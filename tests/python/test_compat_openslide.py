@@ -295,8 +295,8 @@ def test_stripped_tiffs_are_left_to_image_slide_as_openslide_leaves_them(tmp_pat
 def test_rgba_tiffs_keep_their_alpha_as_openslide_does(tmp_path, compression, extrasamples):
     """The alpha of an RGBA TIFF (unassociated: premultiplied as libtiff's RGBA reader does it; associated:
     as stored) comes back as OpenSlide gives it, un-premultiplied as openslide-python does: every pixel
-    equal at whole-pixel locations (it came back opaque: alpha 255 where OpenSlide has 0), and at fractional
-    ones within the sub-pixel bounds; thumbnails and DeepZoom tiles follow."""
+    equal at whole-pixel locations (never opaque where OpenSlide has alpha 0), and at fractional ones within
+    the sub-pixel bounds; thumbnails follow."""
     image = slidegen.tissue_image(600, 500, seed=3)
     yy, xx = np.mgrid[:500, :600]
     alpha = np.clip((xx + yy) // 4, 0, 255).astype(np.uint8)

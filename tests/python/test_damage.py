@@ -81,8 +81,8 @@ def test_dicom_errors_name_the_file_once_and_the_instance_that_failed(tmp_path):
 
 def test_a_damaged_unused_ndpi_tag_keeps_the_slide_an_ndpi(tmp_path):
     """A flipped byte in the offset of a vendor tag nothing needs (the property map): OpenSlide still reads
-    the NDPI with all its levels, and so does tilewise, saying what it left out; it used to read the file
-    as a one-level generic TIFF without a word."""
+    the NDPI with all its levels, and so does tilewise, saying what it left out - not a one-level generic
+    TIFF without a word."""
     path = tmp_path / "s.ndpi"
     ndpi.write_ndpi(path, slidegen.tissue_image(1024, 768, seed=4), levels=3, subsampling="4:2:2",
                     properties="a=1\r\nb=2")

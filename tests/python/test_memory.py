@@ -117,8 +117,8 @@ def test_16_threads_opening_reading_and_closing_slides_of_every_format_stay_boun
     larger JPEG 2000 and deflate pair) for 25 s. Everything tilewise keeps is bounded (the tile cache at
     32 MiB, closed slides' MCU index entries dropped, decoders per thread), and freed memory goes back to
     the system when slides close (util/heap_trim.h). Bounds: after a 10 s warm-up the resident set is
-    within 160 MiB of where it was before the threads started (about 70 here; about 470, and rising 4 MiB
-    a second, while glibc's per-thread arenas kept what was freed), and at the end within 48 MiB of its
+    within 160 MiB of where it was before the threads started (about 70 on 2 cores; about 470, and rising
+    4 MiB a second, when glibc's per-thread arenas keep what was freed), and at the end within 48 MiB of its
     level after the warm-up (8 MiB of leak per second would fail it)."""
     import glob
     import os
