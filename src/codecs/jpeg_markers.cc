@@ -4,6 +4,8 @@
 #include <cstring>
 #include <string>
 
+#include "util/bytes.h"
+
 namespace tilewise::codecs {
 
 namespace {
@@ -14,7 +16,7 @@ bool is_sof(uint8_t m) {
   return (m >= 0xC0 && m <= 0xC3) || (m >= 0xC5 && m <= 0xC7) || (m >= 0xC9 && m <= 0xCB) || (m >= 0xCD && m <= 0xCF);
 }
 
-uint32_t be16(const uint8_t* p) { return uint32_t{p[0]} << 8 | p[1]; }
+uint32_t be16(const uint8_t* p) { return internal::load_be16(p); }
 
 }  // namespace
 

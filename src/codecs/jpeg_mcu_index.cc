@@ -5,11 +5,13 @@
 #include <cstring>
 #include <string>
 
+#include "util/bytes.h"
+
 namespace tilewise::codecs {
 
 namespace {
 
-uint32_t be16(const uint8_t* p) { return uint32_t{p[0]} << 8 | p[1]; }
+uint32_t be16(const uint8_t* p) { return internal::load_be16(p); }
 
 // Builds the decoding and writing tables of one DHT table (JPEG Annex C's canonical codes). Unsupported
 // where libjpeg would refuse the table too, so that the caller's plain decode reports libjpeg's error.

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <functional>
 
+#include "util/bytes.h"
 #include "util/checked_math.h"
 
 namespace tilewise::dicom {
@@ -42,11 +43,9 @@ constexpr uint64_t kUndefined = 0xFFFFFFFFull;
 constexpr uint64_t kNoEnd = ~0ull;
 constexpr uint64_t kSampledFrames = 4;  // fragment headers checked against a Basic Offset Table at open
 
-uint16_t le16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | p[1] << 8); }
-uint32_t le32(const uint8_t* p) {
-  return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
-}
-uint64_t le64(const uint8_t* p) { return uint64_t{le32(p)} | uint64_t{le32(p + 4)} << 32; }
+constexpr auto le16 = internal::load_le16;  // DICOM Part 10 here is little endian (big endian is refused)
+constexpr auto le32 = internal::load_le32;
+constexpr auto le64 = internal::load_le64;
 
 std::string hex_tag(uint32_t t) {
   char buf[16];

@@ -44,10 +44,7 @@ bool reads_as_tiff(const io::Source& source) {
   if (!tiff::TiffFile::has_tiff_header(source)) return false;
   if (!dicom::has_part10_header(source)) return true;
   const std::string& name = source.name();
-  auto ends = [&](const std::string& suffix) {
-    return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  return ends(".tif") || ends(".tiff");
+  return name.ends_with(".tif") || name.ends_with(".tiff");
 }
 
 // A driver's error, prefixed "<file>: <driver>: " once: messages that already start with the file's name

@@ -28,6 +28,7 @@
 #include "formats/level_builder.h"
 #include "formats/quickhash.h"
 #include "formats/tiff_properties.h"
+#include "util/bytes.h"
 
 namespace tilewise::formats {
 
@@ -63,10 +64,7 @@ Result<LevelModel> ngr_level(const std::string& path) {
   if (source->size() < sizeof head) return corrupt(path + ": Couldn't read NGR header");
   TW_RETURN_IF_ERROR(source->pread(head, 0).with_context(path));
   if (head[0] != 'G' || head[1] != 'N') return corrupt(path + ": Bad magic on NGR file");
-  auto le32 = [&](int at) {
-    return static_cast<int32_t>(uint32_t{head[at]} | uint32_t{head[at + 1]} << 8 | uint32_t{head[at + 2]} << 16 |
-                                uint32_t{head[at + 3]} << 24);
-  };
+  auto le32 = [&](int at) { return static_cast<int32_t>(internal::load_le32(head + at)); };
   const int64_t w = le32(4), h = le32(8), cw = le32(12), start = le32(24);
   if (w <= 0 || h <= 0 || cw <= 0 || start <= 0) return corrupt(path + ": Couldn't read NGR header");
   if (w % cw != 0) return corrupt(path + ": Width " + std::to_string(w) + " not multiple of column width " + std::to_string(cw));

@@ -44,6 +44,7 @@
 #include "formats/quickhash.h"
 #include "formats/tiff_properties.h"
 #include "util/checked_math.h"
+#include "util/bytes.h"
 
 namespace tilewise::formats {
 
@@ -55,12 +56,8 @@ constexpr uint64_t kMaxIndexBytes = uint64_t{1} << 30;
 constexpr const char* kIndexVersion = "01.02";
 constexpr int kPositionRecord = 9;
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 Status detect(const io::Source& source) {
-  if (!ends_with(source.name(), kSuffix)) return unsupported("Not a MIRAX slide");
+  if (!source.name().ends_with(kSuffix)) return unsupported("Not a MIRAX slide");
   return Status();
 }
 
@@ -160,8 +157,7 @@ class Index {
   explicit Index(std::vector<uint8_t> bytes) : b_(std::move(bytes)) {}
   Result<int32_t> i32(uint64_t at, const char* what) const {
     if (at > b_.size() || b_.size() - at < 4) return corrupt(std::string("Can't read ") + what);
-    return static_cast<int32_t>(uint32_t{b_[at]} | uint32_t{b_[at + 1]} << 8 | uint32_t{b_[at + 2]} << 16 |
-                                uint32_t{b_[at + 3]} << 24);
+    return static_cast<int32_t>(internal::load_le32(b_.data() + at));
   }
   bool starts_with(const std::string& s) const {
     return b_.size() >= s.size() && std::memcmp(b_.data(), s.data(), s.size()) == 0;

@@ -19,7 +19,5 @@ std::optional<std::vector<uint8_t>> base64_decode(std::string_view s);
 // GLib's g_base64_decode, as OpenSlide uses it (Leica barcodes): characters outside the alphabet are
 // skipped, an incomplete last group is dropped; never fails.
 std::string glib_base64_decode(std::string_view s);
-// True when `s` is valid UTF-8.
-bool is_utf8(std::string_view s);
 
 }  // namespace tilewise::formats

@@ -36,6 +36,7 @@
 #include "formats/tiff_properties.h"
 #include "io/spliced_source.h"
 #include "util/checked_math.h"
+#include "util/bytes.h"
 
 namespace tilewise::formats {
 namespace {
@@ -44,13 +45,9 @@ constexpr size_t kSubblockHeader = 288;
 constexpr size_t kDirectoryEntry = 32;
 constexpr size_t kDimensionEntry = 20;
 
-int32_t le32(const uint8_t* p) {
-  return static_cast<int32_t>(uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24);
-}
-int64_t le64(const uint8_t* p) {
-  return static_cast<int64_t>(static_cast<uint64_t>(static_cast<uint32_t>(le32(p))) |
-                              static_cast<uint64_t>(static_cast<uint32_t>(le32(p + 4))) << 32);
-}
+// CZI's fields are signed little-endian integers.
+int32_t le32(const uint8_t* p) { return static_cast<int32_t>(internal::load_le32(p)); }
+int64_t le64(const uint8_t* p) { return static_cast<int64_t>(internal::load_le64(p)); }
 
 // A file offset from a base and a position read from the file, in unsigned (wrapping, never undefined)
 // arithmetic: a wrapped or negative one is past the end of the file, which read_at rejects.

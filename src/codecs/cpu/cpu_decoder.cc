@@ -6,6 +6,7 @@
 #include "codecs/cpu/jpeg_decoder.h"
 #include "codecs/cpu/lossless_decoders.h"
 #include "codecs/cpu/pixel_convert.h"
+#include "util/bytes.h"
 
 namespace tilewise::codecs {
 
@@ -125,8 +126,7 @@ Status CpuDecoder::decode_planes(std::span<const uint8_t> data, const TileDesc& 
   for (int c = 0; c < 3; ++c) {
     const char* channel = c == 0 ? "red" : c == 1 ? "green" : "blue";
     if (data.size() - at < 4) return corrupt(std::string("jpeg-planes: the ") + channel + " channel is missing");
-    const uint32_t length =
-        uint32_t{data[at]} | uint32_t{data[at + 1]} << 8 | uint32_t{data[at + 2]} << 16 | uint32_t{data[at + 3]} << 24;
+    const uint32_t length = internal::load_le32(data.data() + at);
     at += 4;
     if (length > data.size() - at) return corrupt(std::string("jpeg-planes: the ") + channel + " channel is cut short");
     const auto bytes = data.subspan(at, length);
@@ -145,11 +145,7 @@ Status CpuDecoder::decode_planes(std::span<const uint8_t> data, const TileDesc& 
 Status CpuDecoder::decode_czi(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out, int32_t x,
                               int32_t y) {
   if (data.size() < CziSubblockHeader::kSize) return corrupt("czi: the subblock is shorter than its header");
-  auto le32 = [&](size_t at) {
-    return uint32_t{data[at]} | uint32_t{data[at + 1]} << 8 | uint32_t{data[at + 2]} << 16 |
-           uint32_t{data[at + 3]} << 24;
-  };
-  const uint32_t w = le32(0), h = le32(4);
+  const uint32_t w = internal::load_le32(data.data()), h = internal::load_le32(data.data() + 4);
   const uint8_t pixel_type = data[8], compression = data[9];
   if (w == 0 || h == 0 || w > static_cast<uint32_t>(desc.width) || h > static_cast<uint32_t>(desc.height)) {
     return corrupt("czi: a " + std::to_string(w) + "x" + std::to_string(h) + " subblock in a level of " +

@@ -1,4 +1,5 @@
 #include "codecs/cpu/jpeg2000_decoder.h"
+#include "util/bytes.h"
 
 #include <openjpeg.h>
 
@@ -78,7 +79,7 @@ struct Image {
 
 uint8_t clamp8(int v) { return static_cast<uint8_t>(v < 0 ? 0 : v > 255 ? 255 : v); }
 
-uint32_t be32(const uint8_t* p) { return uint32_t{p[0]} << 24 | uint32_t{p[1]} << 16 | uint32_t{p[2]} << 8 | p[3]; }
+constexpr auto be32 = internal::load_be32;
 
 // Checks the codestream's SIZ marker (ISO 15444-1 A.5.1) before OpenJPEG sees it: OpenJPEG allocates its
 // tile and component structures while reading the header, so a few bytes claiming a huge image or tile grid
