@@ -119,7 +119,8 @@ def test_16_threads_opening_reading_and_closing_slides_of_every_format_stay_boun
     the system when slides close (util/heap_trim.h). Bounds: after a 10 s warm-up the resident set is
     within 160 MiB of where it was before the threads started (about 70 on 2 cores; about 470, and rising
     4 MiB a second, when glibc's per-thread arenas keep what was freed), and at the end within 48 MiB of its
-    level after the warm-up (8 MiB of leak per second would fail it)."""
+    level after the warm-up, as the median of the last five one-second samples (8 MiB of leak per second would
+    fail it; one sample's spike as the threads end does not)."""
     import glob
     import os
     import random
@@ -179,4 +180,4 @@ def test_16_threads_opening_reading_and_closing_slides_of_every_format_stay_boun
     assert counts["errors"] == [] and counts["opens"] > 500, counts
     shown = (round(baseline / MIB), round(warm / MIB), [round(s / MIB) for s in samples])
     assert warm - baseline < 160 * MIB, shown  # freed memory returned (~70 MiB above; ~470 when arenas kept it)
-    assert max(samples[-5:]) - warm < 48 * MIB, shown  # and no growth after the warm-up
+    assert sorted(samples[-5:])[2] - warm < 48 * MIB, shown  # no growth after the warm-up (median of the last 5 s)
