@@ -14,8 +14,8 @@ def require(module: str, extra: str, feature: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ModuleNotFoundError as e:
-        if e.name is None or module.split(".")[0] != e.name.split(".")[0]:
+        package = (e.name or "").split(".")[0]
+        if package != module.split(".")[0]:
             raise
-        package = e.name.split(".")[0]
         raise ModuleNotFoundError(f"{feature} needs the '{package}' package, which is not installed: "
                                   f"pip install 'tilewise[{extra}]'", name=package) from e

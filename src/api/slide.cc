@@ -8,9 +8,9 @@
 #include "io/source.h"
 #include "region/alpha_reader.h"
 #include "region/mcu_index_cache.h"
-#include "util/heap_trim.h"
 #include "region/region_plan.h"
 #include "tilewise/tilewise.h"
+#include "util/heap_trim.h"
 
 namespace tilewise {
 

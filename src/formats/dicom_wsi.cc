@@ -246,7 +246,7 @@ Result<LevelModel> build_grid(const std::vector<const Instance*>& files, std::ve
   const auto count =
       internal::checked_mul(static_cast<uint64_t>(level.tiles_across), static_cast<uint64_t>(level.tiles_down));
   if (!count || *count > 200'000'000 || *count > std::max<uint64_t>(frames * 1024, uint64_t{1} << 20)) {
-    return corrupt(what + ": too many tiles (" +
+    return corrupt(name_of(first) + ": " + what + ": too many tiles (" +
                    (count ? std::to_string(*count) : std::string("an overflowing number of")) + " for " +
                    std::to_string(frames) + " frames)");
   }
