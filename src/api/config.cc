@@ -3,7 +3,7 @@
 #include <atomic>
 
 #include "cache/tile_cache.h"
-#include "region/mcu_index_cache.h"
+#include "codecs/jpeg/mcu_index_cache.h"
 #include "util/settings.h"
 #include "util/thread_pool.h"
 
@@ -14,9 +14,9 @@ uint64_t cache_capacity() { return cache::TileCache::global().capacity(); }
 CacheStats cache_stats() { return cache::TileCache::global().stats(); }
 void clear_cache() { cache::TileCache::global().clear(); }
 void reset_cache_stats() { cache::TileCache::global().reset_stats(); }
-void set_mcu_index_capacity(uint64_t bytes) { region::McuIndexCache::set_global_capacity(bytes); }
+void set_mcu_index_capacity(uint64_t bytes) { codecs::McuIndexCache::set_global_capacity(bytes); }
 McuIndexStats mcu_index_stats() {
-  const region::McuIndexCache& cache = region::McuIndexCache::global();
+  const codecs::McuIndexCache& cache = codecs::McuIndexCache::global();
   return McuIndexStats{cache.entries(), cache.size_bytes(), cache.capacity(), cache.resumed()};
 }
 void set_worker_threads(int threads) { internal::set_global_pool_threads(threads); }

@@ -7,7 +7,7 @@
 #include "formats/format_registry.h"
 #include "io/source.h"
 #include "region/alpha_reader.h"
-#include "region/mcu_index_cache.h"
+#include "codecs/jpeg/mcu_index_cache.h"
 #include "region/region_plan.h"
 #include "tilewise/tilewise.h"
 #include "util/heap_trim.h"
@@ -44,7 +44,7 @@ SlideImpl::SlideImpl(formats::SlideModel m, std::string p)
 
 SlideImpl::~SlideImpl() {
   cache::TileCache::global().erase_slide(uid);
-  for (const auto& level : model.levels) region::McuIndexCache::global().erase_units(level.units.get());
+  for (const auto& level : model.levels) codecs::McuIndexCache::global().erase_units(level.units.get());
   trim_heap_after_close();  // what earlier closes freed (this slide's members are freed after this body)
 }
 

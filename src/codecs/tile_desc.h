@@ -9,24 +9,16 @@
 
 namespace tilewise::codecs {
 
-// kPng and kBmp: whole image files as units (MIRAX), always 8-bit RGB. kJpegPlanes: three greyscale JPEGs,
-// the red, green and blue channels, each behind its 32-bit little-endian length (Sakura SVSlide).
-// kCziSubblock: a Zeiss CZI subblock's data behind a 12-byte header of its own (CziSubblockHeader): the
-// unit's size may be smaller than the level's nominal one (its padding is never drawn).
-enum class Compression { kNone, kJpeg, kDeflate, kLzw, kZstd, kJpeg2000, kJpegLs, kPng, kBmp, kJpegPlanes, kCziSubblock };
-
-// The header the CZI driver puts before each subblock's data: width, height (32-bit little-endian), the
-// CZI pixel type (3 BGR24, 4 BGR48) and compression (0 none, 4 JPEG XR, 5 zstd, 6 zstd with header), two
-// zero bytes.
-struct CziSubblockHeader {
-  static constexpr size_t kSize = 12;
-};
+// kPng and kBmp: whole image files as units, always 8-bit RGB. kJpegXr: a JPEG XR stream (decoded in a
+// helper process, lossless_decoders.h), its samples then as the lossless codecs'.
+enum class Compression { kNone, kJpeg, kDeflate, kLzw, kZstd, kJpeg2000, kJpegLs, kPng, kBmp, kJpegXr };
 
 // How the stored samples map to colour.
 enum class ColorSpace {
   kMinIsBlack,  // grey, 0 = black
   kMinIsWhite,  // grey, 0 = white
   kRgb,         // RGB samples (for JPEG: the components are R, G, B, not YCbCr)
+  kBgr,         // B, G, R samples (lossless codecs)
   kYCbCr,       // for JPEG: YCbCr components, converted to RGB by the decoder
 };
 
@@ -43,6 +35,12 @@ struct TileDesc {
   ColorSpace color = ColorSpace::kRgb;
   int32_t predictor = 1;                 // 1 none, 2 horizontal differencing
   bool big_endian = false;               // byte order of 16-bit samples (lossless codecs)
+  // 16-bit samples stored as two byte planes, every sample's low byte first, then every high byte (a byte
+  // shuffle, undone after decompression; lossless codecs).
+  bool split_bytes = false;
+  // planes > 1: the unit is `planes` streams of this codec, one sample each (red, green, blue), each behind
+  // its byte count (32-bit little-endian); they are decoded one by one and interleaved.
+  int32_t planes = 1;
   std::span<const uint8_t> jpeg_tables;  // abbreviated-JPEG tables (TIFF tag 347), may be empty
   // JPEG only: the chunk is decoded at 1/scale_denom of its stored size (libjpeg's DCT scaling: 1, 2, 4 or
   // 8), as OpenSlide derives extra levels from Hamamatsu JPEGs; width and height are the scaled size.

@@ -4,7 +4,7 @@
 #include <functional>
 #include <map>
 
-#include "codecs/jpeg_mcu_index.h"
+#include "codecs/jpeg/mcu_index.h"
 #include "util/checked_math.h"
 
 namespace tilewise::formats {

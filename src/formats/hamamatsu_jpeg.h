@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "codecs/jpeg_markers.h"
+#include "codecs/jpeg/markers.h"
 #include "formats/slide_model.h"
 #include "io/source.h"
 #include "tilewise/status.h"

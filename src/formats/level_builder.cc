@@ -1,6 +1,6 @@
 #include "formats/level_builder.h"
 
-#include "codecs/jpeg_markers.h"
+#include "codecs/jpeg/markers.h"
 
 #include "codecs/cpu/cpu_decoder.h"
 #include "tiff/tags.h"

@@ -36,7 +36,7 @@
 #include <map>
 #include <set>
 
-#include "codecs/jpeg_markers.h"
+#include "codecs/jpeg/markers.h"
 #include "formats/format_registry.h"
 #include "formats/key_file.h"
 #include "formats/level_builder.h"

@@ -5,7 +5,7 @@
 // - Tile blobs are named "T;x|y;downsample;colour;plane" (x, y in level-0 pixels, colour 0-2 for red, green,
 //   blue; ids that do not round-trip are errors, ids not starting "T;" or ending "#" are not tiles). Each
 //   downsample with plane-0 tiles is a level of width / downsample x height / downsample on a regular grid
-//   of the tile size; a tile is three greyscale JPEGs, one per channel (Compression::kJpegPlanes); a tile
+//   of the tile size; a tile is three greyscale JPEGs, one per channel (a JPEG unit of 3 planes); a tile
 //   without all three channels is absent (background; transparent in tilewise.openslide).
 // - The tiles' bytes are read through an io::SqliteBlobFile: the database's blobs as one virtual file, so
 //   that units are byte ranges as in every other format.
@@ -222,8 +222,9 @@ Result<SlideModel> open(std::shared_ptr<const io::Source> source) {
     level.info.height = height / ds;
     level.info.downsample = static_cast<double>(ds);
     level.info.tile_width = level.info.tile_height = static_cast<int32_t>(tile);
-    level.info.compression = codecs::compression_name(codecs::Compression::kJpegPlanes);
-    level.desc.compression = codecs::Compression::kJpegPlanes;
+    level.info.compression = codecs::compression_name(codecs::Compression::kJpeg);
+    level.desc.compression = codecs::Compression::kJpeg;
+    level.desc.planes = 3;
     level.desc.width = level.desc.height = static_cast<int32_t>(tile);
     level.desc.color = codecs::ColorSpace::kRgb;
     level.tiles_across = (level.info.width + tile - 1) / tile;

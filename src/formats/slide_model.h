@@ -3,7 +3,8 @@
 //
 // A level is a grid of decode units. Each unit is a byte range of the level's source plus the level's codec
 // description; how a unit's bytes become a decoder's complete stream is the level's UnitStream (a TIFF tile
-// or strip as stored, or a run of MCUs between two JPEG restart markers, as in Hamamatsu NDPI). The grid
+// or strip as stored, or a run of MCUs between two JPEG restart markers, as in Hamamatsu NDPI), read by
+// formats/unit_stream.h. The grid
 // is regular (unit (c, r) covers the level's pixels at (c, r) x the unit size), sparse (units of length 0
 // read as background), or positioned (a Placement: parts of units drawn at their own places, overlapping
 // or leaving gaps, as MIRAX's camera images). The region layer plans and reads every level the same way,
@@ -35,11 +36,12 @@ enum class UnitStream {
   kStored,           // the unit's bytes as stored (JPEG with shared tables: desc.jpeg_tables, spliced in on demand)
   kRestartInterval,  // its part's header + the unit's bytes, whose last two (the next restart marker) end as EOI
   kItems,            // DICOM fragments: the unit is a run of items (tag, length, value) whose values, joined, are the stream
+  kCziSubblock,      // a Zeiss subblock behind the driver's header (formats/unit_stream.h): each unit its own description
 };
 
 // One file a level's units are read from, with the JPEG header its restart-interval units share
 // (UnitStream::kRestartInterval: SOI .. SOS of that file's image, its SOF sized to one unit).
-// `entropy`, for restart-interval units whose header the MCU index can walk (codecs/jpeg_mcu_index.h): its
+// `entropy`, for restart-interval units whose header the MCU index can walk (codecs/jpeg/mcu_index.h): its
 // tables, so that a window far into a unit is decoded from a checkpoint rather than the unit's start.
 struct UnitPart {
   std::shared_ptr<const io::Source> source;

@@ -16,8 +16,9 @@
 //   downsample. openslide.region[i].* give each scene's bounds at level 0.
 // - Pixels: BGR24 or BGR48 (high bytes), uncompressed, zstd ("zstd v0") or zstd behind a small header
 //   with optional HiLo byte packing ("zstd v1"), and JPEG XR (jxrlib; OpenSlide refuses it). Each subblock's data is a
-//   unit behind a 12-byte header of the driver's own (its size, pixel type, compression; codecs::CziSubblockHeader)
-//   through an io::SplicedFile, so that units of different sizes share one level.
+//   unit behind a 12-byte header of the driver's own (its size, pixel type, compression; formats::CziUnitHeader,
+//   which the level's unit stream turns into the unit's description) through an io::SplicedFile, so that units
+//   of different sizes and codings share one level.
 // - Attachments Label, SlidePreview and Thumbnail become label, macro and thumbnail: a JPEG, or a CZI of one
 //   subblock embedded in the file. quickhash-1: SHA-256 of the two GUIDs and the XML with its NUL.
 // Subblock headers (their metadata size) are read at open, one read each.
@@ -34,6 +35,7 @@
 #include "formats/property_parsing.h"
 #include "formats/quickhash.h"
 #include "formats/tiff_properties.h"
+#include "formats/unit_stream.h"
 #include "io/spliced_source.h"
 #include "util/checked_math.h"
 #include "util/bytes.h"
@@ -206,11 +208,8 @@ Result<std::pair<uint64_t, uint64_t>> add_unit(const io::Source& src, io::Splice
   if (!internal::range_inside(data_at, static_cast<uint64_t>(data), src.size())) {
     return corrupt("subblock data at offset " + std::to_string(data_at) + " runs past the end of the file");
   }
-  uint8_t head[codecs::CziSubblockHeader::kSize] = {};
-  for (int i = 0; i < 4; ++i)
-    head[i] = static_cast<uint8_t>(b.w >> (8 * i)), head[4 + i] = static_cast<uint8_t>(b.h >> (8 * i));
-  head[8] = static_cast<uint8_t>(b.pixel_type);
-  head[9] = static_cast<uint8_t>(b.compression);
+  uint8_t head[CziUnitHeader::kSize];
+  CziUnitHeader{b.w, b.h, static_cast<uint8_t>(b.pixel_type), static_cast<uint8_t>(b.compression)}.write(head);
   const uint64_t start = file.add_bytes(head);
   file.add_range(data_at, static_cast<uint64_t>(data));
   return std::make_pair(start, file.size() - start);
@@ -274,12 +273,18 @@ class XmlProperties {
   PropertyMap& props_;
 };
 
-LevelModel czi_level_shell(uint32_t unit_w, uint32_t unit_h) {
+// A level of units up to unit_w x unit_h, described as its subblock `b`: each unit's own description comes
+// from its header (UnitStream::kCziSubblock).
+LevelModel czi_level_shell(uint32_t unit_w, uint32_t unit_h, const Subblock& b) {
   LevelModel level;
   level.info.tiled = true;
-  level.info.compression = codecs::compression_name(codecs::Compression::kCziSubblock);
-  level.desc.compression = codecs::Compression::kCziSubblock;
-  level.desc.color = codecs::ColorSpace::kRgb;
+  level.stream = UnitStream::kCziSubblock;
+  level.desc.compression = b.compression == 4   ? codecs::Compression::kJpegXr
+                           : b.compression == 0 ? codecs::Compression::kNone
+                                                : codecs::Compression::kZstd;
+  level.info.compression = codecs::compression_name(level.desc.compression);
+  level.desc.color = codecs::ColorSpace::kBgr;
+  level.desc.bits_per_sample = b.pixel_type == 4 ? 16 : 8;
   level.desc.width = static_cast<int32_t>(unit_w);
   level.desc.height = static_cast<int32_t>(unit_h);
   level.info.tile_width = level.desc.width;
@@ -403,7 +408,7 @@ Result<SlideModel> open(std::shared_ptr<const io::Source> source) {
     std::vector<PlacedTile> painted;
     for (size_t k : order) painted.push_back(placed[k]);
     placed.swap(painted);
-    LevelModel level = czi_level_shell(uw, uh);
+    LevelModel level = czi_level_shell(uw, uh, czi.subblocks[ids.front()]);
     level.info.width = *width / ds;
     level.info.height = *height / ds;
     level.info.downsample = static_cast<double>(ds);
@@ -423,7 +428,7 @@ Result<SlideModel> open(std::shared_ptr<const io::Source> source) {
   struct Pending {
     std::string name;
     uint64_t offset, length;
-    uint32_t w, h;
+    Subblock subblock;
   };
   std::vector<Pending> pending;
   std::vector<AssociatedModel> jpegs;
@@ -466,7 +471,7 @@ Result<SlideModel> open(std::shared_ptr<const io::Source> source) {
       TW_RETURN_IF_ERROR(validate(b).with_context(std::string("Adding associated image \"") + ours + "\""));
       TW_RETURN_IF_ERROR(check_unit_size(b.w, b.h, std::string("Associated image \"") + ours + "\""));
       TW_ASSIGN_OR_RETURN(auto range, add_unit(src, file, data_at, b));
-      pending.push_back({ours, range.first, range.second, b.w, b.h});
+      pending.push_back({ours, range.first, range.second, b});
     } else {
       return corrupt(std::string("Associated image \"") + ours + "\" has unrecognized type \"" + type + "\"");
     }
@@ -479,9 +484,9 @@ Result<SlideModel> open(std::shared_ptr<const io::Source> source) {
     l.placement = make_placement(std::move(placements[i]));
   }
   for (const Pending& p : pending) {  // embedded CZIs: their one subblock through the spliced file
-    LevelModel image = czi_level_shell(p.w, p.h);
-    image.info.width = p.w;
-    image.info.height = p.h;
+    LevelModel image = czi_level_shell(p.subblock.w, p.subblock.h, p.subblock);
+    image.info.width = p.subblock.w;
+    image.info.height = p.subblock.h;
     image.tiles_across = image.tiles_down = 1;
     image.parts = single_part(spliced);
     image.units = std::make_shared<const UnitTable>(UnitTable{{p.offset}, {p.length}, {}});

@@ -8,7 +8,6 @@
 
 #include "cache/tile_cache.h"
 #include "region/region_plan.h"
-#include "region/restart_window.h"
 #include "region/tile_fetcher.h"
 #include "util/thread_pool.h"
 

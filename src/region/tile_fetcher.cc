@@ -4,10 +4,9 @@
 #include <cstring>
 
 #include "codecs/decoder_pool.h"
-#include "dicom/data_set.h"
-#include "region/restart_window.h"
-#include "region/tile_resume.h"
-#include "util/checked_math.h"
+#include "codecs/jpeg/restart_window.h"
+#include "codecs/jpeg/tile_resume.h"
+#include "formats/unit_stream.h"
 
 namespace tilewise::region {
 
@@ -27,23 +26,6 @@ void prefetch_units(const formats::LevelModel& level, std::span<const int64_t> u
     at = end;
   }
 }
-
-namespace {
-
-// The first range of the part's structure that [offset, offset + length) overlaps, or nullptr.
-const io::ByteRange* overlapped_structure(const formats::UnitPart& part, uint64_t offset, uint64_t length) {
-  if (!part.structure || length == 0) return nullptr;
-  const std::vector<io::ByteRange>& ranges = *part.structure;
-  // Ranges start in order and do not overlap: only the last one starting at or before `offset`, and those
-  // starting inside the unit, can meet it.
-  auto it = std::upper_bound(ranges.begin(), ranges.end(), offset,
-                             [](uint64_t at, const io::ByteRange& r) { return at < r.offset; });
-  if (it != ranges.begin() && std::prev(it)->offset + std::prev(it)->length > offset) return &*std::prev(it);
-  if (it != ranges.end() && it->offset - offset < length) return &*it;
-  return nullptr;
-}
-
-}  // namespace
 
 int32_t TileRef::valid_rows() const {
   if (level->placement) return level->desc.height;  // a placed unit's pixels are all its own
@@ -71,49 +53,13 @@ Result<std::vector<uint8_t>> TileFetcher::read_bytes(const TileRef& tile, bool s
 }
 
 Status TileFetcher::read_bytes_into(const TileRef& tile, std::vector<uint8_t>& bytes, bool splice_tables) const {
-  const formats::LevelModel& level = *tile.level;
-  const uint64_t offset = level.unit_offset(tile.index());
-  const uint64_t length = level.unit_length(tile.index());
-  const formats::UnitPart& part = level.unit_part(tile.index());
-  const io::Source& source = *part.source;
-  if (!internal::range_inside(offset, length, source.size())) {
-    return corrupt(context(tile, offset) + ": " + std::to_string(length) + " bytes would run past the end of the file (" +
-                   std::to_string(source.size()) + " bytes)");
-  }
-  if (const io::ByteRange* hit = overlapped_structure(part, offset, length)) {
-    return corrupt(context(tile, offset) + ": its " + std::to_string(length) + " bytes overlap the file's " +
-                   (hit->offset == 0 ? std::string("header") : "directory at offset " + std::to_string(hit->offset)));
-  }
-  if (level.stream == formats::UnitStream::kRestartInterval) {
-    // The image's header, then the MCUs up to the next restart marker, which becomes the end of image.
-    const size_t head = part.header.size();
-    bytes.resize(head + length);
-    std::memcpy(bytes.data(), part.header.data(), head);
-    Status s = source.pread({bytes.data() + head, length}, offset);
-    if (!s.ok()) return s.with_context(context(tile, offset));
-    if (length < 2 || bytes[bytes.size() - 2] != 0xFF) {
-      return corrupt(context(tile, offset) + ": the unit does not end with a JPEG marker");
-    }
-    bytes.back() = 0xD9;
-    return Status();
-  }
-  if (level.stream == formats::UnitStream::kItems) {
-    bytes.resize(length);
-    Status s = source.pread(bytes, offset);
-    if (s.ok()) s = dicom::join_items(bytes);
-    if (!s.ok()) return s.with_context(context(tile, offset));
-    return Status();
-  }
-  const auto tables = level.desc.jpeg_tables;
-  // Splice: the tables without their EOI, then the tile without its SOI.
-  const bool splice = splice_tables && tables.size() > 4 && length > 2;
-  const size_t head = splice ? tables.size() - 2 : 0;
-  bytes.resize(head + length);
-  if (splice) std::memcpy(bytes.data(), tables.data(), head);
-  Status s = source.pread({bytes.data() + head, length}, offset);
-  if (!s.ok()) return s.with_context(context(tile, offset));
-  if (splice) bytes.erase(bytes.begin() + static_cast<long>(head), bytes.begin() + static_cast<long>(head) + 2);
-  return Status();
+  const Result<codecs::TileDesc> desc = formats::read_unit(*tile.level, tile.index(), bytes, splice_tables);
+  return desc.ok() ? Status() : desc.status().with_context(context(tile));
+}
+
+bool windows_use_checkpoints(const formats::LevelModel& level, int64_t unit) {
+  return level.stream == formats::UnitStream::kRestartInterval && level.desc.compression == codecs::Compression::kJpeg &&
+         level.unit_part(unit).entropy != nullptr && codecs::checkpoints_enabled();
 }
 
 template <typename Fn>
@@ -123,37 +69,76 @@ Status TileFetcher::with_tile_bytes(const TileRef& tile, Fn&& decode) const {
   // such as MCU index entries, were allocated between: 10 KiB of RSS per 0.5 KiB entry).
   thread_local std::vector<uint8_t> buffer;
   std::vector<uint8_t> bytes = std::move(buffer);
-  Status s = read_bytes_into(tile, bytes);
-  if (!s.ok()) {
+  const Result<codecs::TileDesc> desc = formats::read_unit(*tile.level, tile.index(), bytes);
+  if (!desc.ok()) {
     buffer = std::move(bytes);
-    return s;
+    return desc.status().with_context(context(tile));
   }
-  s = with_decoder(tile, bytes, decode);
+  Status s = with_decoder(tile, bytes, *desc, decode);
   if (bytes.capacity() <= (4u << 20)) buffer = std::move(bytes);  // a rare huge unit's buffer is not kept
   return s;
 }
 
 template <typename Fn>
-Status TileFetcher::with_decoder(const TileRef& tile, std::span<const uint8_t> bytes, Fn&& decode) const {
+Status TileFetcher::with_decoder(const TileRef& tile, std::span<const uint8_t> bytes, const codecs::TileDesc& desc,
+                                 Fn&& decode) const {
   auto decoder = codecs::DecoderPool::global().acquire();
-  Status s = decode(*decoder, bytes);
+  Status s = decode(*decoder, bytes, desc);
   if (!s.ok()) s = s.with_context(context(tile));  // the context string only for an error: this is per tile
   return s;
 }
 
 namespace {
 
+// A unit smaller than its level's nominal one (a Zeiss subblock): the part of the window [x, x + out.width) x
+// [y, y + out.height) the unit covers, decoded in place, and zeros elsewhere (such a unit's area past its own
+// pixels is never drawn).
+Status decode_smaller_unit(codecs::CpuDecoder& d, std::span<const uint8_t> bytes, const codecs::TileDesc& desc,
+                           const ImageView& out, int32_t x, int32_t y) {
+  const int32_t w = std::clamp(desc.width - x, 0, out.width), h = std::clamp(desc.height - y, 0, out.height);
+  for (int32_t r = 0; r < out.height; ++r) {
+    const size_t from = r < h ? static_cast<size_t>(w) * 3 : 0;
+    std::memset(out.row(r) + from, 0, out.row_bytes() - from);
+  }
+  if (w == 0 || h == 0) return Status();
+  const ImageView part = out.sub(0, 0, w, h);
+  return x == 0 && y == 0 && w == desc.width ? d.decode(bytes, desc, part) : d.decode_window(bytes, desc, part, x, y);
+}
+
+bool smaller_than_level(const TileRef& tile, const codecs::TileDesc& desc) {
+  return desc.width != tile.level->desc.width || desc.height != tile.level->desc.height;
+}
+
 auto whole(const TileRef& tile, const ImageView& out) {
-  return [&tile, &out](codecs::CpuDecoder& d, std::span<const uint8_t> bytes) {
-    return d.decode(bytes, tile.level->desc, out);
+  return [&tile, &out](codecs::CpuDecoder& d, std::span<const uint8_t> bytes, const codecs::TileDesc& desc) {
+    if (smaller_than_level(tile, desc)) return decode_smaller_unit(d, bytes, desc, out, 0, 0);
+    return d.decode(bytes, desc, out);
   };
 }
 
+// A window of a JPEG unit decoded from an MCU checkpoint of its index (codecs/jpeg/), or nullopt.
+std::optional<Status> resumed_window(const TileRef& tile, std::span<const uint8_t> bytes, const codecs::TileDesc& desc,
+                                     codecs::CpuDecoder& d, const ImageView& out, int32_t x, int32_t y) {
+  const formats::LevelModel& level = *tile.level;
+  if (desc.compression != codecs::Compression::kJpeg) return std::nullopt;
+  const std::shared_ptr<const void> table = level.units;  // the index's key, held weakly there
+  const codecs::UnitKey unit{table, tile.index()};
+  if (level.stream == formats::UnitStream::kRestartInterval) {
+    const codecs::EntropyLayout* layout = level.unit_part(unit.index).entropy.get();
+    if (!layout) return std::nullopt;
+    return codecs::decode_from_checkpoint(unit, *layout, desc, bytes, d, out, x, y);
+  }
+  // Positioned levels (Leica, Ventana, Trestle, MIRAX) qualify too: (x, y) are in the unit's own pixels, and
+  // tile.index() is the unit (region/region_plan.cc).
+  if (level.stream == formats::UnitStream::kStored) return codecs::decode_tile_from_row(unit, desc, bytes, d, out, x, y);
+  return std::nullopt;
+}
+
 auto window(const TileRef& tile, const ImageView& out, int32_t x, int32_t y) {
-  return [&tile, &out, x, y](codecs::CpuDecoder& d, std::span<const uint8_t> bytes) {
-    if (std::optional<Status> s = decode_from_checkpoint(tile, bytes, d, out, x, y)) return *std::move(s);
-    if (std::optional<Status> s = decode_tile_from_row(tile, bytes, d, out, x, y)) return *std::move(s);
-    return d.decode_window(bytes, tile.level->desc, out, x, y);
+  return [&tile, &out, x, y](codecs::CpuDecoder& d, std::span<const uint8_t> bytes, const codecs::TileDesc& desc) {
+    if (smaller_than_level(tile, desc)) return decode_smaller_unit(d, bytes, desc, out, x, y);
+    if (std::optional<Status> s = resumed_window(tile, bytes, desc, d, out, x, y)) return *std::move(s);
+    return d.decode_window(bytes, desc, out, x, y);
   };
 }
 
@@ -168,12 +153,19 @@ Status TileFetcher::decode_window(const TileRef& tile, const ImageView& out, int
 }
 
 Status TileFetcher::decode(const TileRef& tile, std::span<const uint8_t> bytes, const ImageView& out) const {
-  return with_decoder(tile, bytes, whole(tile, out));
+  TW_RETURN_IF_ERROR(shared_desc(tile));
+  return with_decoder(tile, bytes, tile.level->desc, whole(tile, out));
 }
 
 Status TileFetcher::decode_window(const TileRef& tile, std::span<const uint8_t> bytes, const ImageView& out, int32_t x,
                                   int32_t y) const {
-  return with_decoder(tile, bytes, window(tile, out, x, y));
+  TW_RETURN_IF_ERROR(shared_desc(tile));
+  return with_decoder(tile, bytes, tile.level->desc, window(tile, out, x, y));
+}
+
+Status TileFetcher::shared_desc(const TileRef& tile) const {
+  if (formats::units_share_desc(*tile.level)) return Status();
+  return internal_error(context(tile) + ": the level's units carry their own descriptions; decode them unread");
 }
 
 }  // namespace tilewise::region

@@ -1,4 +1,5 @@
-// TileFetcher: reads one chunk's bytes with pread and decodes it with a leased CPU decoder.
+// TileFetcher: reads one unit's stream (formats/unit_stream.h) and decodes it with a leased CPU decoder; a
+// window of a JPEG unit from an MCU checkpoint where the index has one (codecs/jpeg/).
 //
 // Thread behaviour: stateless apart from the immutable model; call from any thread. Errors carry the
 // context "<file>: level L tile (col,row) at offset O".
@@ -34,12 +35,18 @@ struct TileRef {
 // (io::Source::prefetch), grouped by the source they lie in; local ones return at once.
 void prefetch_units(const formats::LevelModel& level, std::span<const int64_t> units);
 
+// True when windows of `unit` of `level` may be decoded from checkpoints (a restart-interval JPEG unit whose
+// stream the index can walk, the index on): a window then costs about its own width, not the unit's.
+bool windows_use_checkpoints(const formats::LevelModel& level, int64_t unit);
+
 class TileFetcher {
  public:
   explicit TileFetcher(const formats::SlideModel& model) : model_(model) {}
 
-  // The tile's encoded bytes; for JPEG with shared tables, a complete stream with the tables spliced in
-  // (for decoders that cannot be primed with tables, such as nvImageCodec) when `splice_tables` is set.
+  // The tile's encoded bytes (formats::read_unit); for JPEG with shared tables, a complete stream with the
+  // tables spliced in (for decoders that cannot be primed with tables, such as nvImageCodec) when
+  // `splice_tables` is set. Decoded with the level's description: levels whose units carry their own
+  // (formats::units_share_desc false) are decoded only by the two calls that read their bytes themselves.
   Result<std::vector<uint8_t>> read_bytes(const TileRef& tile, bool splice_tables = false) const;
   // The same into `bytes` (resized; its capacity reused).
   Status read_bytes_into(const TileRef& tile, std::vector<uint8_t>& bytes, bool splice_tables = false) const;
@@ -49,18 +56,21 @@ class TileFetcher {
   Status decode(const TileRef& tile, const ImageView& out) const;
   // Decodes the window of out's size at (x, y) of the tile.
   Status decode_window(const TileRef& tile, const ImageView& out, int32_t x, int32_t y) const;
-  // The same two from the tile's bytes already read (read_bytes', tables spliced in or not), not read again.
+  // The same two from the tile's bytes already read (read_bytes', tables spliced in or not), not read again;
+  // InternalError for a level whose units carry their own descriptions.
   Status decode(const TileRef& tile, std::span<const uint8_t> bytes, const ImageView& out) const;
   Status decode_window(const TileRef& tile, std::span<const uint8_t> bytes, const ImageView& out, int32_t x,
                        int32_t y) const;
 
  private:
-  // Reads the tile's bytes and runs `decode(decoder, bytes)` with a leased decoder, adding the context.
+  // Reads the tile's bytes and runs `decode(decoder, bytes, desc)` with a leased decoder, adding the context.
   template <typename Fn>
   Status with_tile_bytes(const TileRef& tile, Fn&& decode) const;
-  // Runs `decode(decoder, bytes)` with a leased decoder, adding the context to an error.
+  // Runs `decode(decoder, bytes, desc)` with a leased decoder, adding the context to an error.
   template <typename Fn>
-  Status with_decoder(const TileRef& tile, std::span<const uint8_t> bytes, Fn&& decode) const;
+  Status with_decoder(const TileRef& tile, std::span<const uint8_t> bytes, const codecs::TileDesc& desc,
+                      Fn&& decode) const;
+  Status shared_desc(const TileRef& tile) const;
   std::string context(const TileRef& tile, uint64_t offset) const;
   const formats::SlideModel& model_;
 };

@@ -29,7 +29,7 @@ struct Settings {
   uint64_t cache_bytes = 256ull << 20;            // TILEWISE_CACHE_BYTES: decoded-tile cache budget
   uint64_t max_region_bytes = 4ull << 30;         // TILEWISE_MAX_REGION_BYTES
   uint64_t mcu_index_bytes = 64ull << 20;         // TILEWISE_MCU_INDEX_BYTES: MCU checkpoints of restart-interval
-                                                  //   units kept (region/mcu_index_cache.h; 0: off)
+                                                  //   units kept (codecs/jpeg/mcu_index_cache.h; 0: off)
   uint64_t http_block_bytes = 256ull << 10;       // TILEWISE_HTTP_BLOCK_BYTES: what a smaller remote read fetches
   uint64_t http_coalesce_bytes = 16ull << 10;     // TILEWISE_HTTP_COALESCE_BYTES: ranges this close share a request
   uint64_t http_cache_bytes = 64ull << 20;        // TILEWISE_HTTP_CACHE_BYTES: fetched bytes kept per remote slide

@@ -1,13 +1,13 @@
 // libFuzzer target: every CPU decoder. The first bytes choose the codec, the tile geometry and (for JPEG)
 // a split point between JPEGTables and tile data; the rest is the encoded chunk. Both whole-tile and
-// window decoding are exercised; a JPEG is also walked by the MCU index (codecs/jpeg_mcu_index.h) and
+// window decoding are exercised; a JPEG is also walked by the MCU index (codecs/jpeg/mcu_index.h) and
 // resumed at each checkpoint it finds, as an NDPI unit's windows are.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
 #include "codecs/cpu/cpu_decoder.h"
-#include "codecs/jpeg_mcu_index.h"
+#include "codecs/jpeg/mcu_index.h"
 
 using namespace tilewise::codecs;
 

@@ -40,7 +40,7 @@ def test_ndpi_matches_openslide(tmp_path, image, subsampling, restart_interval):
 @pytest.mark.parametrize("subsampling,restart_interval", [("4:2:2", 64), ("4:4:4", 128)])
 def test_ndpi_windows_decoded_from_mcu_checkpoints_match_openslide(tmp_path, image, subsampling, restart_interval):
     """Units of 1,024 x 8 (as wide as real files' intervals get, 4,096, is too slow for OpenSlide here): a
-    window far into a unit is decoded from the MCU checkpoint left of it (codecs/jpeg_mcu_index.h), not from
+    window far into a unit is decoded from the MCU checkpoint left of it (codecs/jpeg/mcu_index.h), not from
     the unit's start. Every pixel is OpenSlide's at the stored and the DCT-scaled levels, with the index on
     and off."""
     path = tmp_path / f"wide-{subsampling.replace(':', '')}.ndpi"

@@ -1,5 +1,5 @@
 """Windows low in the JPEG tiles of positioned levels (Leica, Ventana, Trestle, MIRAX: tiles drawn where the
-slide says, overlapping or apart) are decoded from the MCU row above them (region/tile_resume.cc) when the
+slide says, overlapping or apart) are decoded from the MCU row above them (codecs/jpeg/tile_resume.cc) when the
 tile cache is off, as on grid levels: every pixel is OpenSlide's, with the MCU index on and off."""
 
 from __future__ import annotations

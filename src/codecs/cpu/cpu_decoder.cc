@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "codecs/cpu/jpeg2000_decoder.h"
-#include "codecs/cpu/jpeg_decoder.h"
+#include "codecs/jpeg/jpeg_decoder.h"
 #include "codecs/cpu/lossless_decoders.h"
 #include "codecs/cpu/pixel_convert.h"
 #include "util/bytes.h"
@@ -21,8 +21,7 @@ const char* compression_name(Compression c) {
     case Compression::kJpegLs: return "jpeg-ls";
     case Compression::kPng: return "png";
     case Compression::kBmp: return "bmp";
-    case Compression::kJpegPlanes: return "jpeg-planes";
-    case Compression::kCziSubblock: return "czi";
+    case Compression::kJpegXr: return "jpegxr";
   }
   return "unknown";
 }
@@ -40,8 +39,11 @@ Status CpuDecoder::supports(const TileDesc& desc) {
                                 (desc.scale_denom != 2 && desc.scale_denom != 4 && desc.scale_denom != 8))) {
     return unsupported("decoding at 1/" + std::to_string(desc.scale_denom) + " scale (only JPEG at 1/2, 1/4, 1/8)");
   }
-  if (desc.compression == Compression::kJpeg || desc.compression == Compression::kJpeg2000 ||
-      desc.compression == Compression::kJpegPlanes || desc.compression == Compression::kCziSubblock) {
+  if (desc.planes != 1 && (desc.planes != 3 || desc.compression != Compression::kJpeg)) {
+    return unsupported(std::string(compression_name(desc.compression)) + ": " + std::to_string(desc.planes) +
+                       " planes (only JPEG in 3)");
+  }
+  if (desc.compression == Compression::kJpeg || desc.compression == Compression::kJpeg2000) {
     if (desc.bits_per_sample != 8) {
       return unsupported(std::to_string(desc.bits_per_sample) + "-bit JPEG is not supported");
     }
@@ -56,7 +58,7 @@ Status CpuDecoder::supports(const TileDesc& desc) {
       return unsupported(std::to_string(desc.samples_per_pixel) + " samples per pixel are not supported");
     }
   }
-  if (desc.samples_per_pixel >= 3 && desc.color != ColorSpace::kRgb) {
+  if (desc.samples_per_pixel >= 3 && desc.color != ColorSpace::kRgb && desc.color != ColorSpace::kBgr) {
     return unsupported("multi-sample non-RGB images are not supported");
   }
   if (desc.predictor != 1 && desc.predictor != 2) {
@@ -79,10 +81,9 @@ Status CpuDecoder::decode(std::span<const uint8_t> data, const TileDesc& desc, c
       !out.device.is_cpu()) {
     return internal_error("decoder output view does not match the tile");
   }
+  if (desc.planes > 1) return decode_planes(data, desc, out, 0, 0, false);
   if (desc.compression == Compression::kJpeg) return jpeg_->decode(data, desc, out);
   if (desc.compression == Compression::kJpeg2000) return jpeg2000_->decode_window(data, desc, out, 0, 0);
-  if (desc.compression == Compression::kJpegPlanes) return decode_planes(data, desc, out, 0, 0, false);
-  if (desc.compression == Compression::kCziSubblock) return decode_czi(data, desc, out, 0, 0);
   return decode_lossless(data, desc, out);
 }
 
@@ -103,10 +104,9 @@ Status CpuDecoder::decode_window(std::span<const uint8_t> data, const TileDesc& 
       y + out.height > desc.height || out.channels != 3 || !out.device.is_cpu()) {
     return internal_error("decode window lies outside the tile");
   }
+  if (desc.planes > 1) return decode_planes(data, desc, out, x, y, true);
   if (desc.compression == Compression::kJpeg) return jpeg_->decode_window(data, desc, out, x, y, true);
   if (desc.compression == Compression::kJpeg2000) return jpeg2000_->decode_window(data, desc, out, x, y);
-  if (desc.compression == Compression::kJpegPlanes) return decode_planes(data, desc, out, x, y, true);
-  if (desc.compression == Compression::kCziSubblock) return decode_czi(data, desc, out, x, y);
   const int32_t rows = y + out.height;
   window_rgb_.resize(static_cast<size_t>(desc.width) * rows * 3);
   const ImageView whole{window_rgb_.data(), int64_t{desc.width} * 3, desc.width, rows, 3, {}};
@@ -118,17 +118,18 @@ Status CpuDecoder::decode_window(std::span<const uint8_t> data, const TileDesc& 
 Status CpuDecoder::decode_planes(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out, int32_t x,
                                  int32_t y, bool window) {
   TileDesc plane = desc;
-  plane.compression = Compression::kJpeg;
+  plane.planes = 1;
   plane.jpeg_tables = {};
   plane_grey_.resize(static_cast<size_t>(out.width) * static_cast<size_t>(out.height));
   const ImageView grey{plane_grey_.data(), int64_t{out.width}, out.width, out.height, 1, {}};
   size_t at = 0;
+  const std::string name = std::string(compression_name(desc.compression)) + " planes: the ";
   for (int c = 0; c < 3; ++c) {
     const char* channel = c == 0 ? "red" : c == 1 ? "green" : "blue";
-    if (data.size() - at < 4) return corrupt(std::string("jpeg-planes: the ") + channel + " channel is missing");
+    if (data.size() - at < 4) return corrupt(name + channel + " channel is missing");
     const uint32_t length = internal::load_le32(data.data() + at);
     at += 4;
-    if (length > data.size() - at) return corrupt(std::string("jpeg-planes: the ") + channel + " channel is cut short");
+    if (length > data.size() - at) return corrupt(name + channel + " channel is cut short");
     const auto bytes = data.subspan(at, length);
     at += length;
     Status s = window ? jpeg_->decode_window(bytes, plane, grey, x, y, true) : jpeg_->decode(bytes, plane, grey);
@@ -137,82 +138,6 @@ Status CpuDecoder::decode_planes(std::span<const uint8_t> data, const TileDesc& 
       const uint8_t* src = grey.row(r);
       uint8_t* dst = out.row(r);
       for (int32_t i = 0; i < out.width; ++i) dst[3 * i + c] = src[i];
-    }
-  }
-  return Status();
-}
-
-Status CpuDecoder::decode_czi(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out, int32_t x,
-                              int32_t y) {
-  if (data.size() < CziSubblockHeader::kSize) return corrupt("czi: the subblock is shorter than its header");
-  const uint32_t w = internal::load_le32(data.data()), h = internal::load_le32(data.data() + 4);
-  const uint8_t pixel_type = data[8], compression = data[9];
-  if (w == 0 || h == 0 || w > static_cast<uint32_t>(desc.width) || h > static_cast<uint32_t>(desc.height)) {
-    return corrupt("czi: a " + std::to_string(w) + "x" + std::to_string(h) + " subblock in a level of " +
-                   std::to_string(desc.width) + "x" + std::to_string(desc.height) + " units");
-  }
-  const size_t bpp = pixel_type == 3 ? 3 : pixel_type == 4 ? 6 : 0;
-  if (!bpp) return unsupported("czi: pixel type " + std::to_string(pixel_type));
-  const size_t pixel_bytes = size_t{w} * h * bpp;
-  std::span<const uint8_t> payload = data.subspan(CziSubblockHeader::kSize);
-  const uint8_t* px = payload.data();
-  if (compression == 0) {
-    if (payload.size() != pixel_bytes) {
-      return corrupt("czi: can't read " + std::to_string(payload.size() / bpp) + " pixels into a " + std::to_string(w) +
-                     "x" + std::to_string(h) + " image");
-    }
-  } else if (compression == 5 || compression == 6) {
-    bool hilo = false;
-    if (compression == 6) {  // a header: its size (1 or 3), then chunk type 1 and the HiLo packing flag
-      if (payload.empty() || payload.size() < payload[0]) return corrupt("czi: zstd header is cut short");
-      if (payload[0] == 3) {
-        if (payload[1] != 1) return corrupt("czi: unexpected zstd chunk type " + std::to_string(payload[1]));
-        hilo = payload[2] & 1;
-      } else if (payload[0] != 1) {
-        return corrupt("czi: unexpected zstd header length " + std::to_string(payload[0]));
-      }
-      payload = payload.subspan(payload[0]);
-    }
-    czi_pixels_.resize(pixel_bytes);
-    TW_ASSIGN_OR_RETURN(size_t produced, zstd_->decode(payload, czi_pixels_));
-    if (produced != pixel_bytes) {
-      return corrupt("czi: zstd data holds " + std::to_string(produced) + " bytes, " + std::to_string(pixel_bytes) +
-                     " needed");
-    }
-    if (hilo) {  // low bytes of the 16-bit samples in the first half, high bytes in the second
-      std::vector<uint8_t> packed(czi_pixels_);
-      const size_t half = pixel_bytes / 2;
-      for (size_t i = 0; i < half; ++i) {
-        czi_pixels_[2 * i] = packed[i];
-        czi_pixels_[2 * i + 1] = packed[half + i];
-      }
-    }
-    px = czi_pixels_.data();
-  } else if (compression == 4) {
-    czi_pixels_.resize(pixel_bytes);
-    TW_RETURN_IF_ERROR(
-        jpegxr_decode(payload, czi_pixels_, static_cast<int32_t>(w), static_cast<int32_t>(h), static_cast<int32_t>(bpp))
-            .status());
-    px = czi_pixels_.data();
-  } else {
-    return unsupported("czi: compression " + std::to_string(compression));
-  }
-  // BGR (8-bit, or 16-bit little-endian of which the high byte counts) to RGB; past the subblock: zero.
-  for (int32_t r = 0; r < out.height; ++r) {
-    uint8_t* dst = out.row(r);
-    const int64_t sy = int64_t{y} + r;
-    for (int32_t i = 0; i < out.width; ++i) {
-      const int64_t sx = int64_t{x} + i;
-      if (sy >= h || sx >= w) {
-        dst[3 * i] = dst[3 * i + 1] = dst[3 * i + 2] = 0;
-        continue;
-      }
-      const uint8_t* p = px + (static_cast<size_t>(sy) * w + static_cast<size_t>(sx)) * bpp;
-      if (bpp == 3) {
-        dst[3 * i] = p[2], dst[3 * i + 1] = p[1], dst[3 * i + 2] = p[0];
-      } else {
-        dst[3 * i] = p[5], dst[3 * i + 1] = p[3], dst[3 * i + 2] = p[1];
-      }
     }
   }
   return Status();
@@ -274,6 +199,11 @@ Result<const uint8_t*> CpuDecoder::lossless_samples(std::span<const uint8_t> dat
       TW_ASSIGN_OR_RETURN(produced, bmp_decode(data, {scratch_.data(), whole}, desc.width, desc.height));
       break;
     }
+    case Compression::kJpegXr: {
+      TW_ASSIGN_OR_RETURN(produced, jpegxr_decode(data, {scratch_.data(), whole}, desc.width, desc.height,
+                                                  desc.samples_per_pixel * bytes_per_sample));
+      break;
+    }
     default:
       return internal_error("unexpected compression");
   }
@@ -281,6 +211,7 @@ Result<const uint8_t*> CpuDecoder::lossless_samples(std::span<const uint8_t> dat
     return corrupt(std::string(name) + ": data decompresses to " + std::to_string(produced) + " bytes, " +
                    std::to_string(needed) + " needed");
   }
+  if (desc.split_bytes && bytes_per_sample == 2) join_byte_planes(scratch_.data(), whole, planes_);
   if (desc.predictor == 2 && bytes_per_sample == 1) {
     undo_horizontal_predictor(scratch_.data(), row_bytes, rows, desc.samples_per_pixel);
   }

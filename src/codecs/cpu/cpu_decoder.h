@@ -1,5 +1,5 @@
 // CpuDecoder: the CPU backend of the decoder contract (codecs/decoder.h): any supported compression (JPEG
-// through libjpeg-turbo, JPEG 2000 through OpenJPEG, deflate, LZW, zstd, raw) into an RGB view in host memory.
+// through libjpeg-turbo, JPEG 2000 through OpenJPEG, deflate, LZW, zstd, JPEG XR, raw) into an RGB view in host memory.
 //
 // Thread behaviour: one CpuDecoder per worker; it owns the libjpeg, libdeflate and zstd contexts and scratch
 // buffers that it reuses from call to call, and is not safe to share between threads. Use DecoderPool to
@@ -62,12 +62,9 @@ class CpuDecoder final : public Decoder {
   // samples: `data` itself, or scratch_.
   Result<const uint8_t*> lossless_samples(std::span<const uint8_t> data, const TileDesc& desc, int32_t rows);
   Status decode_lossless(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out);
-  // Compression::kJpegPlanes: each channel's grey JPEG decoded (the window at x, y when `window`) and
-  // interleaved.
+  // A unit of desc.planes planes: each plane decoded (the window at x, y when `window`) and interleaved.
   Status decode_planes(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out, int32_t x, int32_t y,
                        bool window);
-  // Compression::kCziSubblock: the window at (x, y) of the unit (pixels past the subblock's own size are 0).
-  Status decode_czi(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out, int32_t x, int32_t y);
   uint8_t* copy_to_scratch(const uint8_t* data, size_t bytes);
 
   std::unique_ptr<JpegDecoder> jpeg_;
@@ -76,8 +73,8 @@ class CpuDecoder final : public Decoder {
   std::unique_ptr<ZstdDecoder> zstd_;
   std::vector<uint8_t> scratch_;
   std::vector<uint8_t> window_rgb_;  // a whole decoded chunk when only a window of it is wanted
-  std::vector<uint8_t> plane_grey_;  // one channel of a kJpegPlanes unit, decoded
-  std::vector<uint8_t> czi_pixels_;  // a kCziSubblock unit's decompressed samples
+  std::vector<uint8_t> plane_grey_;  // one plane of a unit of planes, decoded
+  std::vector<uint8_t> planes_;      // byte planes being joined (TileDesc::split_bytes)
 };
 
 }  // namespace tilewise::codecs

@@ -11,6 +11,15 @@ void undo_horizontal_predictor(uint8_t* data, int64_t row_bytes, int64_t rows, i
   }
 }
 
+void join_byte_planes(uint8_t* data, size_t bytes, std::vector<uint8_t>& scratch) {
+  scratch.assign(data, data + bytes);
+  const size_t half = bytes / 2;
+  for (size_t i = 0; i < half; ++i) {
+    data[2 * i] = scratch[i];
+    data[2 * i + 1] = scratch[half + i];
+  }
+}
+
 void narrow_16_to_8(uint8_t* data, int64_t row_bytes, int64_t rows, const TileDesc& desc) {
   const int spp = desc.samples_per_pixel;
   const int64_t samples = row_bytes / 2;
@@ -38,7 +47,13 @@ void samples_to_rgb(const uint8_t* src, int64_t row_bytes, const TileDesc& desc,
   for (int64_t y = 0; y < out.height; ++y) {
     const uint8_t* s = src + y * row_bytes;
     uint8_t* d = out.row(y);
-    if (spp >= 3) {
+    if (spp >= 3 && desc.color == ColorSpace::kBgr) {
+      for (int32_t x = 0; x < out.width; ++x, s += spp, d += 3) {
+        d[0] = s[2];
+        d[1] = s[1];
+        d[2] = s[0];
+      }
+    } else if (spp >= 3) {
       if (spp == 3) {
         std::memcpy(d, s, static_cast<size_t>(out.width) * 3);
       } else {

@@ -1,9 +1,10 @@
 // Sample layout conversions for lossless codecs: undo the horizontal predictor, then turn 8-bit grey,
-// grey+alpha, RGB or RGBA rows into RGB.
+// grey+alpha, RGB, BGR or RGBA rows into RGB.
 #pragma once
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "codecs/tile_desc.h"
 #include "tilewise/image_view.h"
@@ -13,6 +14,10 @@ namespace tilewise::codecs {
 
 // Undoes TIFF predictor 2 (horizontal differencing) in place on `rows` rows of 8-bit samples.
 void undo_horizontal_predictor(uint8_t* data, int64_t row_bytes, int64_t rows, int samples_per_pixel);
+
+// Undoes TileDesc::split_bytes in place on `bytes` bytes of 16-bit samples (low-byte plane, then high-byte
+// plane) through `scratch`.
+void join_byte_planes(uint8_t* data, size_t bytes, std::vector<uint8_t>& scratch);
 
 // Turns `rows` rows of 16-bit samples (row_bytes apart, in desc.big_endian order, horizontally
 // differenced when desc.predictor == 2) into 8-bit samples (the high byte), packed at the start of each row.

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "codecs/cpu/jpeg_encoder.h"
+#include "codecs/jpeg/jpeg_encoder.h"
 #include "codecs/nvimgcodec/cuda_wait.h"
 #include "codecs/nvimgcodec/nvimgcodec_library.h"
 #include "util/fork_safe.h"

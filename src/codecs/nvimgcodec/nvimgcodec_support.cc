@@ -9,6 +9,7 @@ Status supports(const TileDesc& desc) {
   const std::string codec = compression_name(desc.compression);
   if (desc.bits_per_sample != 8) return unsupported("gpu " + codec + ": only 8-bit samples are decoded on the GPU");
   if (desc.scale_denom != 1) return unsupported("gpu " + codec + ": no decoding at a reduced scale on the GPU");
+  if (desc.planes != 1) return unsupported("gpu " + codec + ": units of separate planes are decoded on the CPU");
   if (desc.compression == Compression::kJpeg) {
     // JPEG with RGB components (Aperio) stays on the CPU: nvJPEG 13 / nvImageCodec 0.8 convert its components
     // as YCbCr whatever the stream says (an Adobe APP14 "transform 0" marker) or the output asks for

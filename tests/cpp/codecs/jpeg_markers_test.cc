@@ -1,6 +1,6 @@
-// JPEG marker parsing (codecs/jpeg_markers.h) on hand-made headers: the frame, truncation, SOF patching and
+// JPEG marker parsing (codecs/jpeg/markers.h) on hand-made headers: the frame, truncation, SOF patching and
 // restart markers found across chunk boundaries.
-#include "codecs/jpeg_markers.h"
+#include "codecs/jpeg/markers.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// The MCU index of one-MCU-row streams (codecs/jpeg_mcu_index.h): checkpoints found by the hand-written
+// The MCU index of one-MCU-row streams (codecs/jpeg/mcu_index.h): checkpoints found by the hand-written
 // Huffman scanner, and streams resumed at them, decoded by libjpeg-turbo, must equal a decode from the
 // stream's start pixel for pixel from the second resumed MCU on, at every scale, for every sampling layout,
 // with standard and optimised Huffman tables. The oracle is the full decode of the original stream.
@@ -8,7 +8,7 @@
 #include <random>
 
 #include "codecs/cpu/cpu_decoder.h"
-#include "codecs/jpeg_mcu_index.h"
+#include "codecs/jpeg/mcu_index.h"
 #include "support/encoders.h"
 
 namespace tilewise::codecs {

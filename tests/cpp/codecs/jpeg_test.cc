@@ -12,7 +12,7 @@
 // clang-format on
 
 #include "codecs/cpu/cpu_decoder.h"
-#include "codecs/cpu/jpeg_encoder.h"
+#include "codecs/jpeg/jpeg_encoder.h"
 #include "support/encoders.h"
 
 namespace tilewise::codecs {

@@ -1,4 +1,4 @@
-// Windows low in JPEG tiles decoded from the MCU row above them (region/tile_resume.h): through the public
+// Windows low in JPEG tiles decoded from the MCU row above them (codecs/jpeg/tile_resume.h): through the public
 // read path, every window equals the same read with the MCU index off, for tables in JPEGTables and in the
 // tiles, YCbCr 4:2:0 / 4:2:2 / 4:4:4 and Aperio's RGB components; deep windows are counted as resumed; a
 // tile damaged below the checkpoint still reports its error.

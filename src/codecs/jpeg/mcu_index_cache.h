@@ -1,5 +1,5 @@
 // McuIndexCache: the MCU checkpoints of restart-interval units and of JPEG tiles' MCU rows
-// (codecs/jpeg_mcu_index.h; region/restart_window.h, region/tile_resume.h), kept across
+// (codecs/jpeg/mcu_index.h; codecs/jpeg/restart_window.h, codecs/jpeg/tile_resume.h), kept across
 // reads within one process-wide byte budget, least recently used out; their memory is pooled apart from
 // the malloc heap (mcu_index_cache.cc says why). They are metadata of the encoded
 // stream, as OpenSlide keeps an NDPI level's restart-marker positions once found; not decoded pixels, so the
@@ -19,25 +19,25 @@
 #include <optional>
 #include <span>
 
-#include "codecs/jpeg_mcu_index.h"
+#include "codecs/jpeg/mcu_index.h"
 
-namespace tilewise::region {
+namespace tilewise::codecs {
 
 class McuIndexCache {
  public:
   struct Entry {
     explicit Entry(std::pmr::memory_resource* resource) : index(resource) {}
     std::mutex mutex;
-    codecs::McuIndex index;  // holds at most the `points` it was created for (its capacity)
+    McuIndex index;  // holds at most the `points` it was created for (its capacity)
     bool unusable = false;   // the scan failed or cannot continue: decode this unit from its start
 
     // Checkpoint `k` of the unit whose entropy-coded bytes are `entropy` (`mcus` MCUs, checkpoints `spacing`
     // MCUs apart), the index extended to it first, under the entry's lock; with `later` given, also
     // checkpoint `later_k` where the index already holds it (else *later is left empty). nullopt when the
     // entry is unusable or the scan fails here (which marks it so): the caller decodes from the unit's start.
-    std::optional<codecs::McuCheckpoint> reach(const codecs::EntropyLayout& layout, std::span<const uint8_t> entropy,
+    std::optional<McuCheckpoint> reach(const EntropyLayout& layout, std::span<const uint8_t> entropy,
                                                int64_t mcus, int32_t spacing, size_t k, size_t later_k = 0,
-                                               std::optional<codecs::McuCheckpoint>* later = nullptr);
+                                               std::optional<McuCheckpoint>* later = nullptr);
   };
 
   // The process's cache (ForkSafe), with the budget of TILEWISE_MCU_INDEX_BYTES or the last one
@@ -73,4 +73,4 @@ class McuIndexCache {
   std::atomic<uint64_t> resumed_{0};
 };
 
-}  // namespace tilewise::region
+}  // namespace tilewise::codecs

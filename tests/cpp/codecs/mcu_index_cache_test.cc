@@ -1,14 +1,14 @@
 // McuIndexCache: the byte budget (least recently used out), entries of a dead unit table never matched
 // by a new one at the same address, a closed table's entries erased, capacity 0 turning it off, and
 // concurrent readers (run under TSan).
-#include "region/mcu_index_cache.h"
+#include "codecs/jpeg/mcu_index_cache.h"
 
 #include <gtest/gtest.h>
 
 #include <thread>
 #include <vector>
 
-namespace tilewise::region {
+namespace tilewise::codecs {
 namespace {
 
 constexpr size_t kPoints = 33;  // a 4,096-pixel unit of 16-pixel MCUs
@@ -92,4 +92,4 @@ TEST(McuIndexCache, ConcurrentReadersOfSharedAndEvictedEntries) {
 }
 
 }  // namespace
-}  // namespace tilewise::region
+}  // namespace tilewise::codecs

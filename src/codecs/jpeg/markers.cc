@@ -1,4 +1,4 @@
-#include "codecs/jpeg_markers.h"
+#include "codecs/jpeg/markers.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "codecs/cpu/jpeg_encoder.h"
+#include "codecs/jpeg/jpeg_encoder.h"
 
 #include <csetjmp>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "region/mcu_index_cache.h"
+#include "codecs/jpeg/mcu_index_cache.h"
 
 #include <sys/mman.h>
 
@@ -22,7 +22,7 @@
 #include <sanitizer/lsan_interface.h>
 #endif
 
-namespace tilewise::region {
+namespace tilewise::codecs {
 
 namespace {
 
@@ -160,13 +160,13 @@ McuIndexCache::McuIndexCache(uint64_t capacity_bytes) : impl_(std::make_unique<I
 
 McuIndexCache::~McuIndexCache() = default;
 
-std::optional<codecs::McuCheckpoint> McuIndexCache::Entry::reach(const codecs::EntropyLayout& layout,
+std::optional<McuCheckpoint> McuIndexCache::Entry::reach(const EntropyLayout& layout,
                                                                  std::span<const uint8_t> entropy, int64_t mcus,
                                                                  int32_t spacing, size_t k, size_t later_k,
-                                                                 std::optional<codecs::McuCheckpoint>* later) {
+                                                                 std::optional<McuCheckpoint>* later) {
   std::lock_guard<std::mutex> lock(mutex);
   if (unusable) return std::nullopt;
-  const Status s = codecs::extend_mcu_index(layout, entropy, mcus, k + 1, index, spacing);
+  const Status s = extend_mcu_index(layout, entropy, mcus, k + 1, index, spacing);
   if (!s.ok() || index.points.size() <= k) {
     unusable = true;
     return std::nullopt;
@@ -177,7 +177,7 @@ std::optional<codecs::McuCheckpoint> McuIndexCache::Entry::reach(const codecs::E
 
 uint64_t McuIndexCache::entry_bytes(size_t points) {
   // The entry (its lock, the index), its checkpoints, the shared pointer's block, the LRU and map nodes.
-  return sizeof(Entry) + points * sizeof(codecs::McuCheckpoint) + 32 + sizeof(Shard::Node) + 32 + 48;
+  return sizeof(Entry) + points * sizeof(McuCheckpoint) + 32 + sizeof(Shard::Node) + 32 + 48;
 }
 
 std::shared_ptr<McuIndexCache::Entry> McuIndexCache::entry(const std::shared_ptr<const void>& units, int64_t unit,
@@ -243,4 +243,4 @@ uint64_t McuIndexCache::entries() const {
   return total;
 }
 
-}  // namespace tilewise::region
+}  // namespace tilewise::codecs

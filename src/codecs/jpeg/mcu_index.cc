@@ -1,4 +1,4 @@
-#include "codecs/jpeg_mcu_index.h"
+#include "codecs/jpeg/mcu_index.h"
 
 #include <algorithm>
 #include <bit>

@@ -1,11 +1,11 @@
-#include "codecs/cpu/jpeg_decoder.h"
+#include "codecs/jpeg/jpeg_decoder.h"
 
 #include <algorithm>
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
 
-#include "codecs/jpeg_markers.h"
+#include "codecs/jpeg/markers.h"
 // clang-format off
 #include <jpeglib.h>
 #include <jerror.h>

@@ -1,4 +1,4 @@
-#include "region/tile_resume.h"
+#include "codecs/jpeg/tile_resume.h"
 
 #include <algorithm>
 #include <cstring>
@@ -8,11 +8,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "codecs/jpeg_markers.h"
-#include "codecs/jpeg_mcu_index.h"
-#include "region/mcu_index_cache.h"
+#include "codecs/jpeg/markers.h"
+#include "codecs/jpeg/mcu_index.h"
+#include "codecs/jpeg/mcu_index_cache.h"
 
-namespace tilewise::region {
+namespace tilewise::codecs {
 
 namespace {
 
@@ -28,10 +28,10 @@ class Layouts {
     return *layouts;
   }
   // The layout of `header`, or null; valid until this thread's next call.
-  const codecs::EntropyLayout* of(std::span<const uint8_t> header) {
+  const EntropyLayout* of(std::span<const uint8_t> header) {
     // Empty until this thread's first lookup, which no header (never empty) matches.
     thread_local std::string last_header;
-    thread_local std::shared_ptr<const codecs::EntropyLayout> last_layout;
+    thread_local std::shared_ptr<const EntropyLayout> last_layout;
     if (last_header.size() == header.size() && std::memcmp(last_header.data(), header.data(), header.size()) == 0) {
       return last_layout.get();
     }
@@ -41,14 +41,14 @@ class Layouts {
   }
 
  private:
-  std::shared_ptr<const codecs::EntropyLayout> find_or_parse(const std::string& key, std::span<const uint8_t> header) {
+  std::shared_ptr<const EntropyLayout> find_or_parse(const std::string& key, std::span<const uint8_t> header) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       auto it = layouts_.find(key);
       if (it != layouts_.end()) return it->second;
     }
-    auto parsed = codecs::parse_entropy_layout(header);
-    std::shared_ptr<const codecs::EntropyLayout> layout = parsed.ok() ? *std::move(parsed) : nullptr;
+    auto parsed = parse_entropy_layout(header);
+    std::shared_ptr<const EntropyLayout> layout = parsed.ok() ? *std::move(parsed) : nullptr;
     std::lock_guard<std::mutex> lock(mutex_);
     if (layouts_.size() >= kMaxHeaders) layouts_.clear();  // many distinct headers: start again
     layouts_.emplace(key, layout);
@@ -57,27 +57,23 @@ class Layouts {
 
   static constexpr size_t kMaxHeaders = 64;
   std::mutex mutex_;
-  std::unordered_map<std::string, std::shared_ptr<const codecs::EntropyLayout>> layouts_;
+  std::unordered_map<std::string, std::shared_ptr<const EntropyLayout>> layouts_;
 };
 
 }  // namespace
 
-std::optional<Status> decode_tile_from_row(const TileRef& tile, std::span<const uint8_t> bytes,
-                                           codecs::CpuDecoder& decoder, const ImageView& out, int32_t x, int32_t y) {
-  const formats::LevelModel& level = *tile.level;
-  const codecs::TileDesc& desc = level.desc;
-  // The smallest MCU is 8 rows, and a window must start two MCU rows down to gain anything. Positioned
-  // levels (Leica, Ventana, Trestle, MIRAX) qualify too: (x, y) are in the unit's own pixels, and
-  // tile.index() is the unit (region/region_plan.cc).
-  if (y <= 16 || level.stream != formats::UnitStream::kStored || desc.compression != codecs::Compression::kJpeg ||
-      desc.scale_denom > 1 || bytes.size() < 4 || bytes[0] != 0xFF || bytes[1] != 0xD8) {
+std::optional<Status> decode_tile_from_row(const UnitKey& unit, const TileDesc& desc, std::span<const uint8_t> bytes,
+                                           CpuDecoder& decoder, const ImageView& out, int32_t x, int32_t y) {
+  // The smallest MCU is 8 rows, and a window must start two MCU rows down to gain anything.
+  if (y <= 16 || desc.compression != Compression::kJpeg || desc.planes != 1 || desc.scale_denom > 1 ||
+      bytes.size() < 4 || bytes[0] != 0xFF || bytes[1] != 0xD8) {
     return std::nullopt;
   }
   McuIndexCache& cache = McuIndexCache::global();
   if (cache.capacity() == 0) return std::nullopt;
   // The tile's own markers say its frame: it must be the tile as the level describes it (the MCUs per row
   // follow from its width), with no restart markers (the walker stops at markers).
-  const Result<codecs::JpegFrame> frame = codecs::parse_jpeg_frame(bytes);
+  const Result<JpegFrame> frame = parse_jpeg_frame(bytes);
   if (!frame.ok() || frame->width != static_cast<uint32_t>(desc.width) ||
       frame->height != static_cast<uint32_t>(desc.height) || frame->restart_interval != 0) {
     return std::nullopt;
@@ -99,7 +95,7 @@ std::optional<Status> decode_tile_from_row(const TileRef& tile, std::span<const 
     spliced.insert(spliced.end(), bytes.begin() + 2, bytes.begin() + static_cast<std::ptrdiff_t>(tile_header));
     header = spliced;
   }
-  const codecs::EntropyLayout* layout = Layouts::get().of(header);
+  const EntropyLayout* layout = Layouts::get().of(header);
   if (!layout || layout->header_end != header.size()) return std::nullopt;
   const int32_t mcu_h = layout->mcu_height;
   // Resume at the MCU row above the window's top row: the row the window starts in is then decoded with
@@ -108,17 +104,17 @@ std::optional<Status> decode_tile_from_row(const TileRef& tile, std::span<const 
   if (row < 2) return std::nullopt;
   const int32_t row_mcus = (desc.width + layout->mcu_width - 1) / layout->mcu_width;
   const int32_t rows = (desc.height + mcu_h - 1) / mcu_h;
-  auto entry = cache.entry(level.units, tile.index(), static_cast<size_t>(rows) + 1);
+  auto entry = cache.entry(unit.table, unit.index, static_cast<size_t>(rows) + 1);
   if (!entry) return std::nullopt;
-  const std::optional<codecs::McuCheckpoint> from =
+  const std::optional<McuCheckpoint> from =
       entry->reach(*layout, entropy, int64_t{row_mcus} * rows, row_mcus, static_cast<size_t>(row));
   if (!from) return std::nullopt;
   thread_local std::vector<uint8_t> resumed;
   const int32_t below = desc.height - row * mcu_h;
-  if (!codecs::resume_rows(*layout, header, entropy, *from, desc.width, below, resumed).ok()) {
+  if (!resume_rows(*layout, header, entropy, *from, desc.width, below, resumed).ok()) {
     return std::nullopt;  // tables without the codes of the resuming row
   }
-  codecs::TileDesc rd = desc;
+  TileDesc rd = desc;
   rd.height = mcu_h + below;
   rd.jpeg_tables = {};  // the resumed stream carries them
   // A failure here is left to the decode from the tile's start, whose error names the damage as usual.
@@ -127,4 +123,4 @@ std::optional<Status> decode_tile_from_row(const TileRef& tile, std::span<const 
   return Status();
 }
 
-}  // namespace tilewise::region
+}  // namespace tilewise::codecs

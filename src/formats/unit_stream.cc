@@ -1,0 +1,138 @@
+#include "formats/unit_stream.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "dicom/data_set.h"
+#include "util/bytes.h"
+#include "util/checked_math.h"
+
+namespace tilewise::formats {
+
+void CziUnitHeader::write(uint8_t (&to)[kSize]) const {
+  std::memset(to, 0, kSize);
+  for (int i = 0; i < 4; ++i) {
+    to[i] = static_cast<uint8_t>(width >> (8 * i));
+    to[4 + i] = static_cast<uint8_t>(height >> (8 * i));
+  }
+  to[8] = pixel_type;
+  to[9] = compression;
+}
+
+namespace {
+
+// The first range of the part's structure that [offset, offset + length) overlaps, or nullptr.
+const io::ByteRange* overlapped_structure(const UnitPart& part, uint64_t offset, uint64_t length) {
+  if (!part.structure || length == 0) return nullptr;
+  const std::vector<io::ByteRange>& ranges = *part.structure;
+  // Ranges start in order and do not overlap: only the last one starting at or before `offset`, and those
+  // starting inside the unit, can meet it.
+  auto it = std::upper_bound(ranges.begin(), ranges.end(), offset,
+                             [](uint64_t at, const io::ByteRange& r) { return at < r.offset; });
+  if (it != ranges.begin() && std::prev(it)->offset + std::prev(it)->length > offset) return &*std::prev(it);
+  if (it != ranges.end() && it->offset - offset < length) return &*it;
+  return nullptr;
+}
+
+// A Zeiss subblock: the description from the driver's header, which is dropped with the zstd header of
+// compression 6 (its size, 1 or 3, then chunk type 1 and the flag of byte planes).
+Result<codecs::TileDesc> czi_unit(const codecs::TileDesc& level_desc, std::vector<uint8_t>& bytes) {
+  if (bytes.size() < CziUnitHeader::kSize) return corrupt("czi: the subblock is shorter than its header");
+  const uint32_t w = internal::load_le32(bytes.data()), h = internal::load_le32(bytes.data() + 4);
+  const uint8_t pixel_type = bytes[8], compression = bytes[9];
+  if (w == 0 || h == 0 || w > static_cast<uint32_t>(level_desc.width) || h > static_cast<uint32_t>(level_desc.height)) {
+    return corrupt("czi: a " + std::to_string(w) + "x" + std::to_string(h) + " subblock in a level of " +
+                   std::to_string(level_desc.width) + "x" + std::to_string(level_desc.height) + " units");
+  }
+  if (pixel_type != 3 && pixel_type != 4) return unsupported("czi: pixel type " + std::to_string(pixel_type));
+  codecs::TileDesc desc;
+  desc.width = static_cast<int32_t>(w);
+  desc.height = static_cast<int32_t>(h);
+  desc.samples_per_pixel = 3;
+  desc.bits_per_sample = pixel_type == 3 ? 8 : 16;
+  desc.color = codecs::ColorSpace::kBgr;
+  size_t head = CziUnitHeader::kSize;
+  switch (compression) {
+    case 0: desc.compression = codecs::Compression::kNone; break;
+    case 4: desc.compression = codecs::Compression::kJpegXr; break;
+    case 5: desc.compression = codecs::Compression::kZstd; break;
+    case 6: {
+      desc.compression = codecs::Compression::kZstd;
+      const std::span<const uint8_t> rest(bytes.data() + head, bytes.size() - head);
+      if (rest.empty() || rest.size() < rest[0]) return corrupt("czi: zstd header is cut short");
+      if (rest[0] == 3) {
+        if (rest[1] != 1) return corrupt("czi: unexpected zstd chunk type " + std::to_string(rest[1]));
+        desc.split_bytes = (rest[2] & 1) != 0;
+      } else if (rest[0] != 1) {
+        return corrupt("czi: unexpected zstd header length " + std::to_string(rest[0]));
+      }
+      head += rest[0];
+      break;
+    }
+    default: return unsupported("czi: compression " + std::to_string(compression));
+  }
+  if (compression == 0 && bytes.size() - head != size_t{w} * h * (pixel_type == 3 ? 3 : 6)) {
+    return corrupt("czi: can't read " + std::to_string((bytes.size() - head) / (pixel_type == 3 ? 3 : 6)) +
+                   " pixels into a " + std::to_string(w) + "x" + std::to_string(h) + " image");
+  }
+  bytes.erase(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(head));
+  return desc;
+}
+
+}  // namespace
+
+bool units_share_desc(const LevelModel& level) { return level.stream != UnitStream::kCziSubblock; }
+
+Result<codecs::TileDesc> read_unit(const LevelModel& level, int64_t unit, std::vector<uint8_t>& bytes,
+                                   bool splice_tables) {
+  const uint64_t offset = level.unit_offset(unit);
+  const uint64_t length = level.unit_length(unit);
+  const UnitPart& part = level.unit_part(unit);
+  const io::Source& source = *part.source;
+  if (!internal::range_inside(offset, length, source.size())) {
+    return corrupt(std::to_string(length) + " bytes would run past the end of the file (" +
+                   std::to_string(source.size()) + " bytes)");
+  }
+  if (const io::ByteRange* hit = overlapped_structure(part, offset, length)) {
+    return corrupt("its " + std::to_string(length) + " bytes overlap the file's " +
+                   (hit->offset == 0 ? std::string("header") : "directory at offset " + std::to_string(hit->offset)));
+  }
+  switch (level.stream) {
+    case UnitStream::kRestartInterval: {
+      // The image's header, then the MCUs up to the next restart marker, which becomes the end of image.
+      const size_t head = part.header.size();
+      bytes.resize(head + length);
+      std::memcpy(bytes.data(), part.header.data(), head);
+      TW_RETURN_IF_ERROR(source.pread({bytes.data() + head, length}, offset));
+      if (length < 2 || bytes[bytes.size() - 2] != 0xFF) return corrupt("the unit does not end with a JPEG marker");
+      bytes.back() = 0xD9;
+      return level.desc;
+    }
+    case UnitStream::kItems:
+      bytes.resize(length);
+      TW_RETURN_IF_ERROR(source.pread(bytes, offset));
+      TW_RETURN_IF_ERROR(dicom::join_items(bytes));
+      return level.desc;
+    case UnitStream::kCziSubblock:
+      bytes.resize(length);
+      TW_RETURN_IF_ERROR(source.pread(bytes, offset));
+      return czi_unit(level.desc, bytes);
+    case UnitStream::kStored:
+      break;
+  }
+  const auto tables = level.desc.jpeg_tables;
+  // Splice: the tables without their EOI, then the tile without its SOI.
+  const bool splice = splice_tables && tables.size() > 4 && length > 2;
+  const size_t head = splice ? tables.size() - 2 : 0;
+  bytes.resize(head + length);
+  if (splice) std::memcpy(bytes.data(), tables.data(), head);
+  TW_RETURN_IF_ERROR(source.pread({bytes.data() + head, length}, offset));
+  if (!splice) return level.desc;
+  bytes.erase(bytes.begin() + static_cast<long>(head), bytes.begin() + static_cast<long>(head) + 2);
+  codecs::TileDesc desc = level.desc;
+  desc.jpeg_tables = {};  // the stream carries them
+  return desc;
+}
+
+}  // namespace tilewise::formats

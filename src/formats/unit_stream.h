@@ -1,0 +1,44 @@
+// Unit streams: how unit i of a level becomes what a decoder takes - its description (codecs/tile_desc.h)
+// and its complete, codec-ready stream. The levels' UnitStream says how (formats/slide_model.h): a TIFF tile
+// or strip as stored (with a JPEG's shared tables spliced in for decoders that cannot be primed with them),
+// a restart interval behind its image's header, a run of DICOM items joined, or a Zeiss subblock behind the
+// header the driver writes for it. Codecs know nothing about any of these; the region layer reads every unit
+// through read_unit.
+//
+// Thread behaviour: stateless; call from any thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "codecs/tile_desc.h"
+#include "formats/slide_model.h"
+#include "tilewise/status.h"
+
+namespace tilewise::formats {
+
+// The header before each Zeiss subblock's data in a UnitStream::kCziSubblock level's units: width, height
+// (32-bit little-endian), the CZI pixel type (3 BGR24, 4 BGR48) and compression (0 none, 4 JPEG XR, 5 zstd,
+// 6 zstd behind a header of its own), two zero bytes. The driver writes it because a level's subblocks may
+// differ in size and coding; read_unit turns it into the unit's description.
+struct CziUnitHeader {
+  static constexpr size_t kSize = 12;
+  uint32_t width = 0, height = 0;
+  uint8_t pixel_type = 0, compression = 0;
+  void write(uint8_t (&to)[kSize]) const;
+};
+
+// Reads unit `unit` of `level` into `bytes` (resized; its capacity reused) as a complete stream for the
+// unit's decoder and returns the unit's description: the level's, except for UnitStream::kCziSubblock, whose
+// units carry their own (size, sample layout and codec; a unit smaller than the level's nominal one leaves
+// the rest of its area unpainted, as zeros). `splice_tables`: a JPEG tile with shared tables (TIFF
+// JPEGTables) gets them spliced in, for decoders that cannot be primed with tables (nvImageCodec); else
+// the tables stay in the description. Errors say what is wrong with the unit; the caller names it.
+Result<codecs::TileDesc> read_unit(const LevelModel& level, int64_t unit, std::vector<uint8_t>& bytes,
+                                   bool splice_tables = false);
+
+// Whether every unit of `level` is described by level.desc (its bytes from read_unit then decode with it).
+bool units_share_desc(const LevelModel& level);
+
+}  // namespace tilewise::formats
