@@ -106,6 +106,45 @@ TEST(Jpeg, DecodesIntoAStridedSubViewAndStopsAtTheViewHeight) {
 
 // encode_jpeg_rgb (the GPU decoders' warm-up tile): a stream libjpeg decodes to the pixels it was given, within
 // what quality 90 loses, with the sampling asked for; bad sizes are refused.
+// A unit of three planes: each a greyscale JPEG behind its 32-bit little-endian byte count, decoded one by
+// one and interleaved as red, green and blue (whole and as a window); a plane cut short names its channel.
+TEST(Jpeg, UnitsOfThreePlanesInterleaveTheirChannels) {
+  const int w = 32, h = 24;
+  std::vector<uint8_t> unit;
+  std::vector<std::vector<uint8_t>> greys;
+  for (int c = 0; c < 3; ++c) {
+    std::vector<uint8_t> grey(static_cast<size_t>(w) * h);
+    for (size_t i = 0; i < grey.size(); ++i) grey[i] = static_cast<uint8_t>((i * (c + 3) + 40 * c) & 0xFF);
+    const testing::Encoded e = testing::jpeg_encode(grey, w, h, 1, false, 1, 1, false);
+    greys.push_back(testing::jpeg_reference_decode(e.image, false));  // grey as RGB: every third sample
+    const uint32_t n = static_cast<uint32_t>(e.image.size());
+    for (int k = 0; k < 4; ++k) unit.push_back(static_cast<uint8_t>(n >> (8 * k)));
+    unit.insert(unit.end(), e.image.begin(), e.image.end());
+  }
+  TileDesc d;
+  d.compression = Compression::kJpeg;
+  d.width = w;
+  d.height = h;
+  d.planes = 3;
+  CpuDecoder decoder;
+  std::vector<uint8_t> rgb(static_cast<size_t>(w) * h * 3);
+  ASSERT_TRUE(decoder.decode(unit, d, ImageView{rgb.data(), w * 3, w, h, 3, {}}).ok());
+  for (size_t i = 0; i < static_cast<size_t>(w) * h; ++i) {
+    for (int c = 0; c < 3; ++c) ASSERT_EQ(rgb[i * 3 + c], greys[c][i * 3]) << "pixel " << i << " channel " << c;
+  }
+  std::vector<uint8_t> window(8 * 8 * 3);
+  ASSERT_TRUE(decoder.decode_window(unit, d, ImageView{window.data(), 8 * 3, 8, 8, 3, {}}, 16, 8).ok());
+  for (int y = 0; y < 8; ++y) {
+    for (int x = 0; x < 8 * 3; ++x) EXPECT_EQ(window[y * 24 + x], rgb[(8 + y) * w * 3 + 16 * 3 + x]);
+  }
+  unit.resize(unit.size() - 10);
+  const Status cut = decoder.decode(unit, d, ImageView{rgb.data(), w * 3, w, h, 3, {}});
+  EXPECT_EQ(cut.code(), StatusCode::kCorrupt);
+  EXPECT_NE(cut.message().find("blue channel"), std::string::npos) << cut.message();
+  d.planes = 2;
+  EXPECT_EQ(CpuDecoder::supports(d).code(), StatusCode::kUnsupported);
+}
+
 TEST(JpegEncoder, EncodesWhatTheDecoderReadsBack) {
   const int w = 80, h = 48;  // not a multiple of the 4:2:0 MCU (16) in width
   std::vector<uint8_t> pixels(static_cast<size_t>(w) * h * 3);  // smooth, with a little noise

@@ -243,6 +243,37 @@ TEST(CpuDecoder, SixteenBitSamplesKeepTheirHighByteInEitherByteOrderWithPredicto
   }
 }
 
+TEST(CpuDecoder, BgrSixteenBitSamplesInBytePlanesComeOutAsRgbHighBytes) {
+  const int w = 3, h = 2;
+  std::vector<uint16_t> bgr(static_cast<size_t>(w) * h * 3);
+  for (size_t i = 0; i < bgr.size(); ++i) bgr[i] = static_cast<uint16_t>(0x0101 * (7 * i + 3) + (i << 4));
+  std::vector<uint8_t> low, high, interleaved;
+  for (const uint16_t v : bgr) {
+    low.push_back(static_cast<uint8_t>(v & 0xFF));
+    high.push_back(static_cast<uint8_t>(v >> 8));
+    interleaved.push_back(static_cast<uint8_t>(v & 0xFF));
+    interleaved.push_back(static_cast<uint8_t>(v >> 8));
+  }
+  std::vector<uint8_t> split = low;
+  split.insert(split.end(), high.begin(), high.end());
+  for (const bool planes : {false, true}) {
+    const std::vector<uint8_t>& raw = planes ? split : interleaved;
+    std::vector<uint8_t> encoded(ZSTD_compressBound(raw.size()));
+    encoded.resize(ZSTD_compress(encoded.data(), encoded.size(), raw.data(), raw.size(), 3));
+    TileDesc d = rgb_desc(Compression::kZstd, w, h, 3);
+    d.bits_per_sample = 16;
+    d.color = ColorSpace::kBgr;
+    d.split_bytes = planes;
+    std::vector<uint8_t> rgb(static_cast<size_t>(w) * h * 3);
+    CpuDecoder decoder;
+    const Status s = decoder.decode(encoded, d, ImageView{rgb.data(), w * 3, w, h, 3, {}});
+    ASSERT_TRUE(s.ok()) << s.message();
+    for (int p = 0; p < w * h; ++p) {
+      for (int c = 0; c < 3; ++c) EXPECT_EQ(rgb[p * 3 + c], bgr[p * 3 + (2 - c)] >> 8) << "pixel " << p << " planes " << planes;
+    }
+  }
+}
+
 TEST(CpuDecoder, MinIsWhiteGreyIsInverted) {
   std::vector<uint8_t> grey = {0, 100, 255, 7};
   TileDesc d = rgb_desc(Compression::kNone, 2, 2, 1);
