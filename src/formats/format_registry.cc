@@ -27,17 +27,6 @@ std::span<const FormatDriver> format_table() { return kTable; }
 
 namespace {
 
-// The first driver of a file that is not TIFF that recognises it, else nullptr (`reasons` says why not).
-const FormatDriver* source_driver(const io::Source& source, std::string& reasons) {
-  for (const FormatDriver& driver : format_table()) {
-    if (!driver.detect_source) continue;
-    Status detected = driver.detect_source(source);
-    if (detected.ok()) return &driver;
-    reasons += std::string(reasons.empty() ? "" : "; ") + driver.name + ": " + detected.message();
-  }
-  return nullptr;
-}
-
 // A DICOM file whose preamble is also a TIFF header (a dual-personality DICOM-TIFF) is read as DICOM
 // unless its name ends in .tif or .tiff, as OpenSlide decides.
 bool reads_as_tiff(const io::Source& source) {
@@ -58,48 +47,52 @@ Status driver_error(const Status& s, const std::string& name, const char* driver
 
 }  // namespace
 
-Result<SlideModel> open_model(std::shared_ptr<const io::Source> source) {
-  const std::string& name = source->name();
-  if (!reads_as_tiff(*source)) {
-    std::string reasons;
-    if (const FormatDriver* driver = source_driver(*source, reasons)) {
-      auto model = driver->open_source(source);
-      if (!model.ok()) return driver_error(model.status(), name, driver->name);
-      return model;
-    }
-    // An empty file can still be a slide (a MIRAX .mrxs: its folder holds the data).
-    if (source->size() == 0) return unsupported(name + ": file is empty");
-    return unsupported(name + ": not a TIFF file, nor a slide file tilewise reads otherwise (" + reasons + ")");
+namespace {
+
+// The probe of `source`: its TIFF directories parsed when it reads as TIFF.
+Result<Probe> probe_of(std::shared_ptr<const io::Source> source) {
+  Probe probe{std::move(source), nullptr};
+  if (reads_as_tiff(*probe.source)) {
+    TW_ASSIGN_OR_RETURN(probe.tiff, tiff::TiffFile::parse(probe.source));
   }
-  auto tiff = tiff::TiffFile::parse(source);
-  if (!tiff.ok()) return tiff.status();
-  std::string reasons;
+  return probe;
+}
+
+// The first driver of the probe's kind that recognises it, else nullptr (`reasons` says why not).
+const FormatDriver* recognising_driver(const Probe& probe, std::string& reasons) {
+  const Reads kind = probe.tiff ? Reads::kTiff : Reads::kSource;
   for (const FormatDriver& driver : format_table()) {
-    if (!driver.detect) continue;
-    Status detected = driver.detect(**tiff);
-    if (!detected.ok()) {
-      reasons += std::string(reasons.empty() ? "" : "; ") + driver.name + ": " + detected.message();
-      continue;
-    }
-    auto model = driver.open(*tiff);
-    if (!model.ok()) return driver_error(model.status(), name, driver.name);
+    if (driver.reads != kind) continue;
+    const Status detected = driver.detect(probe);
+    if (detected.ok()) return &driver;
+    reasons += std::string(reasons.empty() ? "" : "; ") + driver.name + ": " + detected.message();
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+Result<SlideModel> open_model(std::shared_ptr<const io::Source> source) {
+  const std::string name = source->name();
+  TW_ASSIGN_OR_RETURN(const Probe probe, probe_of(std::move(source)));
+  std::string reasons;
+  if (const FormatDriver* driver = recognising_driver(probe, reasons)) {
+    auto model = driver->open(probe);
+    if (!model.ok()) return driver_error(model.status(), name, driver->name);
     return model;
   }
-  return unsupported(name + ": not a slide format tilewise reads (" + reasons + ")");
+  if (probe.tiff) return unsupported(name + ": not a slide format tilewise reads (" + reasons + ")");
+  // An empty file can still be a slide (a MIRAX .mrxs: its folder holds the data).
+  if (probe.source->size() == 0) return unsupported(name + ": file is empty");
+  return unsupported(name + ": not a TIFF file, nor a slide file tilewise reads otherwise (" + reasons + ")");
 }
 
 std::string detect_vendor(std::shared_ptr<const io::Source> source) {
-  if (!reads_as_tiff(*source)) {
-    std::string reasons;
-    const FormatDriver* driver = source_driver(*source, reasons);
-    return driver ? driver->name : "";
-  }
-  auto tiff = tiff::TiffFile::parse(source);
-  if (!tiff.ok()) return "";
-  for (const FormatDriver& driver : format_table()) {
-    if (driver.detect && driver.detect(**tiff).ok()) return driver.name;
-  }
-  return "";
+  auto probe = probe_of(std::move(source));
+  if (!probe.ok()) return "";
+  std::string reasons;
+  const FormatDriver* driver = recognising_driver(*probe, reasons);
+  return driver ? driver->name : "";
 }
 
 }  // namespace tilewise::formats

@@ -1,6 +1,8 @@
 // The ordered table of format drivers (OpenSlide's formats[] table): specific vendors first, generic TIFF
 // last. open_model() asks each driver in order whether it recognises the file and opens it with the first
-// that does: TIFF drivers get the parsed TIFF, the others (index files such as Hamamatsu VMS) the source.
+// that does. Every driver has one shape - detect(probe), open(probe) - and says what it reads: TIFF files
+// (the probe's parsed TIFF) or other files (the probe's source: index files such as Hamamatsu VMS, DICOM,
+// databases). Drivers live in formats/drivers/, one file each; the helpers they share in formats/.
 #pragma once
 
 #include <memory>
@@ -12,14 +14,21 @@
 
 namespace tilewise::formats {
 
+// What a driver is asked about: the opened source, and its directories when it reads as a TIFF file.
+struct Probe {
+  std::shared_ptr<const io::Source> source;
+  std::shared_ptr<const tiff::TiffFile> tiff;  // null: not read as TIFF (a dual-personality DICOM file is DICOM)
+};
+
+// Which files a driver is asked about: those read as TIFF (probe.tiff set) or the others.
+enum class Reads { kTiff, kSource };
+
 struct FormatDriver {
   const char* name;
-  // TIFF drivers: ok when this driver recognises the file; otherwise a status whose message says why not.
-  Status (*detect)(const tiff::TiffFile& tiff);
-  Result<SlideModel> (*open)(std::shared_ptr<const tiff::TiffFile> tiff);
-  // Drivers of files that are not TIFF: the same, from the opened source (its first bytes, its text).
-  Status (*detect_source)(const io::Source& source) = nullptr;
-  Result<SlideModel> (*open_source)(std::shared_ptr<const io::Source> source) = nullptr;
+  Reads reads;
+  // Ok when this driver recognises the file; otherwise a status whose message says why not.
+  Status (*detect)(const Probe& probe);
+  Result<SlideModel> (*open)(const Probe& probe);
 };
 
 std::span<const FormatDriver> format_table();
@@ -38,7 +47,7 @@ bool is_folder(const std::string& path);
 // holds none (a directory is not a slide).
 Result<std::string> slide_file_in_folder(const std::string& folder);
 
-// Drivers (one file each under src/formats/).
+// Drivers (one file each under src/formats/drivers/).
 extern const FormatDriver kAperioDriver;
 extern const FormatDriver kLeicaDriver;
 extern const FormatDriver kPhilipsDriver;

@@ -54,7 +54,8 @@ Status parse(const tiff::Ifd& ifd0, pugi::xml_document& doc) {
   return Status();
 }
 
-Status detect(const tiff::TiffFile& tiff) {
+Status detect(const Probe& probe) {
+  const tiff::TiffFile& tiff = *probe.tiff;
   const tiff::Ifd& ifd0 = tiff.ifds()[0];
   if (!ifd0.tiled) return unsupported("TIFF is not tiled");
   pugi::xml_document doc;
@@ -227,7 +228,8 @@ Result<LevelModel> compose_level(const tiff::TiffFile& tiff, const Collection& c
   return level;
 }
 
-Result<SlideModel> open(std::shared_ptr<const tiff::TiffFile> tiff) {
+Result<SlideModel> open(const Probe& probe) {
+  const std::shared_ptr<const tiff::TiffFile>& tiff = probe.tiff;
   pugi::xml_document doc;
   TW_RETURN_IF_ERROR(parse(tiff->ifds()[0], doc));
   TW_ASSIGN_OR_RETURN(Collection col, read_collection(doc));
@@ -345,6 +347,6 @@ Result<SlideModel> open(std::shared_ptr<const tiff::TiffFile> tiff) {
 
 }  // namespace
 
-const FormatDriver kLeicaDriver = {"leica", &detect, &open};
+const FormatDriver kLeicaDriver = {"leica", Reads::kTiff, &detect, &open};
 
 }  // namespace tilewise::formats

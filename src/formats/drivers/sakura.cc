@@ -87,7 +87,8 @@ bool sqlite_header(const io::Source& source) {
   return source.size() >= sizeof head && source.pread(head, 0).ok() && std::memcmp(head, kSqliteMagic, 16) == 0;
 }
 
-Status detect(const io::Source& source) {
+Status detect(const Probe& probe) {
+  const io::Source& source = *probe.source;
   if (!sqlite_header(source)) return unsupported("Not an SQLite database");
   if (!source.is_local_file()) return Status();  // open says why it cannot read it
   Db db;
@@ -160,7 +161,8 @@ std::optional<Blob> associated_blob(sqlite3* db, const std::string& sql) {
   return b;
 }
 
-Result<SlideModel> open(std::shared_ptr<const io::Source> source) {
+Result<SlideModel> open(const Probe& probe) {
+  const std::shared_ptr<const io::Source>& source = probe.source;
   if (!source->is_local_file()) return unsupported("Sakura SVSlide databases are read from local files only");
   const std::string& path = source->name();
   Db db;
@@ -361,6 +363,6 @@ Result<SlideModel> open(std::shared_ptr<const io::Source> source) {
 
 }  // namespace
 
-const FormatDriver kSakuraDriver = {"sakura", nullptr, nullptr, &detect, &open};
+const FormatDriver kSakuraDriver = {"sakura", Reads::kSource, &detect, &open};
 
 }  // namespace tilewise::formats

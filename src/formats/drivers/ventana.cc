@@ -54,7 +54,8 @@ Status parse_initial(const tiff::Ifd& ifd0, pugi::xml_document& doc) {
   return Status();
 }
 
-Status detect(const tiff::TiffFile& tiff) {
+Status detect(const Probe& probe) {
+  const tiff::TiffFile& tiff = *probe.tiff;
   pugi::xml_document doc;
   return parse_initial(tiff.ifds()[0], doc);
 }
@@ -254,7 +255,8 @@ Result<LevelInfoText> level_info(const std::string& desc) {
   return LevelInfoText{*level, *mag};
 }
 
-Result<SlideModel> open(std::shared_ptr<const tiff::TiffFile> tiff) {
+Result<SlideModel> open(const Probe& probe) {
+  const std::shared_ptr<const tiff::TiffFile>& tiff = probe.tiff;
   pugi::xml_document doc;
   TW_RETURN_IF_ERROR(parse_initial(tiff->ifds()[0], doc));
   PropertyMap props;
@@ -343,6 +345,6 @@ Result<SlideModel> open(std::shared_ptr<const tiff::TiffFile> tiff) {
 
 }  // namespace
 
-const FormatDriver kVentanaDriver = {"ventana", &detect, &open};
+const FormatDriver kVentanaDriver = {"ventana", Reads::kTiff, &detect, &open};
 
 }  // namespace tilewise::formats

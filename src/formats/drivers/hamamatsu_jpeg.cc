@@ -1,4 +1,4 @@
-#include "formats/hamamatsu_jpeg.h"
+#include "formats/drivers/hamamatsu_jpeg.h"
 
 #include <algorithm>
 #include <functional>

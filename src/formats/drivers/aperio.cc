@@ -25,7 +25,8 @@ namespace {
 
 constexpr char kAperioPrefix[] = "Aperio";
 
-Status detect(const tiff::TiffFile& tiff) {
+Status detect(const Probe& probe) {
+  const tiff::TiffFile& tiff = *probe.tiff;
   const tiff::Ifd& ifd0 = tiff.ifds()[0];
   if (!ifd0.tiled) return unsupported("TIFF is not tiled");
   if (!ifd0.image_description || ifd0.image_description->rfind(kAperioPrefix, 0) != 0) {
@@ -71,7 +72,8 @@ std::optional<std::string> description_field(const std::optional<std::string>& d
   return value;
 }
 
-Result<SlideModel> open(std::shared_ptr<const tiff::TiffFile> tiff) {
+Result<SlideModel> open(const Probe& probe) {
+  const std::shared_ptr<const tiff::TiffFile>& tiff = probe.tiff;
   SlideModel model;
   model.tiff = tiff;
   model.vendor = "aperio";
@@ -121,6 +123,6 @@ Result<SlideModel> open(std::shared_ptr<const tiff::TiffFile> tiff) {
 
 }  // namespace
 
-const FormatDriver kAperioDriver = {"aperio", &detect, &open};
+const FormatDriver kAperioDriver = {"aperio", Reads::kTiff, &detect, &open};
 
 }  // namespace tilewise::formats

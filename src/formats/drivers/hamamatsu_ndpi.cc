@@ -21,7 +21,7 @@
 #include <set>
 
 #include "formats/format_registry.h"
-#include "formats/hamamatsu_jpeg.h"
+#include "formats/drivers/hamamatsu_jpeg.h"
 #include "formats/level_builder.h"
 #include "formats/tiff_properties.h"
 #include "tiff/private_tags.h"
@@ -31,7 +31,8 @@ namespace tilewise::formats {
 
 namespace {
 
-Status detect(const tiff::TiffFile& tiff) {
+Status detect(const Probe& probe) {
+  const tiff::TiffFile& tiff = *probe.tiff;
   if (!tiff.ndpi() || !tiff::find_private_tag(tiff.ifds()[0], tiff::kNdpiFormatFlag)) {
     return unsupported("no NDPI format tag (65420)");
   }
@@ -90,7 +91,8 @@ void add_ndpi_properties(const tiff::Ifd& ifd0, PropertyMap& props) {
   }
 }
 
-Result<SlideModel> open(std::shared_ptr<const tiff::TiffFile> tiff) {
+Result<SlideModel> open(const Probe& probe) {
+  const std::shared_ptr<const tiff::TiffFile>& tiff = probe.tiff;
   SlideModel model;
   model.tiff = tiff;
   model.vendor = "hamamatsu";
@@ -134,6 +136,6 @@ Result<SlideModel> open(std::shared_ptr<const tiff::TiffFile> tiff) {
 
 }  // namespace
 
-const FormatDriver kHamamatsuNdpiDriver = {"hamamatsu", &detect, &open};
+const FormatDriver kHamamatsuNdpiDriver = {"hamamatsu", Reads::kTiff, &detect, &open};
 
 }  // namespace tilewise::formats

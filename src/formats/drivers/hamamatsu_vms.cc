@@ -4,7 +4,7 @@
 //
 // The index ([Virtual Microscope Specimen], at most 64 KiB, as OpenSlide reads it) gives NoJpegColumns x
 // NoJpegRows image files as ImageFile, ImageFile(x,y), ImageFile(z) or ImageFile(z,x,y) (layer z 0 only),
-// MapFile (required) and MacroImage. Every JPEG is read by restart interval (formats/hamamatsu_jpeg.h):
+// MapFile (required) and MacroImage. Every JPEG is read by restart interval (formats/drivers/hamamatsu_jpeg.h):
 // level 0 is the grid of all image files' units (a level whose units come from many files, each file a
 // UnitPart with its own header), the map is level 1, and OpenSlide's derived 1/2, 1/4, 1/8 levels follow.
 // The OptimisationFile's restart-marker hints are not needed: the JPEGs are scanned at open.
@@ -23,7 +23,7 @@
 #include <map>
 
 #include "formats/format_registry.h"
-#include "formats/hamamatsu_jpeg.h"
+#include "formats/drivers/hamamatsu_jpeg.h"
 #include "formats/key_file.h"
 #include "formats/level_builder.h"
 #include "formats/quickhash.h"
@@ -44,7 +44,8 @@ int64_t integer(const KeyList& keys, const std::string& key) { return key_intege
 
 Result<KeyFile> read_index(const io::Source& source) { return read_key_file(source, kMaxIndexBytes); }
 
-Status detect(const io::Source& source) {
+Status detect(const Probe& probe) {
+  const io::Source& source = *probe.source;
   auto groups = read_index(source);
   if (!groups.ok()) return groups.status();
   auto g = groups->find(kVmsGroup);
@@ -256,7 +257,8 @@ Result<SlideModel> open_vmu(std::shared_ptr<const io::Source> index, const KeyLi
   return model;
 }
 
-Result<SlideModel> open(std::shared_ptr<const io::Source> index) {
+Result<SlideModel> open(const Probe& probe) {
+  const std::shared_ptr<const io::Source>& index = probe.source;
   TW_ASSIGN_OR_RETURN(auto groups, read_index(*index));
   if (!groups.count(kVmsGroup)) return open_vmu(index, groups.at(kVmuGroup));
   const KeyList& keys = groups.at(kVmsGroup);
@@ -299,6 +301,6 @@ Result<SlideModel> open(std::shared_ptr<const io::Source> index) {
 
 }  // namespace
 
-const FormatDriver kHamamatsuVmsDriver = {"hamamatsu", nullptr, nullptr, &detect, &open};
+const FormatDriver kHamamatsuVmsDriver = {"hamamatsu", Reads::kSource, &detect, &open};
 
 }  // namespace tilewise::formats

@@ -24,7 +24,8 @@ bool ends_with_ignoring_case(const std::string& s, std::string_view suffix) {
   return true;
 }
 
-Status detect(const tiff::TiffFile& tiff) {
+Status detect(const Probe& probe) {
+  const tiff::TiffFile& tiff = *probe.tiff;
   if (tiff.ifds().empty()) return unsupported("no image directory");
   // A cellSens .vsi is a TIFF whose images are only the overview and label; read as a generic TIFF it would
   // show the overview as if it were the slide. OpenSlide and cuCIM refuse it too; Bio-Formats knows it by name.
@@ -35,7 +36,8 @@ Status detect(const tiff::TiffFile& tiff) {
   return Status();
 }
 
-Result<SlideModel> open(std::shared_ptr<const tiff::TiffFile> tiff) {
+Result<SlideModel> open(const Probe& probe) {
+  const std::shared_ptr<const tiff::TiffFile>& tiff = probe.tiff;
   SlideModel model;
   model.tiff = tiff;
   model.vendor = "generic-tiff";
@@ -70,6 +72,6 @@ Result<SlideModel> open(std::shared_ptr<const tiff::TiffFile> tiff) {
 
 }  // namespace
 
-const FormatDriver kGenericTiffDriver = {"generic-tiff", &detect, &open};
+const FormatDriver kGenericTiffDriver = {"generic-tiff", Reads::kTiff, &detect, &open};
 
 }  // namespace tilewise::formats

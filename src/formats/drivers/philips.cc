@@ -34,7 +34,8 @@ bool parse_xml(const tiff::Ifd& ifd0, pugi::xml_document& doc, std::string* erro
   return true;
 }
 
-Status detect(const tiff::TiffFile& tiff) {
+Status detect(const Probe& probe) {
+  const tiff::TiffFile& tiff = *probe.tiff;
   const tiff::Ifd& ifd0 = tiff.ifds()[0];
   if (!ifd0.software || ifd0.software->rfind("Philips", 0) != 0) return unsupported("not a Philips slide");
   pugi::xml_document doc;
@@ -131,7 +132,8 @@ Result<std::pair<int32_t, int32_t>> jpeg_size(const std::vector<uint8_t>& jpeg) 
   return decoder->jpeg_dimensions(jpeg);
 }
 
-Result<SlideModel> open(std::shared_ptr<const tiff::TiffFile> tiff) {
+Result<SlideModel> open(const Probe& probe) {
+  const std::shared_ptr<const tiff::TiffFile>& tiff = probe.tiff;
   SlideModel model;
   model.tiff = tiff;
   model.vendor = "philips";
@@ -233,6 +235,6 @@ Result<SlideModel> open(std::shared_ptr<const tiff::TiffFile> tiff) {
 
 }  // namespace
 
-const FormatDriver kPhilipsDriver = {"philips", &detect, &open};
+const FormatDriver kPhilipsDriver = {"philips", Reads::kTiff, &detect, &open};
 
 }  // namespace tilewise::formats

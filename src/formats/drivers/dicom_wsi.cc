@@ -89,7 +89,7 @@ Status check_sop_class(const dicom::File& file) {
   return Status();
 }
 
-Status detect(const io::Source& source) {
+Status is_dicom_wsi(const io::Source& source) {
   if (!dicom::has_part10_header(source)) return unsupported("not a DICOM file");
   TW_ASSIGN_OR_RETURN(dicom::File meta, dicom::parse(source, /*meta_only=*/true));
   return check_sop_class(meta);
@@ -358,14 +358,17 @@ std::vector<std::string> folder_files(const io::Source& source, std::vector<std:
   return out;
 }
 
-Result<SlideModel> open(std::shared_ptr<const io::Source> source) {
+Status detect(const Probe& probe) { return is_dicom_wsi(*probe.source); }
+
+Result<SlideModel> open(const Probe& probe) {
+  const std::shared_ptr<const io::Source>& source = probe.source;
   TW_ASSIGN_OR_RETURN(Instance start, load(source));
   std::vector<Instance> instances;
   std::vector<std::string> warnings;
   instances.push_back(std::move(start));
   for (const std::string& path : folder_files(*source, warnings)) {
     auto s = io::open_file(path);
-    if (!s.ok() || !detect(**s).ok()) continue;  // not a DICOM WSI file (its file meta alone says so)
+    if (!s.ok() || !is_dicom_wsi(**s).ok()) continue;  // not a DICOM WSI file (its file meta alone says so)
     auto in = load(*s);
     if (!in.ok()) {
       warnings.push_back(path + ": ignored: " + in.status().message());
@@ -463,11 +466,11 @@ Result<std::string> slide_file_in_folder(const std::string& folder) {
   TW_ASSIGN_OR_RETURN(const std::vector<std::string> files, sorted_files(folder));
   for (const std::string& f : files) {
     auto s = io::open_file(f);
-    if (s.ok() && detect(**s).ok()) return f;
+    if (s.ok() && is_dicom_wsi(**s).ok()) return f;
   }
   return invalid_argument(folder + ": a directory holding no DICOM whole-slide image file");
 }
 
-const FormatDriver kDicomDriver = {"dicom", nullptr, nullptr, &detect, &open};
+const FormatDriver kDicomDriver = {"dicom", Reads::kSource, &detect, &open};
 
 }  // namespace tilewise::formats

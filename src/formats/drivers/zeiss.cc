@@ -70,7 +70,8 @@ Status check_magic(const uint8_t* found, const char* expected) {
   return Status();
 }
 
-Status detect(const io::Source& source) {
+Status detect(const Probe& probe) {
+  const io::Source& source = *probe.source;
   uint8_t head[16];
   if (source.size() < sizeof head || !source.pread(head, 0).ok() || std::memcmp(head, "ZISRAWFILE", 10) != 0) {
     return unsupported("Not a Zeiss CZI file");
@@ -292,7 +293,8 @@ LevelModel czi_level_shell(uint32_t unit_w, uint32_t unit_h, const Subblock& b) 
   return level;
 }
 
-Result<SlideModel> open(std::shared_ptr<const io::Source> source) {
+Result<SlideModel> open(const Probe& probe) {
+  const std::shared_ptr<const io::Source>& source = probe.source;
   const io::Source& src = *source;
   TW_ASSIGN_OR_RETURN(Czi czi, read_czi(src, 0));
   // Metadata XML.
@@ -506,6 +508,6 @@ Result<SlideModel> open(std::shared_ptr<const io::Source> source) {
 
 }  // namespace
 
-const FormatDriver kZeissDriver = {"zeiss", nullptr, nullptr, &detect, &open};
+const FormatDriver kZeissDriver = {"zeiss", Reads::kSource, &detect, &open};
 
 }  // namespace tilewise::formats

@@ -44,7 +44,8 @@ bool looks_like_ome(const tiff::Ifd& ifd0) {
   return ifd0.image_description && ifd0.image_description->find("<OME") != std::string::npos;
 }
 
-Status detect(const tiff::TiffFile& tiff) {
+Status detect(const Probe& probe) {
+  const tiff::TiffFile& tiff = *probe.tiff;
   const tiff::Ifd& ifd0 = tiff.ifds()[0];
   if (!looks_like_ome(ifd0)) return unsupported("no OME-XML");
   pugi::xml_document doc;
@@ -74,7 +75,8 @@ const tiff::Ifd* ifd_at(const tiff::TiffFile& tiff, const pugi::xml_node& pixels
   return &tiff.ifds()[static_cast<size_t>(index)];
 }
 
-Result<SlideModel> open(std::shared_ptr<const tiff::TiffFile> tiff) {
+Result<SlideModel> open(const Probe& probe) {
+  const std::shared_ptr<const tiff::TiffFile>& tiff = probe.tiff;
   SlideModel model;
   model.tiff = tiff;
   model.vendor = "ome-tiff";
@@ -158,6 +160,6 @@ Result<SlideModel> open(std::shared_ptr<const tiff::TiffFile> tiff) {
 
 }  // namespace
 
-const FormatDriver kOmeTiffDriver = {"ome-tiff", &detect, &open};
+const FormatDriver kOmeTiffDriver = {"ome-tiff", Reads::kTiff, &detect, &open};
 
 }  // namespace tilewise::formats

@@ -19,7 +19,8 @@
 namespace tilewise::formats {
 namespace {
 
-Status detect(const tiff::TiffFile& tiff) {
+Status detect(const Probe& probe) {
+  const tiff::TiffFile& tiff = *probe.tiff;
   const tiff::Ifd& ifd0 = tiff.ifds()[0];
   if (!ifd0.software || ifd0.software->rfind("MedScan", 0) != 0) return unsupported("Not a Trestle slide");
   if (!ifd0.image_description) return unsupported("no ImageDescription");
@@ -36,7 +37,8 @@ Result<LevelModel> full_jpeg(const std::string& path) {
   return whole_jpeg_level(std::move(src), 0, size);
 }
 
-Result<SlideModel> open(std::shared_ptr<const tiff::TiffFile> tiff) {
+Result<SlideModel> open(const Probe& probe) {
+  const std::shared_ptr<const tiff::TiffFile>& tiff = probe.tiff;
   const tiff::Ifd& ifd0 = tiff->ifds()[0];
   PropertyMap props;
   std::vector<int64_t> overlaps;
@@ -115,6 +117,6 @@ Result<SlideModel> open(std::shared_ptr<const tiff::TiffFile> tiff) {
 
 }  // namespace
 
-const FormatDriver kTrestleDriver = {"trestle", &detect, &open};
+const FormatDriver kTrestleDriver = {"trestle", Reads::kTiff, &detect, &open};
 
 }  // namespace tilewise::formats

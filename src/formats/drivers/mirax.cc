@@ -56,7 +56,8 @@ constexpr uint64_t kMaxIndexBytes = uint64_t{1} << 30;
 constexpr const char* kIndexVersion = "01.02";
 constexpr int kPositionRecord = 9;
 
-Status detect(const io::Source& source) {
+Status detect(const Probe& probe) {
+  const io::Source& source = *probe.source;
   if (!source.name().ends_with(kSuffix)) return unsupported("Not a MIRAX slide");
   return Status();
 }
@@ -657,7 +658,8 @@ Result<SlideModel> Builder::build(std::shared_ptr<const io::Source> slidedat) {
   return model;
 }
 
-Result<SlideModel> open(std::shared_ptr<const io::Source> source) {
+Result<SlideModel> open(const Probe& probe) {
+  const std::shared_ptr<const io::Source>& source = probe.source;
   const std::string& name = source->name();
   const std::string folder = name.substr(0, name.size() - std::strlen(kSuffix));
   auto slidedat = io::open_file(folder + "/Slidedat.ini");
@@ -687,6 +689,6 @@ Result<SlideModel> open(std::shared_ptr<const io::Source> source) {
 
 }  // namespace
 
-const FormatDriver kMiraxDriver = {"mirax", nullptr, nullptr, &detect, &open};
+const FormatDriver kMiraxDriver = {"mirax", Reads::kSource, &detect, &open};
 
 }  // namespace tilewise::formats
