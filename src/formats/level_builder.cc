@@ -85,10 +85,7 @@ Result<codecs::TileDesc> describe_chunks(const tiff::Ifd& ifd, const std::string
 
 Result<LevelModel> build_level(const tiff::TiffFile& tiff, const tiff::Ifd& ifd, const ModelLimits& limits) {
   const std::string where = describe_ifd(ifd);
-  LevelModel level;
-  level.ifd = &ifd;
-  TW_ASSIGN_OR_RETURN(level.desc, describe_chunks(ifd, where));
-  const codecs::TileDesc& d = level.desc;
+  TW_ASSIGN_OR_RETURN(const codecs::TileDesc d, describe_chunks(ifd, where));
   if (!limits.unit_fits(ifd.chunk_width, ifd.chunk_height, 4)) {
     return out_of_memory(where + ": a " + std::to_string(ifd.chunk_width) + "x" + std::to_string(ifd.chunk_height) +
                          " decode unit exceeds the " + std::to_string(limits.max_chunk_bytes >> 20) + " MiB limit");
@@ -96,12 +93,9 @@ Result<LevelModel> build_level(const tiff::TiffFile& tiff, const tiff::Ifd& ifd,
   Status decodable = codecs::CpuDecoder::supports(d);
   if (!decodable.ok()) return decodable.with_context(where);
 
-  level.info.width = ifd.width;
-  level.info.height = ifd.height;
+  LevelModel level = grid_level(ifd.width, ifd.height, d);  // tiles, or strips the image's width
+  level.ifd = &ifd;
   level.info.tiled = ifd.tiled;
-  level.info.tile_width = d.width;
-  level.info.tile_height = d.height;
-  level.info.compression = codecs::compression_name(d.compression);
   level.info.samples_per_pixel = d.samples_per_pixel;
   // ExtraSamples lists the samples after the colour ones; the first, when it is alpha (1 associated,
   // 2 unassociated), is the level's alpha.
@@ -110,8 +104,6 @@ Result<LevelModel> build_level(const tiff::TiffFile& tiff, const tiff::Ifd& ifd,
     level.info.alpha_sample = static_cast<int32_t>(ifd.samples_per_pixel - extra);
     level.info.alpha_associated = ifd.extra_samples[0] == 1;
   }
-  level.tiles_across = static_cast<int64_t>(ifd.chunks_across());
-  level.tiles_down = static_cast<int64_t>(ifd.chunks_down());
   level.parts = single_part(tiff.source_ptr(), {}, tiff.structure());
   level.units = std::make_shared<const UnitTable>(UnitTable{ifd.chunk_offsets, ifd.chunk_byte_counts, {}});
   return level;

@@ -105,6 +105,11 @@ struct LevelModel {
   }
 };
 
+// A tiled level of width x height pixels on a regular grid of `desc`'s units, the last column and row cut by
+// the level's edges: its size, tile size, compression, unit description and grid. The caller adds the
+// units, their parts and the downsample.
+LevelModel grid_level(int64_t width, int64_t height, const codecs::TileDesc& desc);
+
 // The parts of a level read from one file (with no shared header).
 inline std::shared_ptr<const std::vector<UnitPart>> single_part(std::shared_ptr<const io::Source> source,
                                                                  std::vector<uint8_t> header = {},

@@ -208,17 +208,8 @@ Result<LevelModel> build_grid(const std::vector<const Instance*>& files, std::ve
   auto described = describe(first);
   if (!described.ok()) return described.status().with_context(name_of(first));
   const codecs::TileDesc desc = *described;
-  LevelModel level;
-  level.desc = desc;
-  level.info.width = first.width;
-  level.info.height = first.height;
-  level.info.tiled = true;
-  level.info.tile_width = desc.width;
-  level.info.tile_height = desc.height;
-  level.info.compression = codecs::compression_name(desc.compression);
+  LevelModel level = grid_level(first.width, first.height, desc);
   level.info.samples_per_pixel = 3;
-  level.tiles_across = internal::ceil_div(first.width, desc.width);
-  level.tiles_down = internal::ceil_div(first.height, desc.height);
   // The frames first: where they lie is checked against the file, so their number bounds the grid below.
   std::vector<std::vector<dicom::FrameRange>> ranges_of(files.size());
   uint64_t frames = 0;

@@ -69,22 +69,15 @@ Result<LevelModel> ngr_level(const std::string& path) {
   const int64_t w = le32(4), h = le32(8), cw = le32(12), start = le32(24);
   if (w <= 0 || h <= 0 || cw <= 0 || start <= 0) return corrupt(path + ": Couldn't read NGR header");
   if (w % cw != 0) return corrupt(path + ": Width " + std::to_string(w) + " not multiple of column width " + std::to_string(cw));
-  LevelModel level;
-  level.info.width = w;
-  level.info.height = h;
-  level.info.tiled = true;
-  level.info.tile_width = static_cast<int32_t>(cw);
-  level.info.tile_height = kNgrTileHeight;
-  level.info.compression = codecs::compression_name(codecs::Compression::kNone);
-  level.desc.compression = codecs::Compression::kNone;
-  level.desc.width = static_cast<int32_t>(cw);
-  level.desc.height = kNgrTileHeight;
-  level.desc.samples_per_pixel = 3;
-  level.desc.bits_per_sample = 16;
-  level.desc.significant_bits = 12;
-  level.desc.color = codecs::ColorSpace::kRgb;
-  level.tiles_across = w / cw;
-  level.tiles_down = (h + kNgrTileHeight - 1) / kNgrTileHeight;
+  codecs::TileDesc desc;  // columns of cw x kNgrTileHeight, 12 significant bits of 16-bit RGB
+  desc.compression = codecs::Compression::kNone;
+  desc.width = static_cast<int32_t>(cw);
+  desc.height = kNgrTileHeight;
+  desc.samples_per_pixel = 3;
+  desc.bits_per_sample = 16;
+  desc.significant_bits = 12;
+  desc.color = codecs::ColorSpace::kRgb;
+  LevelModel level = grid_level(w, h, desc);
   UnitTable units;
   for (int64_t y = 0; y < level.tiles_down; ++y) {
     const int64_t rows = std::min<int64_t>(kNgrTileHeight, h - y * kNgrTileHeight);

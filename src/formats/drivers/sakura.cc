@@ -219,18 +219,13 @@ Result<SlideModel> open(const Probe& probe) {
   model.vendor = "sakura";
   std::vector<std::pair<std::vector<uint64_t>, std::vector<uint64_t>>> unit_tables;
   for (const auto& [ds, unused] : downsamples) {
-    LevelModel level;
-    level.info.width = width / ds;
-    level.info.height = height / ds;
+    codecs::TileDesc desc;  // three grey JPEGs, one per channel
+    desc.compression = codecs::Compression::kJpeg;
+    desc.planes = 3;
+    desc.width = desc.height = static_cast<int32_t>(tile);
+    desc.color = codecs::ColorSpace::kRgb;
+    LevelModel level = grid_level(width / ds, height / ds, desc);
     level.info.downsample = static_cast<double>(ds);
-    level.info.tile_width = level.info.tile_height = static_cast<int32_t>(tile);
-    level.info.compression = codecs::compression_name(codecs::Compression::kJpeg);
-    level.desc.compression = codecs::Compression::kJpeg;
-    level.desc.planes = 3;
-    level.desc.width = level.desc.height = static_cast<int32_t>(tile);
-    level.desc.color = codecs::ColorSpace::kRgb;
-    level.tiles_across = (level.info.width + tile - 1) / tile;
-    level.tiles_down = (level.info.height + tile - 1) / tile;
     UnitTable units;
     for (int64_t r = 0; r < level.tiles_down; ++r) {
       for (int64_t c = 0; c < level.tiles_across; ++c) {
