@@ -293,23 +293,46 @@ LevelModel czi_level_shell(uint32_t unit_w, uint32_t unit_h, const Subblock& b) 
   return level;
 }
 
-Result<SlideModel> open(const Probe& probe) {
-  const std::shared_ptr<const io::Source>& source = probe.source;
-  const io::Source& src = *source;
-  TW_ASSIGN_OR_RETURN(Czi czi, read_czi(src, 0));
-  // Metadata XML.
+// A slide being built: the spliced file its units are read through, each level's placement and units until
+// the file is built, the associated images found.
+struct Building {
+  explicit Building(std::shared_ptr<const io::Source> source) : file(std::move(source)) { model.vendor = "zeiss"; }
+  struct Pending {  // an embedded CZI's one subblock
+    std::string name;
+    uint64_t offset, length;
+    Subblock subblock;
+  };
+  SlideModel model;
+  io::SplicedFile file;
+  std::vector<std::vector<PlacedTile>> placements;
+  std::vector<UnitTable> tables;
+  std::vector<Pending> pending;
+  std::vector<AssociatedModel> jpegs;
+};
+
+struct Metadata {
+  std::string xml;
+  PropertyMap props;
+  int64_t width = 0, height = 0, scenes = 1;
+};
+
+// The metadata segment: its XML (up to its first NUL), flattened into zeiss.* properties, the level-0 size,
+// the scene count, the mpp and the objective power.
+Result<Metadata> read_metadata(const io::Source& src, const Czi& czi) {
+  Metadata m;
+  PropertyMap& props = m.props;
   uint8_t mh[kSubblockHeader];
   TW_RETURN_IF_ERROR(read_at(src, static_cast<uint64_t>(czi.meta_pos), mh, "metadata header"));
   TW_RETURN_IF_ERROR(check_magic(mh, "ZISRAWMETADATA"));
   const int32_t xml_size = le32(mh + 32);
   if (xml_size < 0 || xml_size > (1 << 28)) return corrupt("Bad metadata size");
-  std::string xml(static_cast<size_t>(xml_size), '\0');
+  std::string& xml = m.xml;
+  xml.assign(static_cast<size_t>(xml_size), '\0');
   TW_RETURN_IF_ERROR(read_at(src, static_cast<uint64_t>(czi.meta_pos) + sizeof mh,
                              {reinterpret_cast<uint8_t*>(xml.data()), xml.size()}, "metadata XML"));
   xml.resize(strnlen(xml.c_str(), xml.size()));
   pugi::xml_document doc;
   if (!doc.load_buffer(xml.data(), xml.size())) return corrupt("Couldn't parse metadata XML");
-  PropertyMap props;
   XmlProperties flatten(props);
   const pugi::xml_node metadata = doc.child("ImageDocument").child("Metadata");
   for (const char* part : {"AttachmentInfos", "DisplaySetting", "Information", "Scaling"}) {
@@ -321,13 +344,14 @@ Result<SlideModel> open(const Probe& probe) {
   };
   const std::string *sx = prop("zeiss.Information.Image.SizeX"), *sy = prop("zeiss.Information.Image.SizeY");
   if (!sx || !sy) return corrupt("Couldn't read image dimensions");
-  auto width = parse_int64(*sx), height = parse_int64(*sy);
+  const auto width = parse_int64(*sx), height = parse_int64(*sy);
   if (!width || !height || *width <= 0 || *height <= 0) return corrupt("Couldn't parse image dimensions");
-  int64_t scenes = 1;
+  m.width = *width;
+  m.height = *height;
   if (const std::string* ss = prop("zeiss.Information.Image.SizeS")) {
     auto n = parse_int64(*ss);
     if (!n || *n <= 0 || *n > 100000) return corrupt("Couldn't parse image scene dimension");
-    scenes = *n;
+    m.scenes = *n;
   }
   for (const char* axis : {"X", "Y"}) {
     if (const std::string* m = prop(std::string("zeiss.Scaling.Items.") + axis + ".Value")) {
@@ -341,7 +365,11 @@ Result<SlideModel> open(const Probe& probe) {
     }
   }
 
-  // Scenes: bounds at level 0, and the largest downsample every scene has.
+  return m;
+}
+
+// Each scene's bounds at level 0 (openslide.region[i].*); returns the largest downsample every scene has.
+Result<int64_t> add_scene_regions(const Czi& czi, int64_t scenes, PropertyMap& props) {
   std::vector<int64_t> x1(static_cast<size_t>(scenes), INT64_MAX), y1(x1), x2(static_cast<size_t>(scenes), INT64_MIN),
       y2(x2), max_ds(static_cast<size_t>(scenes), 0);
   for (size_t i = 0; i < czi.subblocks.size(); ++i) {
@@ -368,17 +396,17 @@ Result<SlideModel> open(const Probe& probe) {
     common_ds = std::min(common_ds, max_ds[i]);
   }
 
-  // Levels: one per downsample up to the common one; subblocks in mosaic order (stable for equal M).
+  return common_ds;
+}
+
+// The levels: one per downsample up to `common_ds`, each a positioned grid of its subblocks in mosaic order
+// (stable for equal M), their units added to the spliced file.
+Status add_levels(const io::Source& src, const Czi& czi, const Metadata& meta, int64_t common_ds, Building& b) {
   std::map<int64_t, std::vector<size_t>> by_ds;
   for (size_t i = 0; i < czi.subblocks.size(); ++i) {
     if (czi.subblocks[i].downsample <= common_ds) by_ds[czi.subblocks[i].downsample].push_back(i);
   }
   if (by_ds.empty()) return corrupt("Found no levels in slide");
-  io::SplicedFile file(source);
-  SlideModel model;
-  model.vendor = "zeiss";
-  std::vector<std::vector<PlacedTile>> placements;
-  std::vector<UnitTable> tables;
   for (auto& [ds, ids] : by_ds) {
     // Units in directory order (errors name a subblock as tile (k, 0): the level's k-th subblock); drawn in
     // paint order: OpenSlide 4.0.1 draws a lower mosaic index over a higher one (measured with overlapping
@@ -387,17 +415,17 @@ Result<SlideModel> open(const Probe& probe) {
     UnitTable table;
     std::vector<PlacedTile> placed;
     for (size_t k = 0; k < ids.size(); ++k) {
-      const Subblock& b = czi.subblocks[ids[k]];
-      TW_RETURN_IF_ERROR(validate(b));
-      uw = std::max(uw, b.w), uh = std::max(uh, b.h);
-      TW_ASSIGN_OR_RETURN(auto range, add_unit(src, file, 0, b));
+      const Subblock& sb = czi.subblocks[ids[k]];
+      TW_RETURN_IF_ERROR(validate(sb));
+      uw = std::max(uw, sb.w), uh = std::max(uh, sb.h);
+      TW_ASSIGN_OR_RETURN(auto range, add_unit(src, b.file, 0, sb));
       table.offsets.push_back(range.first);
       table.lengths.push_back(range.second);
       PlacedTile t;
-      t.x = std::llround(static_cast<double>(b.x) / static_cast<double>(ds));
-      t.y = std::llround(static_cast<double>(b.y) / static_cast<double>(ds));
-      t.width = static_cast<int32_t>(b.w);
-      t.height = static_cast<int32_t>(b.h);
+      t.x = std::llround(static_cast<double>(sb.x) / static_cast<double>(ds));
+      t.y = std::llround(static_cast<double>(sb.y) / static_cast<double>(ds));
+      t.width = static_cast<int32_t>(sb.w);
+      t.height = static_cast<int32_t>(sb.h);
       t.unit = static_cast<int64_t>(k);
       placed.push_back(t);
     }
@@ -411,29 +439,28 @@ Result<SlideModel> open(const Probe& probe) {
     for (size_t k : order) painted.push_back(placed[k]);
     placed.swap(painted);
     LevelModel level = czi_level_shell(uw, uh, czi.subblocks[ids.front()]);
-    level.info.width = *width / ds;
-    level.info.height = *height / ds;
+    level.info.width = meta.width / ds;
+    level.info.height = meta.height / ds;
     level.info.downsample = static_cast<double>(ds);
     level.tiles_across = static_cast<int64_t>(ids.size());
     level.tiles_down = 1;
-    model.levels.push_back(std::move(level));
-    placements.push_back(std::move(placed));
-    tables.push_back(std::move(table));
+    b.model.levels.push_back(std::move(level));
+    b.placements.push_back(std::move(placed));
+    b.tables.push_back(std::move(table));
   }
 
-  // Associated images from the attachment directory.
+  return Status();
+}
+
+// Label, SlidePreview and Thumbnail from the attachment directory: JPEGs, or CZIs of one subblock whose
+// units are added to the spliced file.
+Status add_attachments(const std::shared_ptr<const io::Source>& source, const Czi& czi, Building& b) {
+  const io::Source& src = *source;
   uint8_t ah[kSubblockHeader];
   TW_RETURN_IF_ERROR(read_at(src, static_cast<uint64_t>(czi.att_pos), ah, "attachment directory header"));
   TW_RETURN_IF_ERROR(check_magic(ah, "ZISRAWATTDIR"));
   const int32_t attachments = le32(ah + 32);
   if (attachments < 0 || attachments > 100000) return corrupt("Bad attachment count");
-  struct Pending {
-    std::string name;
-    uint64_t offset, length;
-    Subblock subblock;
-  };
-  std::vector<Pending> pending;
-  std::vector<AssociatedModel> jpegs;
   for (int32_t i = 0; i < attachments; ++i) {
     uint8_t e[128];
     TW_RETURN_IF_ERROR(read_at(src, static_cast<uint64_t>(czi.att_pos) + sizeof ah + 128 * static_cast<uint64_t>(i), e,
@@ -460,7 +487,7 @@ Result<SlideModel> open(const Probe& probe) {
       if (!image.ok()) {
         return image.status().with_context(std::string("Reading JPEG header for associated image \"") + ours + "\"");
       }
-      jpegs.push_back({ours, std::move(image).value(), {}, {}});
+      b.jpegs.push_back({ours, std::move(image).value(), {}, {}});
     } else if (type == "CZI") {
       auto inner = read_czi(src, data_at);
       if (!inner.ok())
@@ -469,32 +496,52 @@ Result<SlideModel> open(const Probe& probe) {
         return corrupt(std::string("Embedded CZI for associated image \"") + ours + "\" has " +
                        std::to_string(inner->subblocks.size()) + " subblocks, expected one");
       }
-      const Subblock& b = inner->subblocks[0];
-      TW_RETURN_IF_ERROR(validate(b).with_context(std::string("Adding associated image \"") + ours + "\""));
-      TW_RETURN_IF_ERROR(check_unit_size(b.w, b.h, std::string("Associated image \"") + ours + "\""));
-      TW_ASSIGN_OR_RETURN(auto range, add_unit(src, file, data_at, b));
-      pending.push_back({ours, range.first, range.second, b});
+      const Subblock& sb = inner->subblocks[0];
+      TW_RETURN_IF_ERROR(validate(sb).with_context(std::string("Adding associated image \"") + ours + "\""));
+      TW_RETURN_IF_ERROR(check_unit_size(sb.w, sb.h, std::string("Associated image \"") + ours + "\""));
+      TW_ASSIGN_OR_RETURN(auto range, add_unit(src, b.file, data_at, sb));
+      b.pending.push_back({ours, range.first, range.second, sb});
     } else {
       return corrupt(std::string("Associated image \"") + ours + "\" has unrecognized type \"" + type + "\"");
     }
   }
-  const std::shared_ptr<const io::Source> spliced = file.build();
-  for (size_t i = 0; i < model.levels.size(); ++i) {
-    LevelModel& l = model.levels[i];
-    l.units = std::make_shared<const UnitTable>(std::move(tables[i]));
+  return Status();
+}
+
+// The spliced file built, the levels and the embedded images read from it, the JPEGs after them.
+void finish(Building& b) {
+  const std::shared_ptr<const io::Source> spliced = b.file.build();
+  for (size_t i = 0; i < b.model.levels.size(); ++i) {
+    LevelModel& l = b.model.levels[i];
+    l.units = std::make_shared<const UnitTable>(std::move(b.tables[i]));
     l.parts = single_part(spliced);
-    l.placement = make_placement(std::move(placements[i]));
+    l.placement = make_placement(std::move(b.placements[i]));
   }
-  for (const Pending& p : pending) {  // embedded CZIs: their one subblock through the spliced file
+  for (const Building::Pending& p : b.pending) {  // embedded CZIs: their one subblock through the spliced file
     LevelModel image = czi_level_shell(p.subblock.w, p.subblock.h, p.subblock);
     image.info.width = p.subblock.w;
     image.info.height = p.subblock.h;
     image.tiles_across = image.tiles_down = 1;
     image.parts = single_part(spliced);
     image.units = std::make_shared<const UnitTable>(UnitTable{{p.offset}, {p.length}, {}});
-    model.associated.push_back({p.name, std::move(image), {}, {}});
+    b.model.associated.push_back({p.name, std::move(image), {}, {}});
   }
-  for (AssociatedModel& a : jpegs) model.associated.push_back(std::move(a));
+  for (AssociatedModel& a : b.jpegs) b.model.associated.push_back(std::move(a));
+
+}
+
+Result<SlideModel> open(const Probe& probe) {
+  const io::Source& src = *probe.source;
+  TW_ASSIGN_OR_RETURN(const Czi czi, read_czi(src, 0));
+  TW_ASSIGN_OR_RETURN(Metadata meta, read_metadata(src, czi));
+  PropertyMap& props = meta.props;
+  TW_ASSIGN_OR_RETURN(const int64_t common_ds, add_scene_regions(czi, meta.scenes, props));
+  Building b(probe.source);
+  TW_RETURN_IF_ERROR(add_levels(src, czi, meta, common_ds, b));
+  TW_RETURN_IF_ERROR(add_attachments(probe.source, czi, b));
+  finish(b);
+  SlideModel& model = b.model;
+  const std::string& xml = meta.xml;
 
   Quickhash hash;
   hash.update(czi.primary_guid, 16);
@@ -503,7 +550,7 @@ Result<SlideModel> open(const Probe& probe) {
   props["openslide.quickhash-1"] = hash.hex();
   add_standard_properties(model, props);
   drop_tile_size_properties(model);
-  return model;
+  return std::move(model);
 }
 
 }  // namespace
