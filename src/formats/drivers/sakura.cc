@@ -28,6 +28,7 @@
 #include "formats/quickhash.h"
 #include "formats/tiff_properties.h"
 #include "io/sqlite_blobs.h"
+#include "util/bytes.h"
 
 namespace tilewise::formats {
 namespace {
@@ -161,78 +162,81 @@ std::optional<Blob> associated_blob(sqlite3* db, const std::string& sql) {
   return b;
 }
 
-Result<SlideModel> open(const Probe& probe) {
-  const std::shared_ptr<const io::Source>& source = probe.source;
-  if (!source->is_local_file()) return unsupported("Sakura SVSlide databases are read from local files only");
-  const std::string& path = source->name();
-  Db db;
-  TW_RETURN_IF_ERROR(open_db(path, db));
-  TW_ASSIGN_OR_RETURN(std::string table, unique_table(db.db));
-
-  // Header: tile size, width, height; focal planes at byte 16.
+// The Header blob: tile size, width, height (32-bit little-endian) and, at byte 16, the focal planes.
+struct Header {
   uint32_t tile = 0, width = 0, height = 0, planes = 0;
-  {
-    Stmt s(db.db, "SELECT data FROM " + table + " WHERE id = 'Header'");
-    TW_RETURN_IF_ERROR(s.ok());
-    if (s.step() != SQLITE_ROW) return corrupt("no Header row");
-    const auto* h = static_cast<const uint8_t*>(sqlite3_column_blob(s.get(), 0));
-    const int n = sqlite3_column_bytes(s.get(), 0);
-    if (n < 20) return corrupt("Header is too short (" + std::to_string(n) + " bytes)");
-    auto le = [&](int at) {
-      return uint32_t{h[at]} | uint32_t{h[at + 1]} << 8 | uint32_t{h[at + 2]} << 16 | uint32_t{h[at + 3]} << 24;
-    };
-    tile = le(0), width = le(4), height = le(8), planes = le(16);
-  }
-  if (tile == 0 || tile > 65536) return corrupt("Invalid tile size: " + std::to_string(tile));
-  const int64_t shown = static_cast<int64_t>(planes / 2 + planes % 2) - 1;
+  int64_t shown_plane() const { return static_cast<int64_t>(planes / 2 + planes % 2) - 1; }  // the middle one
+};
 
-  // Tile blobs by (downsample, x, y, plane, colour); levels from plane-0 tiles; the smallest level's ids.
+Result<Header> read_header(sqlite3* db, const std::string& table) {
+  Header hd;
+  Stmt s(db, "SELECT data FROM " + table + " WHERE id = 'Header'");
+  TW_RETURN_IF_ERROR(s.ok());
+  if (s.step() != SQLITE_ROW) return corrupt("no Header row");
+  const auto* h = static_cast<const uint8_t*>(sqlite3_column_blob(s.get(), 0));
+  const int n = sqlite3_column_bytes(s.get(), 0);
+  if (n < 20) return corrupt("Header is too short (" + std::to_string(n) + " bytes)");
+  hd.tile = internal::load_le32(h), hd.width = internal::load_le32(h + 4), hd.height = internal::load_le32(h + 8);
+  hd.planes = internal::load_le32(h + 16);
+  if (hd.tile == 0 || hd.tile > 65536) return corrupt("Invalid tile size: " + std::to_string(hd.tile));
+  return hd;
+}
+
+// Tile blobs by (downsample, x, y, plane, colour); the downsamples with plane-0 tiles (the levels); the ids
+// of the smallest level's tiles (quickhash-1).
+struct Tiles {
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>, Blob> blobs;
   std::map<int64_t, bool> downsamples;
   std::vector<std::string> hash_ids;
   int64_t hash_downsample = 0;
-  {
-    Stmt s(db.db, "SELECT id, rowid, length(data) FROM " + table);
-    TW_RETURN_IF_ERROR(s.ok());
-    int rc;
-    while ((rc = s.step()) == SQLITE_ROW) {
-      const std::string id = s.text(0);
-      TW_ASSIGN_OR_RETURN(std::optional<TileId> t, parse_tile_id(id));
-      if (!t) continue;
-      if (t->plane == 0 && !downsamples.count(t->downsample)) {
-        if (t->downsample & (t->downsample - 1)) return corrupt("Invalid downsample " + std::to_string(t->downsample));
-        downsamples[t->downsample] = true;
-      }
-      if (t->downsample > hash_downsample) hash_ids.clear(), hash_downsample = t->downsample;
-      if (t->downsample == hash_downsample) hash_ids.push_back(id);
-      blobs[{t->downsample, t->x, t->y, t->plane, t->color}] =
-          Blob{sqlite3_column_int64(s.get(), 1), static_cast<uint32_t>(sqlite3_column_int64(s.get(), 2))};
-    }
-    if (rc != SQLITE_DONE) return corrupt(std::string("SQLite: ") + sqlite3_errmsg(db.db));
-  }
-  if (downsamples.empty()) return corrupt("Couldn't find any tiles");
+};
 
+Result<Tiles> read_tiles(sqlite3* db, const std::string& table) {
+  Tiles t;
+  Stmt s(db, "SELECT id, rowid, length(data) FROM " + table);
+  TW_RETURN_IF_ERROR(s.ok());
+  int rc;
+  while ((rc = s.step()) == SQLITE_ROW) {
+    const std::string id = s.text(0);
+    TW_ASSIGN_OR_RETURN(const std::optional<TileId> tid, parse_tile_id(id));
+    if (!tid) continue;
+    if (tid->plane == 0 && !t.downsamples.count(tid->downsample)) {
+      if (tid->downsample & (tid->downsample - 1)) return corrupt("Invalid downsample " + std::to_string(tid->downsample));
+      t.downsamples[tid->downsample] = true;
+    }
+    if (tid->downsample > t.hash_downsample) t.hash_ids.clear(), t.hash_downsample = tid->downsample;
+    if (tid->downsample == t.hash_downsample) t.hash_ids.push_back(id);
+    t.blobs[{tid->downsample, tid->x, tid->y, tid->plane, tid->color}] =
+        Blob{sqlite3_column_int64(s.get(), 1), static_cast<uint32_t>(sqlite3_column_int64(s.get(), 2))};
+  }
+  if (rc != SQLITE_DONE) return corrupt(std::string("SQLite: ") + sqlite3_errmsg(db));
+  if (t.downsamples.empty()) return corrupt("Couldn't find any tiles");
+  return t;
+}
+
+// One level per downsample: a grid of the tile size whose units are the three channel blobs of the shown
+// plane behind their lengths (a JPEG unit of three planes), added to `file`.
+void add_levels(const Header& hd, const Tiles& tiles, const std::string& table, io::SqliteBlobFile& file,
+                SlideModel& model) {
   const std::string bare_table = table.size() >= 2 && table.front() == '\'' ? table.substr(1, table.size() - 2) : table;
-  io::SqliteBlobFile file(path);
   const uint32_t tiles_column = file.column(bare_table, "data");
-  SlideModel model;
-  model.vendor = "sakura";
-  std::vector<std::pair<std::vector<uint64_t>, std::vector<uint64_t>>> unit_tables;
-  for (const auto& [ds, unused] : downsamples) {
+  const uint32_t tile = hd.tile;
+  const int64_t shown = hd.shown_plane();
+  for (const auto& [ds, unused] : tiles.downsamples) {
     codecs::TileDesc desc;  // three grey JPEGs, one per channel
     desc.compression = codecs::Compression::kJpeg;
     desc.planes = 3;
     desc.width = desc.height = static_cast<int32_t>(tile);
     desc.color = codecs::ColorSpace::kRgb;
-    LevelModel level = grid_level(width / ds, height / ds, desc);
+    LevelModel level = grid_level(hd.width / ds, hd.height / ds, desc);
     level.info.downsample = static_cast<double>(ds);
     UnitTable units;
     for (int64_t r = 0; r < level.tiles_down; ++r) {
       for (int64_t c = 0; c < level.tiles_across; ++c) {
         std::array<const Blob*, 3> rgb{};
         for (int64_t color = 0; color < 3; ++color) {
-          auto it = blobs.find({ds, c * tile * ds, r * tile * ds, shown, color});
-          rgb[static_cast<size_t>(color)] = it == blobs.end() ? nullptr : &it->second;
+          auto it = tiles.blobs.find({ds, c * tile * ds, r * tile * ds, shown, color});
+          rgb[static_cast<size_t>(color)] = it == tiles.blobs.end() ? nullptr : &it->second;
         }
         if (!rgb[0] || !rgb[1] || !rgb[2]) {  // a channel missing: the tile is absent, as OpenSlide draws it
           units.offsets.push_back(0);
@@ -254,7 +258,11 @@ Result<SlideModel> open(const Probe& probe) {
     model.levels.push_back(std::move(level));
   }
 
-  // Associated images: JPEG blobs of the metadata tables.
+}
+
+// Label, macro and thumbnail: JPEG blobs of the metadata tables, added to `file`, which is then built and
+// given to the levels.
+void add_associated_and_finish(sqlite3* db, io::SqliteBlobFile& file, SlideModel& model) {
   struct Wanted {
     const char* name;
     const char* table;
@@ -270,21 +278,25 @@ Result<SlideModel> open(const Probe& probe) {
   std::vector<std::pair<const char*, std::pair<uint64_t, uint64_t>>> found;  // name, blob range in the file
   for (const Wanted& w : wanted) {
     const std::string sql = std::string("SELECT ") + w.table + ".rowid, length(" + w.column + ") FROM " + w.table + " " + w.join;
-    auto blob = associated_blob(db.db, sql);
+    auto blob = associated_blob(db, sql);
     if (!blob) continue;
     const uint64_t at = file.add_blob(file.column(w.table, w.column), blob->rowid, blob->length);
     found.push_back({w.name, {at, blob->length}});
   }
-  const std::shared_ptr<const io::Source> tiles = file.build();
-  for (LevelModel& level : model.levels) level.parts = single_part(tiles);
+  const std::shared_ptr<const io::Source> blobs = file.build();
+  for (LevelModel& level : model.levels) level.parts = single_part(blobs);
   for (const auto& [name, range] : found) {  // unreadable ones are left out, as OpenSlide leaves them
-    auto image = whole_jpeg_level(tiles, range.first, range.second);
+    auto image = whole_jpeg_level(blobs, range.first, range.second);
     if (image.ok()) model.associated.push_back({name, std::move(image).value(), {}, {}});
   }
 
+}
+
+// sakura.* (the slide and scan rows, VersionBytes), the mpp and the objective power.
+PropertyMap read_properties(sqlite3* db, const std::string& table) {
   PropertyMap props;
   {
-    Stmt s(db.db,
+    Stmt s(db,
            "SELECT SVSlideDataXPO.SlideId, SVSlideDataXPO.Date, SVSlideDataXPO.Description, SVSlideDataXPO.Creator, "
            "SVSlideDataXPO.DiagnosisCode, SVSlideDataXPO.Keywords, SVHRScanDataXPO.ScanId, "
            "SVHRScanDataXPO.ResolutionMmPerPix, SVHRScanDataXPO.NominalLensMagnification, "
@@ -311,7 +323,7 @@ Result<SlideModel> open(const Probe& probe) {
     }
   }
   {
-    Stmt s(db.db,
+    Stmt s(db,
            "SELECT ResolutionMmPerPix FROM SVHRScanDataXPO JOIN SVSlideDataXPO ON SVHRScanDataXPO.ParentSlide = "
            "SVSlideDataXPO.OID");
     if (s.ok().ok() && s.step() == SQLITE_ROW) {
@@ -322,20 +334,26 @@ Result<SlideModel> open(const Probe& probe) {
     if (auto v = parse_double(m->second)) props["openslide.objective-power"] = format_double(*v);
   }
   {
-    Stmt s(db.db, "SELECT data FROM " + table + " WHERE id = '++VersionBytes'");
+    Stmt s(db, "SELECT data FROM " + table + " WHERE id = '++VersionBytes'");
     if (s.ok().ok() && s.step() == SQLITE_ROW) props["sakura.VersionBytes"] = s.text(0);
   }
 
-  // quickhash-1: slide and scan rows, the header, the smallest level's tiles (ids sorted as strcmp sorts).
+  return props;
+}
+
+// quickhash-1: slide and scan rows, the header, the smallest level's tiles (ids sorted as strcmp sorts); a
+// warning instead when a row cannot be read.
+void add_quickhash(sqlite3* db, const std::string& table, const Tiles& tiles, PropertyMap& props, SlideModel& model) {
   Quickhash hash;
   Status hashed =
-      hash_rows(db.db, "SELECT SlideId, Date, Creator, Description, Keywords FROM SVSlideDataXPO ORDER BY OID", hash);
+      hash_rows(db, "SELECT SlideId, Date, Creator, Description, Keywords FROM SVSlideDataXPO ORDER BY OID", hash);
   if (hashed.ok())
-    hashed = hash_rows(db.db, "SELECT ScanId, Date, Name, Description FROM SVHRScanDataXPO ORDER BY OID", hash);
-  if (hashed.ok()) hashed = hash_rows(db.db, "SELECT data FROM " + table + " WHERE id = 'Header' ORDER BY rowid", hash);
+    hashed = hash_rows(db, "SELECT ScanId, Date, Name, Description FROM SVHRScanDataXPO ORDER BY OID", hash);
+  if (hashed.ok()) hashed = hash_rows(db, "SELECT data FROM " + table + " WHERE id = 'Header' ORDER BY rowid", hash);
+  std::vector<std::string> hash_ids = tiles.hash_ids;
   std::sort(hash_ids.begin(), hash_ids.end());
   if (hashed.ok()) {
-    Stmt s(db.db, "SELECT data FROM " + table + " WHERE id = ?");
+    Stmt s(db, "SELECT data FROM " + table + " WHERE id = ?");
     hashed = s.ok();
     for (size_t i = 0; hashed.ok() && i < hash_ids.size(); ++i) {
       sqlite3_reset(s.get());
@@ -352,6 +370,24 @@ Result<SlideModel> open(const Probe& probe) {
   } else {
     model.warnings.push_back("no openslide.quickhash-1: " + hashed.message());
   }
+}
+
+Result<SlideModel> open(const Probe& probe) {
+  const std::shared_ptr<const io::Source>& source = probe.source;
+  if (!source->is_local_file()) return unsupported("Sakura SVSlide databases are read from local files only");
+  const std::string& path = source->name();
+  Db db;
+  TW_RETURN_IF_ERROR(open_db(path, db));
+  TW_ASSIGN_OR_RETURN(const std::string table, unique_table(db.db));
+  TW_ASSIGN_OR_RETURN(const Header header, read_header(db.db, table));
+  TW_ASSIGN_OR_RETURN(const Tiles tiles, read_tiles(db.db, table));
+  io::SqliteBlobFile file(path);
+  SlideModel model;
+  model.vendor = "sakura";
+  add_levels(header, tiles, table, file, model);
+  add_associated_and_finish(db.db, file, model);
+  PropertyMap props = read_properties(db.db, table);
+  add_quickhash(db.db, table, tiles, props, model);
   add_standard_properties(model, props);
   return model;
 }
