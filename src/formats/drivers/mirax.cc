@@ -300,6 +300,20 @@ class Builder {
   Status read_level_tiles(size_t z, uint64_t pointer_at, std::vector<Tile>& tiles, std::vector<HashedRange>* hash,
                           std::vector<Extent>& units);
   bool tile_position(size_t z, int64_t xx, int64_t yy, int64_t& px, int64_t& py);
+  Status read_sections();
+  Status find_records();
+  Status compute_geometry();
+  Status read_positions();
+  Status add_associated(SlideModel& model);
+  Status add_level(size_t z, int32_t hier_table, std::vector<HashedRange>& hashed, SlideModel& model);
+  Status add_properties(const std::vector<HashedRange>& hashed, SlideModel& model);
+
+  struct Associated {  // an associated image's record in the non-hierarchical index
+    const char* name;
+    const char* value;
+    const char* type_key;
+    NonhierRecord record;
+  };
 
   const Slidedat& sd_;
   DataFiles& files_;
@@ -309,6 +323,13 @@ class Builder {
   std::vector<LevelParams> params_;
   std::vector<int64_t> positions_;
   std::set<int64_t> active_;  // photos with an image at level 0
+  std::string slide_id_;
+  int64_t objective_ = 0, nonhier_count_ = 0;
+  NonhierRecord vimslide_, stitching_;  // the camera positions' records (raw, zlib)
+  std::vector<Associated> associated_;
+  int64_t base_w_ = 0, base_h_ = 0;  // level 0's size
+  uint64_t hier_root_ = 0, nonhier_root_ = 0;
+  bool hints_ = true;  // every level's tiles on their nominal grid (OpenSlide then gives tile sizes)
 };
 
 bool Builder::tile_position(size_t z, int64_t xx, int64_t yy, int64_t& px, int64_t& py) {
@@ -412,13 +433,14 @@ Status Builder::read_level_tiles(size_t z, uint64_t pointer_at, std::vector<Tile
   return Status();
 }
 
-Result<SlideModel> Builder::build(std::shared_ptr<const io::Source> slidedat) {
+// GENERAL and HIERARCHICAL: the photo grid, the slide id, the objective, and one ZoomSection per level.
+Status Builder::read_sections() {
   TW_ASSIGN_OR_RETURN(const KeyList* general, sd_.group("GENERAL"));
-  TW_ASSIGN_OR_RETURN(std::string slide_id, sd_.value("GENERAL", "SLIDE_ID"));
+  TW_ASSIGN_OR_RETURN(slide_id_, sd_.value("GENERAL", "SLIDE_ID"));
   TW_RETURN_IF_ERROR(sd_.value("GENERAL", "SLIDE_VERSION").status());
   TW_ASSIGN_OR_RETURN(images_x_, sd_.integer("GENERAL", "IMAGENUMBER_X"));
   TW_ASSIGN_OR_RETURN(images_y_, sd_.integer("GENERAL", "IMAGENUMBER_Y"));
-  TW_ASSIGN_OR_RETURN(int64_t objective, sd_.integer("GENERAL", "OBJECTIVE_MAGNIFICATION"));
+  TW_ASSIGN_OR_RETURN(objective_, sd_.integer("GENERAL", "OBJECTIVE_MAGNIFICATION"));
   divisions_ = key_integer(*general, "CameraImageDivisionsPerSide").value_or(1);
   TW_RETURN_IF_ERROR(positive(images_x_, "images_x"));
   TW_RETURN_IF_ERROR(positive(images_y_, "images_y"));
@@ -427,9 +449,9 @@ Result<SlideModel> Builder::build(std::shared_ptr<const io::Source> slidedat) {
 
   TW_RETURN_IF_ERROR(sd_.group("HIERARCHICAL").status());
   TW_ASSIGN_OR_RETURN(int64_t hier_count, sd_.integer("HIERARCHICAL", "HIER_COUNT"));
-  TW_ASSIGN_OR_RETURN(int64_t nonhier_count, sd_.integer("HIERARCHICAL", "NONHIER_COUNT"));
+  TW_ASSIGN_OR_RETURN(nonhier_count_, sd_.integer("HIERARCHICAL", "NONHIER_COUNT"));
   TW_RETURN_IF_ERROR(positive(hier_count, "hier_count"));
-  if (nonhier_count < 0) return corrupt("nonhier_count < 0: " + std::to_string(nonhier_count));
+  if (nonhier_count_ < 0) return corrupt("nonhier_count < 0: " + std::to_string(nonhier_count_));
   int64_t zoom_hier = -1;
   for (int64_t i = 0; i < hier_count && zoom_hier < 0; ++i) {
     TW_ASSIGN_OR_RETURN(std::string name, sd_.value("HIERARCHICAL", "HIER_" + std::to_string(i) + "_NAME"));
@@ -467,44 +489,46 @@ Result<SlideModel> Builder::build(std::shared_ptr<const io::Source> slidedat) {
     sections_.push_back(s);
   }
 
-  // Camera positions: VIMSLIDE_POSITION_BUFFER (raw), else StitchingIntensityLayer (zlib).
-  TW_ASSIGN_OR_RETURN(NonhierRecord vimslide, nonhier_record(sd_, nonhier_count, "VIMSLIDE_POSITION_BUFFER", nullptr));
-  NonhierRecord stitching;
-  if (vimslide.record < 0) {
-    TW_ASSIGN_OR_RETURN(stitching, nonhier_record(sd_, nonhier_count, "StitchingIntensityLayer", nullptr));
+  return Status();
+}
+
+// The non-hierarchical records: the camera positions (VIMSLIDE_POSITION_BUFFER raw, else
+// StitchingIntensityLayer zlib) and the associated images (JPEG only).
+Status Builder::find_records() {
+  TW_ASSIGN_OR_RETURN(vimslide_, nonhier_record(sd_, nonhier_count_, "VIMSLIDE_POSITION_BUFFER", nullptr));
+  if (vimslide_.record < 0) {
+    TW_ASSIGN_OR_RETURN(stitching_, nonhier_record(sd_, nonhier_count_, "StitchingIntensityLayer", nullptr));
   }
-  struct Associated {
-    const char* name;
-    const char* value;
-    const char* type_key;
-    NonhierRecord record;
-  };
-  std::vector<Associated> associated = {{"macro", "ScanDataLayer_SlideThumbnail", "THUMBNAIL_IMAGE_TYPE", {}},
+  associated_ = {{"macro", "ScanDataLayer_SlideThumbnail", "THUMBNAIL_IMAGE_TYPE", {}},
                                         {"label", "ScanDataLayer_SlideBarcode", "BARCODE_IMAGE_TYPE", {}},
                                         {"thumbnail", "ScanDataLayer_SlidePreview", "PREVIEW_IMAGE_TYPE", {}}};
-  for (Associated& a : associated) {
+  for (Associated& a : associated_) {
     const std::string value = a.value;
-    TW_ASSIGN_OR_RETURN(a.record, nonhier_record(sd_, nonhier_count, "Scan data layer", &value));
+    TW_ASSIGN_OR_RETURN(a.record, nonhier_record(sd_, nonhier_count_, "Scan data layer", &value));
     if (a.record.record < 0) continue;
     TW_ASSIGN_OR_RETURN(std::string type, sd_.value(a.record.section, a.type_key));
     TW_ASSIGN_OR_RETURN(codecs::Compression c, image_format(type));
     if (c != codecs::Compression::kJpeg) return corrupt("Unsupported associated image format: " + type);
   }
 
-  // Level geometry (OpenSlide's arithmetic, including its truncations).
+  return Status();
+}
+
+// Level geometry (OpenSlide's arithmetic, including its truncations): level 0's size and each level's
+// concatenation, tile counts and advance.
+Status Builder::compute_geometry() {
   const ZoomSection& s0 = sections_[0];
-  const bool have_positions = vimslide.record >= 0 || stitching.record >= 0;
-  int64_t base_w = 0, base_h = 0;
+  const bool have_positions = vimslide_.record >= 0 || stitching_.record >= 0;
   for (int64_t i = 0; i < images_x_; ++i) {
     const bool full = (i % divisions_) != divisions_ - 1 || i == images_x_ - 1;
-    base_w =
-        static_cast<int64_t>(static_cast<double>(base_w) +
+    base_w_ =
+        static_cast<int64_t>(static_cast<double>(base_w_) +
                              (full ? static_cast<double>(s0.image_w) : static_cast<double>(s0.image_w) - s0.overlap_x));
   }
   for (int64_t i = 0; i < images_y_; ++i) {
     const bool full = (i % divisions_) != divisions_ - 1 || i == images_y_ - 1;
-    base_h =
-        static_cast<int64_t>(static_cast<double>(base_h) +
+    base_h_ =
+        static_cast<int64_t>(static_cast<double>(base_h_) +
                              (full ? static_cast<double>(s0.image_h) : static_cast<double>(s0.image_h) - s0.overlap_y));
   }
   int64_t total_exponent = 0;
@@ -533,22 +557,30 @@ Result<SlideModel> Builder::build(std::shared_ptr<const io::Source> slidedat) {
     params_.push_back(lp);
   }
 
-  // The index.
+  return Status();
+}
+
+// The index's version and slide id, its roots, and the camera positions.
+Status Builder::read_positions() {
   if (!index_.starts_with(kIndexVersion)) return corrupt("Index.dat doesn't have expected version");
-  if (!index_.starts_with(std::string(kIndexVersion) + slide_id)) {
+  if (!index_.starts_with(std::string(kIndexVersion) + slide_id_)) {
     return corrupt("Index.dat doesn't have a matching slide identifier");
   }
-  const uint64_t hier_root = std::strlen(kIndexVersion) + slide_id.size();
-  const uint64_t nonhier_root = hier_root + 4;
-  const int64_t position_record = have_positions ? (vimslide.record >= 0 ? vimslide.record : stitching.record) : -1;
-  TW_ASSIGN_OR_RETURN(positions_, camera_positions(index_, nonhier_root, files_, position_record, vimslide.record < 0,
-                                                   images_x_, images_y_, divisions_, s0, params_[0].concat));
+  hier_root_ = std::strlen(kIndexVersion) + slide_id_.size();
+  nonhier_root_ = hier_root_ + 4;
+  const bool have_positions = vimslide_.record >= 0 || stitching_.record >= 0;
+  const int64_t position_record = have_positions ? (vimslide_.record >= 0 ? vimslide_.record : stitching_.record) : -1;
+  TW_ASSIGN_OR_RETURN(positions_, camera_positions(index_, nonhier_root_, files_, position_record, vimslide_.record < 0,
+                                                   images_x_, images_y_, divisions_, sections_[0], params_[0].concat));
 
-  SlideModel model;
-  model.vendor = "mirax";
-  for (const Associated& a : associated) {
+  return Status();
+}
+
+// The associated images found by find_records, each a whole JPEG.
+Status Builder::add_associated(SlideModel& model) {
+  for (const Associated& a : associated_) {
     if (a.record.record < 0) continue;
-    auto e = read_nonhier(index_, nonhier_root, a.record.record, files_.count());
+    auto e = read_nonhier(index_, nonhier_root_, a.record.record, files_.count());
     Result<LevelModel> image = e.status();
     if (e.ok()) {
       auto src = files_.get(e->file);
@@ -559,77 +591,82 @@ Result<SlideModel> Builder::build(std::shared_ptr<const io::Source> slidedat) {
     model.associated.push_back({a.name, std::move(image).value(), {}, {}});
   }
 
-  TW_ASSIGN_OR_RETURN(int32_t hier_table, index_.i32(hier_root, "initial pointer"));
-  std::vector<HashedRange> hashed;
-  hashed.push_back({slidedat.get(), 0, slidedat->size()});
-  bool hints = true;
-  for (size_t z = 0; z < sections_.size(); ++z) {
-    const LevelParams& lp = params_[z];
-    std::vector<Tile> tiles;
-    std::vector<Extent> extents;
-    TW_RETURN_IF_ERROR(read_level_tiles(z, static_cast<uint32_t>(hier_table) + 4 * z, tiles,
-                                        z + 1 == sections_.size() ? &hashed : nullptr, extents));
-    // One tile per (col, row), the last added; painted in row-major order, so of two overlapping tiles
-    // the one later in that order shows (measured against OpenSlide 4.0.1).
-    std::map<std::pair<int64_t, int64_t>, PlacedTile> cells;
-    for (const Tile& t : tiles) cells[{t.row, t.col}] = t.placed;
-    bool level_hint = lp.advance_x == std::floor(lp.advance_x) && lp.advance_y == std::floor(lp.advance_y) &&
-                      lp.advance_x == lp.tile_w && lp.advance_y == lp.tile_h;
-    std::vector<PlacedTile> placed;
-    placed.reserve(cells.size());
-    for (const auto& [cell, p] : cells) {
-      if (static_cast<double>(p.x) != static_cast<double>(cell.second) * lp.advance_x ||
-          static_cast<double>(p.y) != static_cast<double>(cell.first) * lp.advance_y) {
-        level_hint = false;
-      }
-      placed.push_back(p);
-    }
-    hints = hints && level_hint;
+  return Status();
+}
 
-    LevelModel level;
-    level.info.width = base_w / lp.concat;
-    level.info.height = base_h / lp.concat;
-    level.info.downsample = static_cast<double>(lp.concat / params_[0].concat);
-    level.info.tiled = true;
-    level.info.tile_width = static_cast<int32_t>(std::llround(lp.advance_x));
-    level.info.tile_height = static_cast<int32_t>(std::llround(lp.advance_y));
-    level.info.compression = codecs::compression_name(sections_[z].format);
-    level.desc.compression = sections_[z].format;
-    level.desc.color =
-        sections_[z].format == codecs::Compression::kJpeg ? codecs::ColorSpace::kYCbCr : codecs::ColorSpace::kRgb;
-    level.desc.width = static_cast<int32_t>(sections_[z].image_w);
-    level.desc.height = static_cast<int32_t>(sections_[z].image_h);
-    level.tiles_across = (images_x_ + lp.concat - 1) / lp.concat;
-    level.tiles_down = (images_y_ + lp.concat - 1) / lp.concat;
-    auto parts = std::make_shared<std::vector<UnitPart>>();
-    std::vector<uint32_t> part_of_file(static_cast<size_t>(files_.count()), UINT32_MAX);
-    UnitTable table;
-    for (const Extent& e : extents) {
-      table.offsets.push_back(static_cast<uint64_t>(e.offset));
-      table.lengths.push_back(static_cast<uint64_t>(e.length));
-      uint32_t& part = part_of_file[static_cast<size_t>(e.file)];
-      if (e.length > 0 && part == UINT32_MAX) {
-        TW_ASSIGN_OR_RETURN(std::shared_ptr<const io::Source> src, files_.get(e.file));
-        part = static_cast<uint32_t>(parts->size());
-        parts->push_back({std::move(src), {}});
-      }
-      table.part.push_back(e.length > 0 ? part : 0);
+// Level z from the hierarchical index at `hier_table`: its tiles placed in row-major paint order, its units
+// in the data files; the smallest level's index records are added to `hashed` (quickhash-1).
+Status Builder::add_level(size_t z, int32_t hier_table, std::vector<HashedRange>& hashed, SlideModel& model) {
+  const LevelParams& lp = params_[z];
+  std::vector<Tile> tiles;
+  std::vector<Extent> extents;
+  TW_RETURN_IF_ERROR(read_level_tiles(z, static_cast<uint32_t>(hier_table) + 4 * z, tiles,
+                                    z + 1 == sections_.size() ? &hashed : nullptr, extents));
+  // One tile per (col, row), the last added; painted in row-major order, so of two overlapping tiles
+  // the one later in that order shows (measured against OpenSlide 4.0.1).
+  std::map<std::pair<int64_t, int64_t>, PlacedTile> cells;
+  for (const Tile& t : tiles) cells[{t.row, t.col}] = t.placed;
+  bool level_hint = lp.advance_x == std::floor(lp.advance_x) && lp.advance_y == std::floor(lp.advance_y) &&
+                    lp.advance_x == lp.tile_w && lp.advance_y == lp.tile_h;
+  std::vector<PlacedTile> placed;
+  placed.reserve(cells.size());
+  for (const auto& [cell, p] : cells) {
+    if (static_cast<double>(p.x) != static_cast<double>(cell.second) * lp.advance_x ||
+        static_cast<double>(p.y) != static_cast<double>(cell.first) * lp.advance_y) {
+      level_hint = false;
     }
-    if (parts->empty()) {  // a level without images: every pixel background
-      TW_ASSIGN_OR_RETURN(std::shared_ptr<const io::Source> src, files_.get(0));
+    placed.push_back(p);
+  }
+  hints_ = hints_ && level_hint;
+
+  LevelModel level;
+  level.info.width = base_w_ / lp.concat;
+  level.info.height = base_h_ / lp.concat;
+  level.info.downsample = static_cast<double>(lp.concat / params_[0].concat);
+  level.info.tiled = true;
+  level.info.tile_width = static_cast<int32_t>(std::llround(lp.advance_x));
+  level.info.tile_height = static_cast<int32_t>(std::llround(lp.advance_y));
+  level.info.compression = codecs::compression_name(sections_[z].format);
+  level.desc.compression = sections_[z].format;
+  level.desc.color =
+      sections_[z].format == codecs::Compression::kJpeg ? codecs::ColorSpace::kYCbCr : codecs::ColorSpace::kRgb;
+  level.desc.width = static_cast<int32_t>(sections_[z].image_w);
+  level.desc.height = static_cast<int32_t>(sections_[z].image_h);
+  level.tiles_across = (images_x_ + lp.concat - 1) / lp.concat;
+  level.tiles_down = (images_y_ + lp.concat - 1) / lp.concat;
+  auto parts = std::make_shared<std::vector<UnitPart>>();
+  std::vector<uint32_t> part_of_file(static_cast<size_t>(files_.count()), UINT32_MAX);
+  UnitTable table;
+  for (const Extent& e : extents) {
+    table.offsets.push_back(static_cast<uint64_t>(e.offset));
+    table.lengths.push_back(static_cast<uint64_t>(e.length));
+    uint32_t& part = part_of_file[static_cast<size_t>(e.file)];
+    if (e.length > 0 && part == UINT32_MAX) {
+      TW_ASSIGN_OR_RETURN(std::shared_ptr<const io::Source> src, files_.get(e.file));
+      part = static_cast<uint32_t>(parts->size());
       parts->push_back({std::move(src), {}});
     }
-    level.units = std::make_shared<const UnitTable>(std::move(table));
-    level.parts = std::move(parts);
-    level.placement = make_placement(std::move(placed));
-    model.levels.push_back(std::move(level));
+    table.part.push_back(e.length > 0 ? part : 0);
   }
+  if (parts->empty()) {  // a level without images: every pixel background
+    TW_ASSIGN_OR_RETURN(std::shared_ptr<const io::Source> src, files_.get(0));
+    parts->push_back({std::move(src), {}});
+  }
+  level.units = std::make_shared<const UnitTable>(std::move(table));
+  level.parts = std::move(parts);
+  level.placement = make_placement(std::move(placed));
+  model.levels.push_back(std::move(level));
+  return Status();
+}
 
+// mirax.* (every Slidedat key), mpp, objective power, background, quickhash-1 and level 0's bounds.
+Status Builder::add_properties(const std::vector<HashedRange>& hashed, SlideModel& model) {
+  const ZoomSection& s0 = sections_[0];
   PropertyMap props;
   for (const auto& [group, keys] : sd_.file()) {
     for (const auto& [key, value] : keys) props["mirax." + group + "." + key] = *find_key(keys, key);
   }
-  props["openslide.objective-power"] = std::to_string(objective);
+  props["openslide.objective-power"] = std::to_string(objective_);
   props["openslide.mpp-x"] = format_double(s0.mpp_x);
   props["openslide.mpp-y"] = format_double(s0.mpp_y);
   const uint32_t bgr = static_cast<uint32_t>(s0.fill_bgr);
@@ -652,9 +689,25 @@ Result<SlideModel> Builder::build(std::shared_ptr<const io::Source> slidedat) {
     props["openslide.bounds-height"] = std::to_string(by1 - by0);
   }
   add_standard_properties(model, props);
-  if (!hints) {  // OpenSlide gives no tile size where tiles leave their nominal grid
+  if (!hints_) {  // OpenSlide gives no tile size where tiles leave their nominal grid
     drop_tile_size_properties(model);
   }
+  return Status();
+}
+
+Result<SlideModel> Builder::build(std::shared_ptr<const io::Source> slidedat) {
+  TW_RETURN_IF_ERROR(read_sections());
+  TW_RETURN_IF_ERROR(find_records());
+  TW_RETURN_IF_ERROR(compute_geometry());
+  TW_RETURN_IF_ERROR(read_positions());
+  SlideModel model;
+  model.vendor = "mirax";
+  TW_RETURN_IF_ERROR(add_associated(model));
+  TW_ASSIGN_OR_RETURN(const int32_t hier_table, index_.i32(hier_root_, "initial pointer"));
+  std::vector<HashedRange> hashed;
+  hashed.push_back({slidedat.get(), 0, slidedat->size()});
+  for (size_t z = 0; z < sections_.size(); ++z) TW_RETURN_IF_ERROR(add_level(z, hier_table, hashed, model));
+  TW_RETURN_IF_ERROR(add_properties(hashed, model));
   return model;
 }
 
