@@ -1,7 +1,6 @@
-"""3DHISTECH MIRAX: generated slides (tests/data/mirax.py) against OpenSlide 4.0.1 - levels,
-every property, associated images and pixels at every level, overlapping camera photos, photos split into
-tiles at the smaller levels, gaps - plus the compatibility modules' transparency, the batch loader, remote
-reading and damaged slides."""
+"""3DHISTECH MIRAX beyond the shared vendor suite (test_vendors.py: every variant against OpenSlide 4.0.1):
+positions off the pixel grid of smaller levels, overlapping photos, the fill colour, the compatibility modules'
+transparency, the batch loader and cuCIM, remote reading and damaged slides."""
 
 from __future__ import annotations
 
@@ -23,32 +22,6 @@ openslide = pytest.importorskip("openslide")
 @pytest.fixture(scope="module")
 def world() -> np.ndarray:
     return slidegen.tissue_image(1200, 900, seed=4)
-
-
-VARIANTS = {
-    "jpeg-vimslide": dict(),
-    "jpeg-stitching": dict(positions="stitching"),
-    "jpeg-nominal-overlap": dict(positions=None, overlap=(16, 8)),
-    "png-tinted-jitter": dict(fmt="PNG", tint=20, jitter=3, seed=5),
-    "bmp-absent-photo": dict(fmt="BMP24", absent=[(1, 1)]),
-    "one-image-per-photo": dict(divisions=1, overlap=(12, 12), levels=3),
-    "no-overlap-no-positions": dict(divisions=1, overlap=(0, 0), positions=None),
-    "four-divisions-subtiles": dict(divisions=4, tile=64, levels=5, fmt="PNG", jitter=1, seed=3),
-    "empty-first-row": dict(absent=[(0, 0), (1, 0), (2, 0)], fmt="PNG"),
-}
-
-
-@pytest.mark.parametrize("variant", list(VARIANTS))
-def test_mirax_matches_openslide(tmp_path, world, variant):
-    kw = dict(tile=128, overlap=(16, 12))
-    kw.update(VARIANTS[variant])
-    path = mirax.write_mirax(tmp_path / "slide.mrxs", world, **kw)
-    slide = compare_with_openslide(path, regions=25)
-    assert slide.format == "mirax"
-    assert slide.properties["mirax.GENERAL.SLIDE_NAME"] == "tilewise test"
-    assert slide.properties["openslide.objective-power"] == "20"
-    assert set(slide.associated_images) == {"macro", "label", "thumbnail"}
-    assert [lv.downsample for lv in slide.levels] == [float(1 << k) for k in range(kw.get("levels", 4))]
 
 
 def test_positions_off_the_pixel_grid_of_smaller_levels(tmp_path, world):

@@ -1,7 +1,6 @@
-"""Sakura SVSlide: generated databases (tests/data/sakura.py) against OpenSlide 4.0.1 - levels from
-the tile ids, three greyscale JPEGs per tile, absent tiles and channels, focal planes (the middle one
-shown), associated images, every property and quickhash-1 - plus the compatibility modules, concurrent
-reads and damaged databases."""
+"""Sakura SVSlide beyond the shared vendor suite (test_vendors.py: every variant against OpenSlide 4.0.1, the
+drop-in and the loader): absent tiles transparent through the compatibility module, concurrent reads through
+pooled connections, damaged databases and tiles."""
 
 from __future__ import annotations
 
@@ -14,7 +13,6 @@ import pytest
 import sakura
 import slidegen
 import tilewise
-from test_formats import compare_with_openslide
 
 openslide = pytest.importorskip("openslide")
 
@@ -22,27 +20,6 @@ openslide = pytest.importorskip("openslide")
 @pytest.fixture(scope="module")
 def image() -> np.ndarray:
     return slidegen.tissue_image(700, 500, seed=3)
-
-
-VARIANTS = {
-    "plain": dict(),
-    "absent-tiles-and-channels": dict(missing=[(0, 1, 1), (1, 0, 1)], missing_channel=[(0, 2, 0, 2), (2, 0, 0, 0)]),
-    "three-focal-planes": dict(focal_planes=3),
-    "no-associated-images": dict(associated=False),
-    "tile-256-levels-4": dict(tile=256, levels=4),
-}
-
-
-@pytest.mark.parametrize("variant", list(VARIANTS))
-def test_sakura_matches_openslide(tmp_path, image, variant):
-    path = sakura.write_svslide(tmp_path / "slide.svslide", image, **VARIANTS[variant])
-    slide = compare_with_openslide(path, regions=25)
-    assert dict(slide.properties) == dict(openslide.OpenSlide(str(path)).properties)
-    assert slide.format == "sakura"
-    assert slide.properties["sakura.SlideId"] == "SL-0007"
-    assert slide.mpp == pytest.approx((0.25, 0.25))
-    expected = set() if variant == "no-associated-images" else {"label", "macro", "thumbnail"}
-    assert set(slide.associated_images) == expected
 
 
 def test_absent_tiles_are_transparent_through_the_compat_module(tmp_path, image):

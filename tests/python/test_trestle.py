@@ -1,6 +1,6 @@
-"""Trestle: generated slides (tests/data/trestle.py) against OpenSlide 4.0.1 - tiles overlapping by
-each level's OverlapsXY, cut at their directory's edge, the later one showing; levels, every property, the
-".Full" macro - plus the background colour and damaged descriptions."""
+"""Trestle beyond the shared vendor suite (test_vendors.py: every variant against OpenSlide 4.0.1): tiles
+overlapping by each level's OverlapsXY with the later one showing, the background colour, overlaps larger than
+the tiles."""
 
 from __future__ import annotations
 
@@ -18,26 +18,6 @@ openslide = pytest.importorskip("openslide")
 @pytest.fixture(scope="module")
 def world() -> np.ndarray:
     return slidegen.tissue_image(1200, 900, seed=9)
-
-
-VARIANTS = {
-    "jpeg": dict(),
-    "lossless-tinted": dict(compression="zlib", tint=25),
-    "no-overlap": dict(overlaps=((0, 0), (0, 0), (0, 0))),
-    "fewer-overlaps-than-levels": dict(overlaps=((16, 8), (8, 4))),
-    "odd-fields": dict(extra="Novalue;Key With Space = v ;=x"),
-    "no-macro": dict(macro=False),
-}
-
-
-@pytest.mark.parametrize("variant", list(VARIANTS))
-def test_trestle_matches_openslide(tmp_path, world, variant):
-    path = trestle.write_trestle(tmp_path / "slide.tif", world, **VARIANTS[variant])
-    slide = compare_with_openslide(path, regions=25)
-    assert dict(slide.properties) == dict(openslide.OpenSlide(str(path)).properties)
-    assert slide.format == "trestle"
-    assert slide.properties["openslide.objective-power"] == "20"
-    assert set(slide.associated_images) == (set() if variant == "no-macro" else {"macro"})
 
 
 def test_overlaps_show_the_later_tile(tmp_path, world):

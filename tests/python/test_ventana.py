@@ -1,7 +1,6 @@
-"""Ventana BIF and Ventana TIFF: generated slides (tests/data/ventana.py) against OpenSlide 4.0.1 -
-camera tiles stitched with their joint overlaps (serpentine tile numbers, confidence-weighted advance), areas
-at their positions, the overlap removed at every level, macro and thumbnail, every property - plus positions
-off the pixel grid, the compatibility modules and damaged metadata."""
+"""Ventana BIF and Ventana TIFF beyond the shared vendor suite (test_vendors.py: every variant against
+OpenSlide 4.0.1, the drop-in and the loader): the stitching that removes the joint overlaps, positions off the
+pixel grid of smaller levels, damaged metadata."""
 
 from __future__ import annotations
 
@@ -13,7 +12,6 @@ import pytest
 import slidegen
 import tilewise
 import ventana
-from test_formats import compare_with_openslide
 
 openslide = pytest.importorskip("openslide")
 
@@ -21,29 +19,6 @@ openslide = pytest.importorskip("openslide")
 @pytest.fixture(scope="module")
 def world() -> np.ndarray:
     return slidegen.tissue_image(1600, 1200, seed=8)
-
-
-VARIANTS = {
-    "one-area": dict(areas=[(40, 36, 6, 4)]),
-    "two-areas": dict(areas=[(40, 36, 4, 3), (800, 480, 5, 4)]),
-    "metadata-root-label-image": dict(areas=[(40, 36, 6, 4)], root="Metadata", macro_name="Label Image"),
-    "jpeg": dict(areas=[(40, 36, 6, 4)], compression="jpeg"),
-    "tinted-overlaps": dict(areas=[(40, 36, 6, 4)], tint=30),
-    "ventana-tiff": dict(areas=[(40, 36, 6, 4)], bif=False),
-}
-
-
-@pytest.mark.parametrize("variant", list(VARIANTS))
-def test_ventana_matches_openslide(tmp_path, world, variant):
-    path = ventana.write_bif(tmp_path / "slide.bif", world, **VARIANTS[variant])
-    slide = compare_with_openslide(path, regions=25)
-    assert dict(slide.properties) == dict(openslide.OpenSlide(str(path)).properties)
-    assert slide.format == "ventana"
-    assert slide.properties["ventana.UnitNumber"] == "BI10N0123"
-    assert "ventana.SlideAnnotation" not in slide.properties  # empty attributes are left out
-    assert slide.properties["openslide.objective-power"] == "40"
-    assert slide.mpp == pytest.approx((0.2325, 0.2325))
-    assert set(slide.associated_images) == {"macro", "thumbnail"}
 
 
 def test_stitching_removes_the_overlaps(tmp_path, world):
@@ -75,29 +50,6 @@ def test_an_advance_off_the_pixel_grid_of_smaller_levels(tmp_path, world):
             assert diff.max() == 0, level
         else:
             assert diff.mean() < 8 and np.median(diff) <= 4, (level, diff.mean())  # a tile misplaced: ~30
-
-
-def test_compat_openslide_and_loader(tmp_path, world):
-    import tilewise.openslide as tos
-
-    path = ventana.write_bif(tmp_path / "c.bif", world, areas=[(40, 36, 4, 3), (800, 480, 5, 4)], tint=20)
-    ours, theirs = tos.OpenSlide(str(path)), openslide.OpenSlide(str(path))
-    assert tos.OpenSlide.detect_format(str(path)) == "ventana"
-    rng = np.random.default_rng(4)
-    for level in range(theirs.level_count):
-        w, h = theirs.level_dimensions[level]
-        ds = int(theirs.level_downsamples[level])
-        for _ in range(10):
-            rw, rh = int(rng.integers(1, 300)), int(rng.integers(1, 300))
-            x, y = int(rng.integers(-rw, w)) * ds, int(rng.integers(-rh, h)) * ds
-            assert np.array_equal(np.asarray(ours.read_region((x, y), level, (rw, rh))),
-                                  np.asarray(theirs.read_region((x, y), level, (rw, rh)))), (level, x, y, rw, rh)
-    slide = tilewise.open(path)
-    locations = [(int(x), int(y)) for x, y in rng.integers(-50, 1300, (24, 2))]
-    for level in (0, 2):
-        got = np.concatenate(list(slide.read_regions(locations, (72, 64), level=level, batch_size=8, num_workers=2)))
-        for i, loc in enumerate(locations):
-            assert np.array_equal(got[i], slide.read_region(loc, (72, 64), level=level))
 
 
 def _edit_xmp(path: Path, old: str, new: str) -> None:
