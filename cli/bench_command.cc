@@ -1,4 +1,4 @@
-// tilewise bench SLIDE [--workers N] [--patches N] [--size S] [--level L] [--seed K] [--device cpu|cuda]
+// tilewise bench SLIDE [--workers N] [--patches N] [--size S] [--level L] [--seed K] [--no-cache]
 // Random unaligned patches read by N threads; prints patches/s and MPix/s, with a progress bar on a
 // terminal when the run is long.
 #include <unistd.h>
@@ -20,7 +20,7 @@ namespace tilewise::cli {
 namespace {
 
 struct BenchOptions {
-  std::string path, device = "cpu";
+  std::string path;
   int workers = 1;
   int64_t patches = 2000;
   int size = 256;
@@ -30,9 +30,6 @@ struct BenchOptions {
 };
 
 int run_bench(const BenchOptions& opt) {
-  if (opt.device != "cpu") {
-    return report(unsupported("device '" + opt.device + "' is not available in this build (use cpu)"));
-  }
   if (opt.workers <= 0 || opt.patches <= 0 || opt.size <= 0) {
     return report(invalid_argument("--workers, --patches and --size must be positive"));
   }
@@ -89,7 +86,6 @@ Runner add_bench_command(CLI::App& app) {
   auto opt = std::make_shared<BenchOptions>();
   CLI::App* cmd = app.add_subcommand("bench", "Measure random-patch read throughput");
   cmd->add_option("slide", opt->path, "Slide file")->required();
-  cmd->add_option("--device", opt->device, "cpu or cuda")->default_val("cpu");
   cmd->add_option("--workers", opt->workers, "Reading threads")->default_val(1);
   cmd->add_option("--patches", opt->patches, "Number of patches")->default_val(2000);
   cmd->add_option("--size", opt->size, "Patch side in pixels")->default_val(256);

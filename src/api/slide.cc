@@ -14,7 +14,7 @@
 
 namespace tilewise {
 
-const char* version() { return "0.1.0"; }
+const char* version() { return TILEWISE_VERSION; }
 
 std::optional<std::string> detect_format(const std::string& path) {
   auto entry = formats::is_folder(path) ? formats::slide_file_in_folder(path) : Result<std::string>(path);

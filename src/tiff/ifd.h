@@ -47,7 +47,6 @@ struct Ifd {
   std::vector<uint32_t> extra_samples;
   uint32_t predictor = 1;
   uint32_t orientation = 1;  // 1: rows top to bottom, columns left to right
-  uint32_t ycbcr_subsampling[2] = {2, 2};
 
   std::vector<uint64_t> chunk_offsets;
   std::vector<uint64_t> chunk_byte_counts;

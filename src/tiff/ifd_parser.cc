@@ -123,7 +123,7 @@ bool needed_for_pixels(uint16_t tag) {
     case kNewSubfileType: case kImageWidth: case kImageLength: case kBitsPerSample: case kCompression:
     case kPhotometric: case kSamplesPerPixel: case kRowsPerStrip: case kStripOffsets: case kStripByteCounts:
     case kTileWidth: case kTileLength: case kTileOffsets: case kTileByteCounts: case kPlanarConfiguration:
-    case kPredictor: case kSampleFormat: case kExtraSamples: case kYCbCrSubSampling: case kJpegTables:
+    case kPredictor: case kSampleFormat: case kExtraSamples: case kJpegTables:
     case kSubIfds: case kImageDepth:
       return true;
     default:
@@ -174,14 +174,6 @@ Status IfdParser::apply(const RawEntry& e, Ifd& ifd) const {
     case kOrientation: { TW_ASSIGN_OR_RETURN(uint64_t v, first_uint(e)); ifd.orientation = clamp32(v); break; }
     case kSampleFormat: { TW_ASSIGN_OR_RETURN(auto v, uints(e)); ifd.sample_format = narrow(v); break; }
     case kExtraSamples: { TW_ASSIGN_OR_RETURN(auto v, uints(e)); ifd.extra_samples = narrow(v); break; }
-    case kYCbCrSubSampling: {
-      TW_ASSIGN_OR_RETURN(auto v, uints(e));
-      if (v.size() >= 2) {
-        ifd.ycbcr_subsampling[0] = clamp32(v[0]);
-        ifd.ycbcr_subsampling[1] = clamp32(v[1]);
-      }
-      break;
-    }
     case kJpegTables: { TW_ASSIGN_OR_RETURN(ifd.jpeg_tables, payload(e)); break; }
     case kIccProfile: { TW_ASSIGN_OR_RETURN(ifd.icc_profile, payload(e)); break; }
     case kXmp: {
