@@ -5,7 +5,6 @@ must be equal. Reports patches/s and the scaling of 2 workers against 1."""
 
 from __future__ import annotations
 
-import argparse
 import os
 import time
 
@@ -13,7 +12,7 @@ import numpy as np
 
 import tilewise
 import tilewise.dask
-from common import DATA, OUT, Table, slidegen
+from common import bench_parser, DATA, OUT, Table, slidegen
 
 
 def tissue_stats(patch):
@@ -37,11 +36,8 @@ def main() -> None:
     import dask
     from distributed import Client, LocalCluster
 
-    ap = argparse.ArgumentParser()
+    ap = bench_parser(reps=3, size=4096)
     ap.add_argument("--slides", type=int, default=8)
-    ap.add_argument("--size", type=int, default=4096)
-    ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
     if args.quick:
         args.size, args.reps = 2048, 2

@@ -10,7 +10,6 @@ decode ceiling on the same tiles. Caches of every tool are off for "cold" runs (
 
 from __future__ import annotations
 
-import argparse
 import os
 import platform
 from concurrent.futures import ThreadPoolExecutor
@@ -18,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 import tilewise
-from common import Table, benchmark_slide, commit, jpeg_ceiling, jpeg_tiles, publish, slidegen, time_runs
+from common import bench_parser, Table, benchmark_slide, commit, jpeg_ceiling, jpeg_tiles, publish, slidegen, time_runs
 
 try:
     import openslide
@@ -45,11 +44,7 @@ def read_openslide(osr, loc, level, size):
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--size", type=int, default=20480, help="benchmark slide side in pixels")
-    ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--patches", type=int, default=1000)
-    ap.add_argument("--quick", action="store_true", help="smaller slide and fewer repetitions (smoke run)")
+    ap = bench_parser(reps=5, size=20480, patches=1000)
     args = ap.parse_args()
     if args.quick:
         args.size, args.reps, args.patches = 8192, 3, 200

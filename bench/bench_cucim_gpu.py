@@ -86,7 +86,7 @@ def main() -> None:
 
     # cuCIM is much slower than tilewise here: 3 repetitions outside the loader rows keep the run short.
     if workload == "region":
-        # AB_REPS / AB_WARMUP: as ab_child.py's region, for side-by-side rows (scripts/gpu-measure.sh regionpair).
+        # AB_REPS / AB_WARMUP: as ab_child.py's region, for side-by-side rows (scripts/gpu/measure.sh regionpair).
         measure("1: 4096^2 region",
                 lambda: (cupy.asarray(img.read_region((512, 512), (4096, 4096), 0, device="cuda")), sync()),
                 int(os.environ.get("AB_REPS", "3")), 4096 * 4096 / 1e6, "MPix/s",

@@ -6,25 +6,21 @@ efficiency against 1 worker (target: >= 0.85 x N)."""
 
 from __future__ import annotations
 
-import argparse
 import os
 
 import numpy as np
 
 import tilewise
 import tilewise.dask
-from common import OUT, Table, benchmark_slide, time_runs
+from common import bench_parser, OUT, Table, benchmark_slide, time_runs
 
 
 def main() -> None:
     import dask
     import dask.array as da
 
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--size", type=int, default=20480)
+    ap = bench_parser(reps=5, size=20480)
     ap.add_argument("--level", type=int, default=1)
-    ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
     if args.quick:
         args.size, args.reps = 8192, 3

@@ -7,14 +7,13 @@ in its own process (MIRAX has its own benchmark, bench_mirax.py).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 
 import numpy as np
 
-from common import DATA, REPO, Table, child_row, publish, random_patch_rates, slidegen
+from common import bench_parser, DATA, REPO, Table, child_row, publish, random_patch_rates, slidegen
 
 sys.path.insert(0, str(REPO / "tests" / "data"))
 import czi  # noqa: E402
@@ -58,10 +57,7 @@ def slides(size: int) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--patches", type=int, default=400)
-    ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--quick", action="store_true")
+    ap = bench_parser(reps=5, patches=400)
     ap.add_argument("--child", nargs=4, metavar=("TOOL", "PATH", "THREADS", "N"))
     args = ap.parse_args()
     if args.child:

@@ -70,7 +70,7 @@ def loader_only(workers: int) -> None:
     locs = locations(*s.dimensions, n=LOADER_N)
     run = loader_run(s, locs, workers, "cuda")
     run()  # warm-up outside the statistics: the first pass starts the lanes (seconds of decoder creation)
-    run = logged_runs(run)  # AB_READS_LOG: each pass's start and end, for bench/lane_gaps.py
+    run = logged_runs(run)  # AB_READS_LOG: each pass's start and end, for bench/diag/lane_gaps.py
     before, split0 = tilewise._core.gpu_stats(0), tilewise._core.loader_stats()
     wall, cpu, threads0 = time.perf_counter(), process_cpu_seconds(), thread_cpu_seconds()
     reps = int(os.environ.get("TILEWISE_BENCH_REPS", "5"))  # more for a profiler's window

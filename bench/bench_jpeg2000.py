@@ -3,13 +3,12 @@ tiles): tilewise against OpenSlide and tiffslide, 1 thread and N threads, caches
 
 from __future__ import annotations
 
-import argparse
 import os
 
 import numpy as np
 
 import tilewise
-from common import DATA, REPO, Table, publish, read_all, slidegen, time_runs
+from common import bench_parser, DATA, REPO, Table, publish, read_all, slidegen, time_runs
 
 import sys
 sys.path.insert(0, str(REPO / "tests" / "data"))
@@ -38,11 +37,7 @@ def aperio_j2k_slide(size: int) -> "os.PathLike":
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--size", type=int, default=8160)
-    ap.add_argument("--patches", type=int, default=300)
-    ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--quick", action="store_true")
+    ap = bench_parser(reps=5, size=8160, patches=300)
     args = ap.parse_args()
     if args.quick:
         args.size, args.patches, args.reps = 2400, 60, 3

@@ -4,14 +4,13 @@ Caches off for every tool. Reports patches/s and scaling efficiency against 1 wo
 
 from __future__ import annotations
 
-import argparse
 import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 import tilewise
-from common import Table, benchmark_slide, publish, slidegen, time_runs
+from common import bench_parser, Table, benchmark_slide, publish, slidegen, time_runs
 
 try:
     import openslide
@@ -24,11 +23,7 @@ except ImportError:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--size", type=int, default=20480)
-    ap.add_argument("--patches", type=int, default=2000)
-    ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--quick", action="store_true")
+    ap = bench_parser(reps=5, size=20480, patches=2000)
     args = ap.parse_args()
     if args.quick:
         args.size, args.patches, args.reps = 8192, 500, 3

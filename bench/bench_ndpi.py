@@ -17,14 +17,13 @@ has it off (every window entropy-decoded from its unit's start, as before the in
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 
 import numpy as np
 
-from common import DATA, REPO, Table, child_row, jpeg_ceiling, publish, random_patch_rates, slidegen, time_runs
+from common import bench_parser, DATA, REPO, Table, child_row, jpeg_ceiling, publish, random_patch_rates, slidegen, time_runs
 
 sys.path.insert(0, str(REPO / "tests" / "data"))
 import ndpi  # noqa: E402
@@ -107,10 +106,7 @@ def tiling(path, table: Table, ncores: int) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--patches", type=int, default=300)
-    ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--quick", action="store_true")
+    ap = bench_parser(reps=5, patches=300)
     ap.add_argument("--child", nargs=5, metavar=("TOOL", "PATH", "THREADS", "PATCHES", "REPS"))
     args = ap.parse_args()
     if args.child:

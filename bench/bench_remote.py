@@ -18,7 +18,6 @@ below the slide's size, as for real slides.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -28,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from common import REPO, Table, benchmark_slide, publish, read_all
+from common import bench_parser, REPO, Table, benchmark_slide, publish, read_all
 
 sys.path.insert(0, str(REPO / "tests" / "data"))
 import servers  # noqa: E402
@@ -130,10 +129,7 @@ def run_child(args: list, env: dict = None) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--patches", type=int, default=200)
-    ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--quick", action="store_true")
+    ap = bench_parser(reps=3, patches=200)
     ap.add_argument("--tools", default="tilewise,tilewise-disk,tiffslide,tiffslide-64k",
                     help="comma-separated tools to run")
     ap.add_argument("--latencies", default="0,20", help="comma-separated injected latencies (ms)")

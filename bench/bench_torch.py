@@ -8,7 +8,6 @@ runs in its own child process over the same locations; medians of --reps runs, m
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import signal
@@ -18,7 +17,7 @@ import time
 
 import numpy as np
 
-from common import Table, benchmark_slide, publish
+from common import bench_parser, Table, benchmark_slide, publish
 
 ROWS = {
     "raw": "tilewise Slide.read_regions (batch loader, no torch)",
@@ -113,13 +112,9 @@ def run_child(argv):
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--size", type=int, default=20480)
-    ap.add_argument("--patches", type=int, default=2000)
+    ap = bench_parser(reps=5, size=20480, patches=2000)
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--batch", type=int, default=64)
-    ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--quick", action="store_true")
     ap.add_argument("--child", nargs=2, metavar=("KIND", "LOCATIONS"))
     args = ap.parse_args()
     if args.child:

@@ -120,7 +120,7 @@ def host_event_rates(before: Dict[str, int], after: Dict[str, int], per: float) 
 
 def logged_runs(fn: Callable[[], object]) -> Callable[[], object]:
     """`fn`, appending each call's monotonic start and end (ns) to the file AB_READS_LOG names when it is set
-    (bench/lane_trace.py and bench/lane_gaps.py join them with the lanes' call trace, TILEWISE_GPU_TRACE)."""
+    (bench/diag/lane_trace.py and bench/diag/lane_gaps.py join them with the lanes' call trace, TILEWISE_GPU_TRACE)."""
     log = os.environ.get("AB_READS_LOG")
     if not log:
         return fn
@@ -274,17 +274,28 @@ def open_rates(tool: str, path: str, opens: int) -> dict:
     return {"rates": rates, "peak_mib": peak_rss_mib(), "levels": levels}
 
 
+def bench_parser(*, reps: int = 5, size: int | None = None, patches: int | None = None):
+    """The arguments every benchmark takes: --reps (timed repetitions: each row is their median with min-max)
+    and --quick (a smoke run; each benchmark says how it shrinks), plus --size (the generated slide's side in
+    pixels) and --patches (random patches per repetition) where the workload has them. A benchmark adds its own."""
+    import argparse
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reps", type=int, default=reps, help="timed repetitions (median, min-max)")
+    ap.add_argument("--quick", action="store_true", help="a smoke run: smaller and fewer")
+    if size is not None:
+        ap.add_argument("--size", type=int, default=size, help="generated slide side in pixels")
+    if patches is not None:
+        ap.add_argument("--patches", type=int, default=patches, help="random patches per repetition")
+    return ap
+
+
 def open_and_patch_args(patches: int = 400):
     """The arguments of a benchmark of opens and random patches, each measured in a child of its own
     (`--child KIND TOOL PATH THREADS N`, which prints its JSON line and ends the process); `--quick` sets
     60 patches, 3 repetitions and 5 opens."""
-    import argparse
-
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--patches", type=int, default=patches)
-    ap.add_argument("--reps", type=int, default=5)
+    ap = bench_parser(patches=patches)
     ap.add_argument("--opens", type=int, default=20)
-    ap.add_argument("--quick", action="store_true")
     ap.add_argument("--child", nargs=5, metavar=("KIND", "TOOL", "PATH", "THREADS", "N"))
     args = ap.parse_args()
     if args.child:

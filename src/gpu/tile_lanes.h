@@ -64,7 +64,7 @@ struct LaneOptions {
   bool warm_up = true;  // each lane warms its decoder (Decoder::warm_up) when it starts, before taking work
   // When set, the lanes append one line per call to this file when they stop (at exit): "lane,claimed_ns,
   // returned_ns,tiles,per_call", times of the monotonic clock (Python's time.monotonic_ns()), at most
-  // kMaxTraced calls per lane. A diagnosis of how one read's calls line up (bench/lane_trace.py).
+  // kMaxTraced calls per lane. A diagnosis of how one read's calls line up (bench/diag/lane_trace.py).
   std::string trace_path;
 };
 

@@ -1,8 +1,8 @@
 """GPU path (device="cuda"): results against the CPU path, interop, concurrency and device memory.
 
-Runs on a machine with an NVIDIA GPU and nvImageCodec 0.8 (scripts/gpu-test.sh); skips with the reason
+Runs on a machine with an NVIDIA GPU and nvImageCodec 0.8 (scripts/gpu/test.sh); skips with the reason
 everywhere else (CI has no GPU). Slides come from TILEWISE_GPU_DATA (default .gpu/data, made on the
-developer machine by scripts/gpu-prepare.sh); a test whose slide is missing skips, saying so.
+developer machine by scripts/gpu/prepare.sh); a test whose slide is missing skips, saying so.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def to_host(array) -> np.ndarray:
 def slide(name: str) -> tilewise.Slide:
     path = DATA / name
     if not path.exists():
-        pytest.skip(f"{path} is missing (scripts/gpu-prepare.sh makes .gpu/data on the developer machine)")
+        pytest.skip(f"{path} is missing (scripts/gpu/prepare.sh makes .gpu/data on the developer machine)")
     return tilewise.open(path)
 
 

@@ -1,5 +1,5 @@
 // The decoder conformance suite (codecs/decoder_conformance.cc) on the nvImageCodec backend: built only with
-// the GPU path, run on a GPU machine (scripts/gpu-test.sh). Outputs live in device memory; JPEG pixels may
+// the GPU path, run on a GPU machine (scripts/gpu/test.sh). Outputs live in device memory; JPEG pixels may
 // differ from libjpeg-turbo's by nvJPEG's IDCT and upsampling (tests/gpu allows the same bound).
 #include <cuda_runtime.h>
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The GPU measurements of bench/RESULTS.md on the lent H200, after scripts/gpu-test.sh's set-up (build of
+# The GPU measurements of bench/RESULTS.md on the lent H200, after scripts/gpu/test.sh's set-up (build of
 # the working tree with the carried .gpu/), one step after another; each step's log goes to $OUT/<step>.log
 # and is printed.
-#   usage: scripts/gpu-measure.sh STEP...
+#   usage: scripts/gpu/measure.sh STEP...
 #     tests   the GPU tests (tests/gpu)
 #     sweep   loader to device, 16 workers, one process per setting: CPU helpers 0 / 6 / 10 / default at
 #             prefetch 2 and 4 (SWEEP_HELPERS, SWEEP_PREFETCH), and the CPU loader alone (the hybrid's halves)
@@ -17,7 +17,7 @@
 #             the engines' use from nvidia-smi dmon. TILEWISE_BENCH_PREFETCH sets both tools' prefetch.
 #     region  one 4096^2 region to device and to host memory, one process each, 3 rounds
 #     probe   what bounds one large device region: the raw decode rate of one region's 256 tiles in large
-#             batches on 1-16 decoders, and cuCIM's cuslide2 reading the region (bench/gpu_region_probe.py)
+#             batches on 1-16 decoders, and cuCIM's cuslide2 reading the region (bench/diag/gpu_region_probe.py)
 #     wait    loader to device, 16 workers, GPU alone and default, under each TILEWISE_GPU_WAIT (WAIT_POLICIES)
 #     loader  loader to device, 16 workers, one child per variant of LOADER_VARIANTS ("-" or VAR=value,...);
 #             LOADER_CPU=1: then the CPU loader alone (under other settings: `cpuvar`)
@@ -26,27 +26,27 @@
 #             host memory, and cuCIM's cuslide2 to device, one process each, REGION_ROUNDS rounds (default 3)
 #             of AB_REPS reads after AB_WARMUP (default 20 after 5, here and in `regions`)
 #     trace   one 4096^2 region through the lanes alone, 30 reads after 3, each read's nvImageCodec calls
-#             (TILEWISE_GPU_TRACE, bench/lane_trace.py; the two files go to $OUT)
-#     ceiling the sustained raw decode ceiling (bench/gpu_diag.py --ceiling: each cell's threads decode for 2 s,
+#             (TILEWISE_GPU_TRACE, bench/diag/lane_trace.py; the two files go to $OUT)
+#     ceiling the sustained raw decode ceiling (bench/diag/gpu_diag.py --ceiling: each cell's threads decode for 2 s,
 #             3 runs per cell) on both slides, the engines' use beside it ($OUT/dmon-ceiling.log)
 #     lanediag  which lanes are slow: one 4096^2 region through the lanes alone, 20 reads after 3, in one
 #             process per entry of LANEDIAG (lane counts; default 8 8 6), each lane's call times
-#             (bench/lane_trace.py); the first process logs nvImageCodec's messages (TILEWISE_GPU_LOG=info)
+#             (bench/diag/lane_trace.py); the first process logs nvImageCodec's messages (TILEWISE_GPU_LOG=info)
 #             to $OUT/lanediag.err
 #     cpuvar  the CPU loader alone at CPU_WORKERS (default 16 1; WORKERS:cuda entries: the loader to device)
 #             under each variant of CPU_VARIANTS, CPU_ROUNDS rounds: rates with page faults, context switches
 #             and TLB shootdowns per 1,000 patches, and the machine's busy, idle and stolen cores
 #     gaps    where the lanes idle during the GPU-alone loader's passes (16 workers, prefetch 4, helpers 0), one
 #             child per variant of GAPS_VARIANTS (as LOADER_VARIANTS): the lanes' call trace against each
-#             pass's start and end (bench/lane_gaps.py: busy share, start, drain, idle gaps)
+#             pass's start and end (bench/diag/lane_gaps.py: busy share, start, drain, idle gaps)
 #     j2k     the JPEG 2000 loader (bench_j2k_3840.svs) to device with and without helpers (under each of
 #             J2K_WAITS, default block), and on the CPU
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 root=$PWD
 out=${OUT:-/tmp/tw-out}
 mkdir -p "$out"
-AB_ONLY_SETUP=1 source scripts/gpu-test.sh > "$out/setup.log" 2>&1 || { tail -30 "$out/setup.log"; exit 1; }
+AB_ONLY_SETUP=1 source scripts/gpu/test.sh > "$out/setup.log" 2>&1 || { tail -30 "$out/setup.log"; exit 1; }
 set +e
 cd "$root/bench"
 child() {  # one workload in a fresh process; prints its settings and its last line (JSON)
@@ -68,9 +68,9 @@ for step in "$@"; do
           child "$@" TILEWISE_BENCH_PREFETCH=$p python3 bench_gpu.py --loader 16
         done
       done
-      child AB_PREFETCH=2 python3 ab_child.py loader 16 cpu ;;  # one core's rate: the `cpu` step
-    cpu) python3 cpu_scaling.py --processes --seconds 4 --reps 3 ;;
-    soak) python3 memory_soak.py --device cuda --slide "$TILEWISE_GPU_DATA/bench_ihc_6144.tif" --every 1000 \
+      child AB_PREFETCH=2 python3 diag/ab_child.py loader 16 cpu ;;  # one core's rate: the `cpu` step
+    cpu) python3 diag/cpu_scaling.py --processes --seconds 4 --reps 3 ;;
+    soak) python3 diag/memory_soak.py --device cuda --slide "$TILEWISE_GPU_DATA/bench_ihc_6144.tif" --every 1000 \
             --cache-bytes 0 ;;
     prof)  # gperftools' sampling profiler (SIGPROF; the lent machine has no perf), flat and cumulative
       lib=$root/.gpu/prof/usr/lib/x86_64-linux-gnu
@@ -90,8 +90,8 @@ for step in "$@"; do
       }
       for what in ${PROF_WHAT:-cpu16 cpu1 gpu16 hybrid16}; do
         case $what in
-          cpu16) profile cpu16 python3 cpu_scaling.py --hold 16 --seconds 6 ;;
-          cpu1) profile cpu1 python3 cpu_scaling.py --hold 1 --seconds 6 ;;
+          cpu16) profile cpu16 python3 diag/cpu_scaling.py --hold 16 --seconds 6 ;;
+          cpu1) profile cpu1 python3 diag/cpu_scaling.py --hold 1 --seconds 6 ;;
           gpu16) profile gpu16 env TILEWISE_LOADER_CPU_HELPERS=0 TILEWISE_BENCH_PREFETCH=4 TILEWISE_BENCH_REPS=20 \
                    python3 bench_gpu.py --loader 16 ;;
           hybrid16) profile hybrid16 env TILEWISE_LOADER_CPU_HELPERS=8 TILEWISE_BENCH_PREFETCH=4 TILEWISE_BENCH_REPS=20 \
@@ -111,17 +111,17 @@ for step in "$@"; do
         echo "-- $s, $rounds rounds, workers $w ($(date +%T))"
         # shellcheck disable=SC2086
         if [ "$s" = cpu ]; then
-          python3 gpu_loader_pair.py --cpu "$rounds" ${w//,/ }
+          python3 diag/gpu_loader_pair.py --cpu "$rounds" ${w//,/ }
         elif [ -f "$TILEWISE_GPU_DATA/$s" ]; then
-          TILEWISE_BENCH_SLIDE=$s python3 gpu_loader_pair.py "$rounds" ${w//,/ }
+          TILEWISE_BENCH_SLIDE=$s python3 diag/gpu_loader_pair.py "$rounds" ${w//,/ }
         fi
       done
       kill $dmon ;;
-    probe) timeout 240 python3 gpu_region_probe.py ;;
+    probe) timeout 240 python3 diag/gpu_region_probe.py ;;
     region)
       for r in 1 2 3; do
-        child python3 ab_child.py region cuda
-        child python3 ab_child.py region cpu
+        child python3 diag/ab_child.py region cuda
+        child python3 diag/ab_child.py region cpu
       done ;;
     wait)  # how host threads wait for the GPU (TILEWISE_GPU_WAIT), loader to device at 16 workers, GPU alone and hybrid
       for w in ${WAIT_POLICIES:-spin block device}; do
@@ -133,7 +133,7 @@ for step in "$@"; do
         variant_settings "$v"
         child TILEWISE_BENCH_PREFETCH=4 "${variant[@]}" python3 bench_gpu.py --loader 16  # a variant may set the prefetch
       done
-      [ "${LOADER_CPU:-0}" = 1 ] && child AB_PREFETCH=4 python3 ab_child.py loader 16 cpu ;;  # the CPU alone
+      [ "${LOADER_CPU:-0}" = 1 ] && child AB_PREFETCH=4 python3 diag/ab_child.py loader 16 cpu ;;  # the CPU alone
     cpuvar)  # ab_child.py's loader at each of CPU_WORKERS under each variant of CPU_VARIANTS (as LOADER_VARIANTS),
              # CPU_ROUNDS rounds (default 1); each row has events_per_1000 and host_cores (header above)
       for r in $(seq "${CPU_ROUNDS:-1}"); do
@@ -141,7 +141,7 @@ for step in "$@"; do
           variant_settings "$v"
           for w in ${CPU_WORKERS:-16 1}; do  # WORKERS or WORKERS:DEVICE (cpu, cuda)
             IFS=: read -r n dev <<< "$w"
-            child AB_PREFETCH=4 "${variant[@]}" python3 ab_child.py loader "$n" "${dev:-cpu}"
+            child AB_PREFETCH=4 "${variant[@]}" python3 diag/ab_child.py loader "$n" "${dev:-cpu}"
           done
         done
       done ;;
@@ -151,7 +151,7 @@ for step in "$@"; do
         rm -f /tmp/calls.csv /tmp/passes.csv
         child TILEWISE_BENCH_PREFETCH=4 TILEWISE_LOADER_CPU_HELPERS=0 TILEWISE_GPU_TRACE=/tmp/calls.csv \
           AB_READS_LOG=/tmp/passes.csv "${variant[@]}" python3 bench_gpu.py --loader 16
-        python3 lane_gaps.py /tmp/calls.csv /tmp/passes.csv | tail -1
+        python3 diag/lane_gaps.py /tmp/calls.csv /tmp/passes.csv | tail -1
       done ;;
     regions)  # one 4096^2 region to device by the CPU's share of the split (REGION_SHARES; "learnt": by rates,
               # "lanes": TILEWISE_GPU_SPLIT_TILES=0; VAR=value,...: those settings), then into host memory
@@ -164,24 +164,24 @@ for step in "$@"; do
             *=*) variant_settings "$share"; set -- "${variant[@]}" ;;
             *) set -- TILEWISE_GPU_SPLIT_CPU_SHARE=$share ;;
           esac
-          child "$@" python3 ab_child.py region cuda
+          child "$@" python3 diag/ab_child.py region cuda
         done
-        child python3 ab_child.py region cpu
+        child python3 diag/ab_child.py region cpu
       done ;;
     trace)
       rm -f /tmp/calls.csv /tmp/reads.csv
       child TILEWISE_GPU_SPLIT_TILES=0 TILEWISE_GPU_TRACE=/tmp/calls.csv AB_READS_LOG=/tmp/reads.csv AB_REPS=30 \
-        AB_WARMUP=3 python3 ab_child.py region cuda
-      python3 lane_trace.py /tmp/calls.csv /tmp/reads.csv | tail -"${TRACE_LINES:-40}"
+        AB_WARMUP=3 python3 diag/ab_child.py region cuda
+      python3 diag/lane_trace.py /tmp/calls.csv /tmp/reads.csv | tail -"${TRACE_LINES:-40}"
       cp /tmp/calls.csv /tmp/reads.csv "$out/" ;;
     regionpair)
       # A process's first reads through the lanes are slow: 20 timed reads after 5 unless set.
       export AB_REPS=${AB_REPS:-20} AB_WARMUP=${AB_WARMUP:-5}
       for r in $(seq "${REGION_ROUNDS:-3}"); do
-        child python3 ab_child.py region cuda
-        child TILEWISE_GPU_SPLIT_TILES=0 python3 ab_child.py region cuda
-        child python3 ab_child.py region cpu
-        python3 gpu_region_probe.py --cucim-only
+        child python3 diag/ab_child.py region cuda
+        child TILEWISE_GPU_SPLIT_TILES=0 python3 diag/ab_child.py region cuda
+        child python3 diag/ab_child.py region cpu
+        python3 diag/gpu_region_probe.py --cucim-only
       done ;;
     j2k)
       for w in ${J2K_WAITS:-block}; do
@@ -190,22 +190,22 @@ for step in "$@"; do
           child "$@" TILEWISE_GPU_WAIT=$w TILEWISE_BENCH_SLIDE=bench_j2k_3840.svs python3 bench_gpu.py --loader 16
         done
       done
-      child TILEWISE_BENCH_SLIDE=bench_j2k_3840.svs python3 ab_child.py loader 16 cpu ;;
+      child TILEWISE_BENCH_SLIDE=bench_j2k_3840.svs python3 diag/ab_child.py loader 16 cpu ;;
     lanediag)
       log=info
       for n in ${LANEDIAG:-8 8 6}; do
         rm -f /tmp/calls.csv /tmp/reads.csv
         env TILEWISE_GPU_LANES=$n ${log:+TILEWISE_GPU_LOG=$log} TILEWISE_GPU_SPLIT_TILES=0 TILEWISE_GPU_TRACE=/tmp/calls.csv \
-          AB_READS_LOG=/tmp/reads.csv AB_REPS=20 AB_WARMUP=3 python3 ab_child.py region cuda > /tmp/lanediag.log 2>&1
+          AB_READS_LOG=/tmp/reads.csv AB_REPS=20 AB_WARMUP=3 python3 diag/ab_child.py region cuda > /tmp/lanediag.log 2>&1
         echo "-- $n lanes: $(grep '^{' /tmp/lanediag.log | tail -1)"
         [ -n "$log" ] && cp /tmp/lanediag.log "$out/lanediag.err"
-        python3 lane_trace.py /tmp/calls.csv /tmp/reads.csv | grep -E "^(lane|faster|slower)"
+        python3 diag/lane_trace.py /tmp/calls.csv /tmp/reads.csv | grep -E "^(lane|faster|slower)"
         log=
       done ;;
     ceiling)
       nvidia-smi dmon -s u -d 1 > "$out/dmon-ceiling.log" 2>&1 &
       dmon=$!
-      python3 gpu_diag.py --ceiling bench_ihc_6144.tif bench_ihc_40960.tif
+      python3 diag/gpu_diag.py --ceiling bench_ihc_6144.tif bench_ihc_40960.tif
       kill $dmon ;;
     *) echo "unknown step $step" ;;
   esac 2>&1 | tee "$out/$step.log"

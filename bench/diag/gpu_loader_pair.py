@@ -1,6 +1,6 @@
 """tilewise's and cuCIM's (cuslide2) batch loaders to device, alternating in separate processes on the same
 slide and locations (bench_gpu.py's), ROUNDS rounds: the loader rows of bench_gpu.py alone, for a quick
-side-by-side on the lent GPU machine after scripts/gpu-test.sh's set-up.
+side-by-side on the lent GPU machine after scripts/gpu/test.sh's set-up.
     gpu_loader_pair.py [ROUNDS] [WORKERS ...]     (default 2 rounds, workers 4 and 16)
     gpu_loader_pair.py --cpu [ROUNDS] [WORKERS ...] (the loaders into host memory: tilewise's against cuCIM's
                                                    classic cuslide, its CPU path)"""
@@ -13,7 +13,7 @@ import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: common, the workloads
 import bench_gpu as b  # noqa: E402
 
 
@@ -31,7 +31,7 @@ def main() -> None:
             for tool in ("tilewise", baseline):
                 try:
                     if tool == "tilewise":
-                        cmd = [str(b.HERE / "ab_child.py"), "loader", str(w), "cpu"] if cpu else \
+                        cmd = [str(Path(__file__).resolve().parent / "ab_child.py"), "loader", str(w), "cpu"] if cpu else \
                             [str(b.HERE / "bench_gpu.py"), "--loader", str(w)]
                         r = b.subprocess_json(cmd, dict(os.environ), "tw")
                         value = r["median"]

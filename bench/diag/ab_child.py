@@ -1,4 +1,4 @@
-"""One workload in this process, for before/after comparisons of two builds (scripts/gpu-ab.sh): whichever
+"""One workload in this process, for before/after comparisons of two builds (scripts/gpu/ab.sh): whichever
 tilewise is on PYTHONPATH runs it and prints one JSON line of rates (median, min, max).
 
     ab_child.py loader WORKERS DEVICE    batch loader, 2,000 random 256x256 patches, batch 64 (patches/s;
@@ -8,7 +8,7 @@ tilewise is on PYTHONPATH runs it and prints one JSON line of rates (median, min
     ab_child.py tiny DEVICE              20,000 8x8 reads from one thread: the per-call cost (calls/s)
 
 AB_REPS (default 5) timed runs after AB_WARMUP (default 1) untimed ones; AB_READS_LOG: a file each run's
-monotonic start and end (ns) are appended to (bench/lane_trace.py). Uses only API that every build since the GPU path has (no tilewise._bench)."""
+monotonic start and end (ns) are appended to (bench/diag/lane_trace.py). Uses only API that every build since the GPU path has (no tilewise._bench)."""
 
 from __future__ import annotations
 
@@ -21,12 +21,12 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: common, the workloads
 from common import host_cores, host_cpu_jiffies, host_event_rates, host_events, logged_runs, process_cpu_seconds, thread_cores, thread_cpu_seconds, time_runs  # noqa: E402
 
 import tilewise  # noqa: E402
 
-SLIDE = Path(os.environ.get("TILEWISE_GPU_DATA", Path(__file__).resolve().parents[1] / ".gpu" / "data")) / \
+SLIDE = Path(os.environ.get("TILEWISE_GPU_DATA", Path(__file__).resolve().parents[2] / ".gpu" / "data")) / \
     os.environ.get("TILEWISE_BENCH_SLIDE", "bench_ihc_6144.tif")  # as bench_gpu.py
 N, SIZE = 2000, 256
 
@@ -76,7 +76,7 @@ def main() -> None:
             s.read_region((512, 512), (4096, 4096), device=device)
             sync()
         count = 4096 * 4096 / 1e6
-    run = logged_runs(run)  # AB_READS_LOG: each run's start and end, for bench/lane_trace.py
+    run = logged_runs(run)  # AB_READS_LOG: each run's start and end, for bench/diag/lane_trace.py
     reps, warmup = int(os.environ.get("AB_REPS", "5")), int(os.environ.get("AB_WARMUP", "1"))
     for _ in range(warmup):  # outside the counters below: a device read's first pass starts the GPU (seconds)
         run()

@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
 import tilewise
-from common import benchmark_slide
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: common
+from common import benchmark_slide  # noqa: E402
 
 
 def rss_mib() -> float:

@@ -14,7 +14,6 @@ benchmark slide."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -25,7 +24,9 @@ from pathlib import Path
 import numpy as np
 
 import tilewise
-from common import benchmark_slide, time_runs
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: common
+from common import bench_parser, benchmark_slide, time_runs  # noqa: E402
 
 
 def default_slide() -> Path:
@@ -34,10 +35,8 @@ def default_slide() -> Path:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = bench_parser(reps=5, patches=4000)
     ap.add_argument("--slide", type=Path)
-    ap.add_argument("--patches", type=int, default=4000)
-    ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--workers", default="")
     ap.add_argument("--hold", type=int, default=0)
     ap.add_argument("--seconds", type=float, default=8)

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Builds tilewise on a bare GPU machine (the lent H200: Ubuntu 24.04, CUDA 13, Python 3.12, no network) from
-# the working tree plus the carried .gpu/ folder (made on the developer machine by scripts/gpu-prepare.sh),
+# the working tree plus the carried .gpu/ folder (made on the developer machine by scripts/gpu/prepare.sh),
 # then runs the GPU tests and the GPU benchmark (against cuCIM's GPU path and the raw
 # nvImageCodec ceiling), printing their tables. Logs go to $OUT when set.
-#   usage: scripts/gpu-test.sh [tests|bench|cucim|all]   (default all; cucim: only cuCIM's rows of the benchmark)
+#   usage: scripts/gpu/test.sh [tests|bench|cucim|all]   (default all; cucim: only cuCIM's rows of the benchmark)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 root=$PWD
 what=${1:-all}
 out=${OUT:-/tmp/tw-out}
@@ -40,7 +40,7 @@ CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) python3 -m pip install -q --no-build-isolati
   --config-settings=cmake.define.CMAKE_CUDA_ARCHITECTURES="90-real;90-virtual" . 2>&1 | tail -20
 cd /tmp
 python3 -c "import tilewise; tilewise._gpu.configure(); print('gpu_status:', tilewise._core.gpu_status(0))"
-# scripts/gpu-ab.sh sources this script for the environment and the build of the working tree only.
+# scripts/gpu/ab.sh sources this script for the environment and the build of the working tree only.
 if [ "${AB_ONLY_SETUP:-0}" = 1 ]; then cd "$root"; return 0; fi
 if [ "$what" = cucim ]; then
   echo "== cuCIM's GPU path, each workload in its own process"

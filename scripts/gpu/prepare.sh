@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prepares, on the developer machine, what scripts/gpu-test.sh needs on the lent GPU machine (no network,
+# Prepares, on the developer machine, what scripts/gpu/test.sh needs on the lent GPU machine (no network,
 # no apt), in one git-ignored folder that travels with `carry: [".gpu"]` (64 MiB at most; xz keeps it ~50):
 #   .gpu/deps.tar.xz           Debian 12 libraries and headers (libjpeg-turbo, OpenJPEG, libdeflate, zstd,
 #                              pugixml, OpenSSL, CharLS, libpng, SQLite, jxrlib; libcurl's headers) and GoogleTest (static, for the GPU's C++ tests), unpacked
@@ -12,7 +12,7 @@
 #   .gpu/prof/                 gperftools' CPU profiler and google-pprof (Debian's), unpacked
 #   .gpu/data/                 test and benchmark slides
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 root=$PWD
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -32,7 +32,7 @@ tar -C "$tmp/deps" -cJf .gpu/deps.tar.xz .
 
 echo "== profiler"
 # gperftools' sampling CPU profiler and google-pprof (perl): the lent machine has no perf
-# (scripts/gpu-measure.sh prof).
+# (scripts/gpu/measure.sh prof).
 mkdir -p "$tmp/prof-debs" .gpu/prof
 (cd "$tmp/prof-debs" && apt-get download libgoogle-perftools4 libtcmalloc-minimal4 libunwind8 google-perftools >/dev/null 2>&1)
 for f in "$tmp"/prof-debs/*.deb; do dpkg -x "$f" .gpu/prof; done

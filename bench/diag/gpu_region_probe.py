@@ -3,9 +3,9 @@ nvImageCodec backend when one region's worth of tiles goes to few decoders in la
 would, rather than the loader's many small calls in flight), beside cuCIM's cuslide2 reading the same
 4096^2 region in its own process. A diagnosis, not a table: prints one line per measurement.
 
-Run on the GPU machine after scripts/gpu-test.sh's set-up (AB_ONLY_SETUP=1), from bench/:
+Run on the GPU machine after scripts/gpu/test.sh's set-up (AB_ONLY_SETUP=1), from bench/:
     python3 gpu_region_probe.py [--seconds S]
-    python3 gpu_region_probe.py --cucim-only    (only cuCIM's row: scripts/gpu-measure.sh regionpair)"""
+    python3 gpu_region_probe.py --cucim-only    (only cuCIM's row: scripts/gpu/measure.sh regionpair)"""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]  # bench/: common, the workloads
 sys.path.insert(0, str(HERE))
 from common import jpeg_tiles  # noqa: E402
 

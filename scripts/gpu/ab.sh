@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Before/after on the lent GPU machine: builds the working tree and a second tree (a `git archive` tarball
 # carried in .gpu/, made by `git archive -o .gpu/base.tar REV`), then runs each workload of
-# bench/ab_child.py in a fresh process per build, alternating builds, ROUNDS times, and prints one table.
-#   usage: scripts/gpu-ab.sh [ROUNDS]      (after scripts/gpu-test.sh's environment set-up: sourced below)
+# bench/diag/ab_child.py in a fresh process per build, alternating builds, ROUNDS times, and prints one table.
+#   usage: scripts/gpu/ab.sh [ROUNDS]      (after scripts/gpu/test.sh's environment set-up: sourced below)
 #   AB_BASE_TAR=FILE                       the base tarball (default .gpu/base.tar)
 #   AB_BASE_DEFINES="-DNAME=VALUE ..."      extra CMake definitions for the base build (e.g. to compare an
 #                                           option: archive HEAD as the base and set it here)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 rounds=${1:-2}
-AB_ONLY_SETUP=1 source scripts/gpu-test.sh  # sets root, site, the library paths; builds the working tree
+AB_ONLY_SETUP=1 source scripts/gpu/test.sh  # sets root, site, the library paths; builds the working tree
 base_src=/tmp/tw-base-src base_site=/tmp/tw-base-site
 rm -rf "$base_src" /tmp/tw-base-build && mkdir -p "$base_src" && tar -C "$base_src" -xf "${AB_BASE_TAR:-.gpu/base.tar}"
 rm -rf "$base_site" && mkdir -p "$base_site" && cp -r "$site/nvidia" "$base_site/"
@@ -32,7 +32,7 @@ for r in range(rounds):
     for w in work:
         for name, site in (("base", base_site), ("new", new_site)):
             env = dict(os.environ, PYTHONPATH=os.pathsep.join([site] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != new_site]))
-            p = subprocess.run([sys.executable, "bench/ab_child.py", *w], env=env, capture_output=True, text=True, timeout=300)
+            p = subprocess.run([sys.executable, "bench/diag/ab_child.py", *w], env=env, capture_output=True, text=True, timeout=300)
             line = [l for l in p.stdout.splitlines() if l.startswith("{")]
             results.setdefault((w, name), []).append(json.loads(line[-1])["median"] if line else float("nan"))
             if not line:

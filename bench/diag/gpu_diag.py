@@ -1,7 +1,7 @@
 """Diagnosis on the lent GPU machine (not a benchmark table): the host's own CPU scaling on JPEG decoding
 (Pillow in N processes, so that no GIL is involved), and the raw nvImageCodec ceiling over a grid of thread
-counts and batch sizes. Run after scripts/gpu-test.sh's set-up (PYTHONPATH with the built tilewise), e.g.
-through scripts/gpu-probe.sh bench/gpu_diag.py.
+counts and batch sizes. Run after scripts/gpu/test.sh's set-up (PYTHONPATH with the built tilewise), e.g.
+through scripts/gpu/probe.sh bench/diag/gpu_diag.py.
     gpu_diag.py                      the host's scaling, then the ceiling grid (1.5 s per cell, one run each)
     gpu_diag.py --ceiling [SLIDE...] the sustained ceiling alone: each cell's threads decode for 2 s, median
                                      (min-max) of 3 runs per cell, per slide of $TILEWISE_GPU_DATA"""
@@ -13,13 +13,13 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: common, the workloads
 from common import jpeg_tiles  # noqa: E402
 
 import tilewise  # noqa: E402
 import tilewise._bench  # noqa: E402,F401
 
-SLIDE = Path(os.environ.get("TILEWISE_GPU_DATA", Path(__file__).resolve().parents[1] / ".gpu" / "data")) / "bench_ihc_6144.tif"
+SLIDE = Path(os.environ.get("TILEWISE_GPU_DATA", Path(__file__).resolve().parents[2] / ".gpu" / "data")) / "bench_ihc_6144.tif"
 
 
 def _decode_for(streams, seconds: float = 2.0) -> float:
