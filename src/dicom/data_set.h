@@ -4,7 +4,7 @@
 // 3.6.7's DcmFileFormat::loadFile (values over 4 KiB left on disk) then the frame positions took 57 ms for
 // the level-0 instance of bench_dicom.py's TILED_SPARSE series (6,400 per-frame items) and 9.9 ms for the
 // TILED_FULL one (it walks the pixel data's items); this reader takes 1.1 ms and 0.06 ms, offset tables
-// included (2 cores, page cache warm; bench/RESULTS.md, DICOM). Beyond speed, a WSI reader needs the file meta,
+// included (2 cores, page cache warm; bench/RESULTS.md, "2 cores: DICOM WSI"). Beyond speed, a WSI reader needs the file meta,
 // the dataset up to Pixel Data (with sequences), the per-frame positions of sparse files and where each
 // frame's bytes lie - nothing of DICOM networking, character-set conversion or pixel codecs. DCMTK's
 // DcmFileFormat builds an object per element and per-frame item (a 100,000-frame sparse file makes millions

@@ -95,8 +95,8 @@ void decode_on_lanes(DeviceContext& context, TileLanes& lanes, const codecs::Til
   const int spread_tiles = internal::settings().gpu_spread_tiles;
   size_t per_call = 0;
   if (spread && spread_tiles > 0 && jobs.size() >= 2 * static_cast<size_t>(spread_tiles)) {
-    // One call per lane, each of at least spread_tiles: on the H200 a 4096^2 region's 256 tiles as 4 calls
-    // of 64 read 3,043 MPix/s, 8 of 32 2,428, the loader's 2 ms calls (8.7 tiles) 2,355 (bench/RESULTS.md).
+    // One call per lane, each of at least spread_tiles: every call pays a fixed latency, so one region's
+    // tiles go in one round of large calls (bench/RESULTS.md, "One region in one round of large calls").
     const size_t lane_count = static_cast<size_t>(std::max(1, lanes.lane_count()));
     per_call = std::max((jobs.size() + lane_count - 1) / lane_count, static_cast<size_t>(spread_tiles));
   }

@@ -41,7 +41,7 @@ using CpuAssist = std::function<Status(size_t i, std::vector<uint8_t>& host, Str
 // pool outpaces the lanes on these tiles (JPEG 2000 on a many-core host, by the measured speeds), a long
 // list is submitted in parts from the process-wide pool, so that every core assists (each part is its own
 // caller with its own stream). Else one caller: for JPEG, cores busy decoding starve the lanes' submission
-// threads (measured: 891 against 2260 MPix/s for a 4096^2 region). `spread`: a list of at least twice
+// threads. `spread`: a list of at least twice
 // settings().gpu_spread_tiles jobs is dealt to the lanes in one round of large calls (TileLanes::decode's
 // per_call): one large region, where calls sized for a loader's many small reads keep the engines waiting.
 void decode_on_lanes(DeviceContext& context, TileLanes& lanes, const codecs::TileDesc& desc, std::span<LaneJob> jobs,

@@ -1,17 +1,16 @@
-// Large device regions (DeviceRegionReader::read of at least TILEWISE_GPU_SPLIT_TILES tiles): read by the
-// GPU's decode lanes or by the CPU's cores, whichever reads such regions faster by measured rates. On the
-// lent H200 the lanes read one 4096^2 JPEG region at ~3,000-3,400 MPix/s with its 256 tiles dealt out as 4
-// calls of 64 (device_compose.h's spread) and the host reader on 16 cores at ~2,100-2,500 (bench/RESULTS.md);
-// on a host with a slower GPU or more cores it is the other way round. Each side's rate (pixels per second
-// of its large reads alone, the best of its recent ones, below; the first read of each side sets it up and
-// is not counted) is measured on the first large reads - three to the lanes, then three to the CPU
-// (TILEWISE_GPU_SPLIT_FIRST_READS each: a process's first reads through the lanes are slow on the H200) - and
-// then every kRemeasureEvery-th large read goes to the slower side so that its rate stays current.
+// Large device regions (DeviceRegionReader::read of at least TILEWISE_GPU_SPLIT_TILES tiles): read whole by
+// the GPU's decode lanes or by the CPU's cores, whichever reads such regions faster by measured rates (which
+// side wins depends on the GPU and the core count: bench/RESULTS.md, "Large regions routed by measured
+// rates"). Each side's rate (pixels per second of its large reads alone, the best of its recent ones, below;
+// the first read of each side sets it up and is not counted) is measured on the first large reads - three to
+// the lanes, then three to the CPU (TILEWISE_GPU_SPLIT_FIRST_READS each: a process's first reads through the
+// lanes are its slowest) - and then every kRemeasureEvery-th large read goes to the slower side so that its
+// rate stays current.
 // The CPU side reads in one host read into page-locked staging, each tile row's upload queued by the thread
 // that wrote its last tile while later rows decode. TILEWISE_GPU_SPLIT_CPU_SHARE instead cuts every large
-// region at a tile row and reads both parts at once, the rows below the cut on the CPU (measured on the H200:
-// slower than either side alone, as the lanes' host work and 16 decoding cores share the host). No tile is
-// decoded twice: the parts touch disjoint tile rows.
+// region at a tile row and reads both parts at once, the rows below the cut on the CPU (slower than either
+// side alone where the lanes' host work and the decoding cores share the host). No tile is decoded twice:
+// the parts touch disjoint tile rows.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -35,9 +34,8 @@ using Clock = std::chrono::steady_clock;
 constexpr uint64_t kRemeasureEvery = 16;
 constexpr size_t kRecent = 8;
 
-// A side's rate is the best of its last kRecent timed reads (pixels per second): on the H200 the lanes'
-// reads of one 4096^2 region vary 2x from read to read (median 3,300, some at 1,700 MPix/s) and the first
-// large calls of each lane are slower still, where the CPU's vary 10%; an average let a few slow reads send
+// A side's rate is the best of its last kRecent timed reads (pixels per second): the lanes' reads of one
+// region vary up to 2x from read to read where the CPU's vary 10%, and an average let a few slow reads send
 // every later region to the CPU, whose reads then never gave the lanes the use that makes them fast.
 // Lock-free (a decision made during an update is merely a little stale).
 struct Side {
@@ -55,8 +53,8 @@ struct Routing {
   Side lanes, cpu;
   std::atomic<uint64_t> large_reads{0};
   std::optional<double> cpu_share = internal::settings().gpu_split_cpu_share;
-  // Large reads each side makes before the rates decide (the first is its set-up; default 3: one timed read
-  // of each let chance decide on the H200, where a read's time varies by up to 2x).
+  // Large reads each side makes before the rates decide (the first is its set-up; default 3: with one timed
+  // read of each, a read's 2x variance decided).
   uint64_t first_reads = static_cast<uint64_t>(internal::settings().gpu_split_first_reads);
 };
 
@@ -142,7 +140,7 @@ Status DeviceRegionReader::read_split(const region::RegionRequest& req, int64_t 
   // The CPU side: one host read (the pool and this thread) into staging. Each tile row is uploaded on this
   // side's stream by the thread that wrote the row's last tile, so that only the last row's upload is left
   // when the decode ends. (Bands of 8 tile rows, each read and then uploaded while the next decoded, left a
-  // 25 MB upload after the last band and joined the pool once per band: 0.85x of the host read on the H200.)
+  // whole band's upload after the last band and joined the pool once per band.)
   const auto start = Clock::now();
   Status cpu_status = [&]() -> Status {
     DeviceOps& ops = context.ops();

@@ -26,8 +26,7 @@ namespace {
 constexpr int kAttempts = 5;                        // one request and four retries, 50 ms to 400 ms apart
 constexpr size_t kParallel = 8;                     // requests in flight for one prefetch
 // Requests in flight for one source, over all its readers: every one beyond the handle pool's 32 would open
-// a connection and close it afterwards (measured: 8 loader workers prefetching at once through a local
-// proxy, 64 requests in flight, read 43 patches/s against 1,000 for 8 threads reading alone).
+// a connection and close it afterwards (bench/RESULTS.md, "Requests in flight per remote source").
 constexpr ptrdiff_t kConnections = 16;
 constexpr uint64_t kMaxRequestBytes = 16ull << 20;  // coalesced ranges stop growing here
 

@@ -4,10 +4,11 @@
 // deduplicated and fill full nvImageCodec batches), CPU helpers take single items from the back (a region
 // read on one core, into page-locked host memory, uploaded with the others at the end). The GPU's first run
 // is its planned share of the batch; whatever the helpers have not taken when that run is read, the GPU
-// takes in one more run. Each device batch read costs milliseconds of latency whatever its size (bench/
-// RESULTS.md), so the GPU makes as few as it can: one when the share is right, two when the helpers fell
-// behind. The loader learns the share from that outcome (batch_loader.cc): a second run means the helpers
-// were given too much, none means they kept up and may take more. Where the GPU is slower than the helpers
+// takes in one more run. Each device batch read costs milliseconds of latency whatever its size
+// (bench/RESULTS.md, "Device batch reads in one or two runs"), so the GPU makes as few as it can: one when
+// the share is right, two when the helpers fell behind. The loader learns the share from that outcome
+// (batch_loader.cc): a second run means the helpers were given too much, none means they kept up and may
+// take more. Where the GPU is slower than the helpers
 // (JPEG 2000) a share claimed when the batch starts holds regions for the GPU that idle helpers could read:
 // there the GPU takes small runs of a fixed size instead (in_runs), each when it has read the last.
 //

@@ -49,11 +49,9 @@ void HostRegionReader::prefetch_tiles(const RegionPlan& plan, bool caching, int3
   prefetch_units(*plan.tiles.front().tile.level, units);
 }
 
-// Calls of fewer regions read them one by one (each prefetching its own tiles). Measured over HTTP on the
-// loopback (2 cores, 200 random patches, loader batches of 64): 1 worker (one call of 64) 1,400 -> 1,700
-// patches/s grouped, 45 -> 141 behind 20 ms of latency; 8 workers (calls of 8) 3,100 -> 2,400 grouped
-// against nginx, and through the test suite's Python proxy 860 -> 93: 8 workers in flight already hide the
-// round trips, and grouping their small calls only makes bursts.
+// Calls of fewer regions read them one by one (each prefetching its own tiles): many workers in flight
+// already hide the round trips, and grouping their small calls only makes bursts (bench/RESULTS.md,
+// "Grouped remote batches").
 constexpr size_t kMinGroupedRegions = 16;
 
 std::vector<Status> HostRegionReader::read_batch(std::span<const RegionRequest> requests) const {
@@ -245,8 +243,7 @@ Status HostRegionReader::read_planned(const RegionRequest& req, const RegionPlan
 // regions in the order of its tile, so that a tile several regions cut is decoded and cut by all of them
 // while it is in the core's cache, and its buffer serves the next tile at once. Region by region, the next
 // patch of a tiling cut a 1,024 x 8 NDPI unit again only after the 31 other units of its column and ~1 MB
-// of other pixels: whole-level tiling of the 61,440-wide level rose from 0.74x to 0.82-0.84x of the
-// libjpeg-turbo ceiling at 1 thread (bench/RESULTS.md). A region's first error is its status; its
+// of other pixels (bench/RESULTS.md, "Tile-major batch reads"). A region's first error is its status; its
 // remaining pieces are skipped.
 void HostRegionReader::read_tile_major(std::span<const RegionRequest> requests, size_t at,
                                        const std::vector<Result<RegionPlan>>& plans, BatchTiles& shared,

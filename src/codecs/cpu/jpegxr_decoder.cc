@@ -2,7 +2,7 @@
 // is, crashes on corrupt streams, so it runs in helper processes (tilewise-jpegxr-worker, see
 // util/worker_process.h) and this side only ships streams to them: a stream that kills a helper is a
 // Corrupt error of that tile. The cost is one copy of the stream and of the pixels through a socket
-// (bench/RESULTS.md, Zeiss CZI).
+// (bench/RESULTS.md, "2 cores: Leica, Ventana, Trestle, Sakura, Zeiss").
 #include <unistd.h>
 
 #include <algorithm>

@@ -1,12 +1,11 @@
 // How tilewise's host threads wait for work queued on a CUDA stream.
 //
 // CUDA's default scheduling (cudaDeviceScheduleAuto) spins while the process has fewer active contexts than
-// cores: a thread in cudaStreamSynchronize polls at 100% of a core for as long as the GPU works. For
-// nvJPEG2000, whose batches take milliseconds per tile, that kept 8.6 of the H200 host's 16 cores busy for
-// 457 patches/s with the GPU alone; sleeping instead (an event made with cudaEventBlockingSync, one per
-// thread and device, reused), 1.1 cores for the same 481 - cores the hybrid loader's CPU helpers then use.
-// For JPEG's hardware engines (batches of ~2 ms) sleeping saved 1.3-1.6 of ~7.7 cores but the wake-up cost
-// the loader 1-6% of its rate (four alternating pairs), so short waits still poll (bench/RESULTS.md).
+// cores: a thread in cudaStreamSynchronize polls at 100% of a core for as long as the GPU works. A long wait
+// (nvJPEG2000's batches take milliseconds per tile) sleeps instead, on an event made with
+// cudaEventBlockingSync (one per thread and device, reused), leaving the core to the CPU helpers; a short one
+// (JPEG's engines) still polls, since waking costs more than the core it frees (bench/RESULTS.md, "How host
+// threads wait for the GPU").
 //   TILEWISE_GPU_WAIT=auto    the default: waits the caller marks long sleep, short ones poll;
 //   TILEWISE_GPU_WAIT=block   every wait sleeps;
 //   TILEWISE_GPU_WAIT=spin    every wait is cudaStreamSynchronize (CUDA's scheduling), for comparison;
