@@ -81,14 +81,16 @@ def loader_only(workers: int) -> None:
     after = tilewise._core.gpu_stats(0)
     gpu = after["gpu_tiles"] - before["gpu_tiles"]
     cpu = after["cpu_tiles"] - before["cpu_tiles"]
-    # Tiles each batch needs (deduplicated within a batch, as the GPU-only loader decodes them): tiles/s
-    # beside patches/s. How the regions were shared between device batch reads and CPU helpers, and where
+    # Tiles each batch needs (deduplicated within a batch, as the loader without helpers decodes them):
+    # tiles/s beside patches/s, and of them the tiles the lanes decoded (gpu_tiles_per_s; the reading threads
+    # decode the rest on the CPU while the lanes are busy). How the regions were shared between device batch reads and CPU helpers, and where
     # their time went (seconds summed over tasks, all passes): tilewise._core.loader_stats().
     per_pass = distinct_batch_tiles(locs, s.levels[0].tile_size[0])
     split = {k: v - split0[k] for k, v in tilewise._core.loader_stats().items()}
     regions = max(1, split["gpu_regions"] + split["cpu_regions"])
     print(json.dumps({"median": LOADER_N / r["median"], "min": LOADER_N / r["max"], "max": LOADER_N / r["min"]} | {
-        "tiles_per_s": per_pass / r["median"], "patches_per_pass": LOADER_N, "cores": round(cores, 2),
+        "tiles_per_s": per_pass / r["median"], "gpu_tiles_per_s": per_pass / r["median"] * gpu / max(1, gpu + cpu),
+        "patches_per_pass": LOADER_N, "cores": round(cores, 2),
         "lane_gpu_share": round(gpu / max(1, gpu + cpu), 3),
         "tiles_per_call": round(gpu / max(1, after["batches"] - before["batches"]), 1),
         "helper_share": round(split["cpu_regions"] / regions, 3),
