@@ -28,6 +28,7 @@ class CudaContext final : public DeviceContext {
   DeviceOps& ops() override { return ops_; }
   Status can_decode(const codecs::TileDesc& desc) const override { return codecs::nvimgcodec::supports(desc); }
   DeviceTileCache* tile_cache() override { return &cache_; }
+  Scheduler& scheduler() override { return device_scheduler(device_); }
   bool in_place() const override { return internal::settings().gpu_in_place; }
 
   Result<TileLanes*> lanes() override {
@@ -39,7 +40,7 @@ class CudaContext final : public DeviceContext {
       TW_ASSIGN_OR_RETURN(auto decoder, codecs::nvimgcodec::create_decoder(device_));
       decoders.push_back(std::move(decoder));
     }
-    lanes_ = TileLanes::make(std::move(decoders), TileLanes::options_from_settings(count));
+    lanes_ = TileLanes::make(std::move(decoders), TileLanes::options_from_settings(count), &scheduler());
     return lanes_.get();
   }
 

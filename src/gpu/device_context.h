@@ -12,6 +12,7 @@
 #include "codecs/tile_desc.h"
 #include "gpu/device_ops.h"
 #include "gpu/device_tile_cache.h"
+#include "gpu/scheduler.h"
 #include "gpu/tile_lanes.h"
 #include "tilewise/status.h"
 
@@ -28,6 +29,8 @@ class DeviceContext {
   virtual Result<TileLanes*> lanes() = 0;
   // The device tile cache for tiles cut by a region (nullptr: none).
   virtual DeviceTileCache* tile_cache() = 0;
+  // Where this device's "CPU or GPU?" decisions are made (its lanes measure and decide through it too).
+  virtual Scheduler& scheduler() = 0;
   // Whether tiles the region needs whole are decoded straight into the output (else into scratch + copy;
   // TILEWISE_GPU_IN_PLACE=0, for measuring).
   virtual bool in_place() const { return true; }

@@ -13,8 +13,8 @@
 //  4. tiles no GPU decoder takes, and tiles a GPU decoder failed on, are decoded on the CPU and uploaded (the
 //     fallback chain: GPU backend, then CPU backend, per tile).
 // A region of at least TILEWISE_GPU_SPLIT_TILES tiles takes this path or the host reader on the CPU's cores
-// (uploaded tile row by tile row), whichever reads large regions faster by measured rates
-// (device_region_split.cc); through the lanes, its tiles go in one round of large calls (device_compose.h).
+// (uploaded tile row by tile row), whichever reads large regions faster by measured rates (the device's
+// scheduler.h; device_region_split.cc); through the lanes, its tiles go in one round of large calls (device_compose.h).
 // The call returns when the output is complete (the read's stream is synchronised), so any stream may use it.
 //
 // Thread behaviour: const and stateless apart from the context's shared lanes, cache and pools; any number of
@@ -45,13 +45,6 @@ class DeviceRegionReader {
   // One status per request; a failed region's pixels are unspecified.
   std::vector<Status> read_batch(std::span<const region::RegionRequest> requests,
                                  DeviceContext* context = nullptr) const;
-
-  // Forgets both sides' measured rates of large regions (process-wide), so that the next large reads measure
-  // them again, first_reads to each side (TILEWISE_GPU_SPLIT_FIRST_READS's effect; unset: the setting's); a
-  // cpu_share cuts every large region at that share of its tile rows instead (TILEWISE_GPU_SPLIT_CPU_SHARE's
-  // effect). For tests.
-  static void reset_large_region_routing(std::optional<double> cpu_share = std::nullopt,
-                                         std::optional<int> first_reads = std::nullopt);
 
  private:
   // The lanes' path for one planned region (steps 1-4 above).

@@ -17,20 +17,11 @@ namespace tilewise::gpu {
 
 namespace {
 
-// Speed estimates are kept per codec class: JPEG, and the rest (JPEG 2000).
-int codec_class(const codecs::TileDesc& desc) { return desc.compression == codecs::Compression::kJpeg ? 0 : 1; }
-int codec_class(const codecs::DecodeRequest& r) { return codec_class(*r.desc); }
+CodecClass class_of(const codecs::DecodeRequest& r) { return codec_class(*r.desc); }
 
 int64_t job_pixels(const LaneJob& j) {
   return j.cpu_pixels > 0 ? j.cpu_pixels : int64_t{j.request.desc->width} * j.request.desc->height;
 }
-
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
-
-// Exponentially weighted moving average; 0 means "not measured yet".
-void update(double& average, double sample) { average = average == 0 ? sample : 0.9 * average + 0.1 * sample; }
 
 Status shut_down() { return internal_error("gpu: the decode lanes were shut down"); }
 
@@ -50,8 +41,11 @@ struct Entry {
 
 class Lanes final : public TileLanes {
  public:
-  Lanes(std::vector<std::unique_ptr<codecs::Decoder>> decoders, const LaneOptions& options)
-      : options_(options), decoders_(std::move(decoders)) {
+  Lanes(std::vector<std::unique_ptr<codecs::Decoder>> decoders, const LaneOptions& options, Scheduler* scheduler)
+      : options_(options),
+        own_scheduler_(scheduler ? nullptr : std::make_unique<Scheduler>()),
+        scheduler_(scheduler ? *scheduler : *own_scheduler_),
+        decoders_(std::move(decoders)) {
     traces_.resize(decoders_.size());
     lane_calls_.resize(decoders_.size());
     for (size_t i = 0; i < decoders_.size(); ++i) {
@@ -102,11 +96,11 @@ class Lanes final : public TileLanes {
         const size_t i = --entry.back;
         if (entry.front == entry.back) queue_.erase(std::find(queue_.begin(), queue_.end(), &entry));
         lock.unlock();
-        const auto started = std::chrono::steady_clock::now();
+        const double started = scheduler_.now();
         Status s = cpu_assist(i);
-        const double took = seconds_since(started);
+        const double took = scheduler_.now() - started;
         lock.lock();
-        update(cpu_seconds_per_pixel_[codec_class(jobs[i].request)], took / static_cast<double>(job_pixels(jobs[i])));
+        scheduler_.record_cpu_decode(class_of(jobs[i].request), took, job_pixels(jobs[i]));
         jobs[i].status = std::move(s);
         jobs[i].on_gpu = false;
         --group.remaining;
@@ -131,34 +125,23 @@ class Lanes final : public TileLanes {
 
   bool cpu_outpaces_gpu(const codecs::TileDesc& desc, int cpu_threads) const override {
     std::lock_guard<std::mutex> lock(mutex_);
-    const int c = codec_class(desc);
-    if (gpu_seconds_per_tile_[c] == 0 || threads_.empty()) return false;
-    const double gpu = gpu_seconds_per_tile_[c] / static_cast<double>(threads_.size());
-    const double cpu = cpu_seconds_per_pixel_[c] * desc.width * desc.height / std::max(1, cpu_threads);
-    return 2 * cpu < gpu;
+    return scheduler_.cpu_outpaces_gpu(codec_class(desc), int64_t{desc.width} * desc.height, cpu_threads,
+                                       threads_.size());
   }
 
  private:
   // Tiles per nvImageCodec call: about options_.batch_seconds of work at the measured speed, at most kMaxBatch. Slow
   // codecs (nvJPEG2000 takes milliseconds per tile) get small batches, so that a caller's tile is not held
-  // behind a long batch while its thread could decode it; until measured, 8 (mutex held).
+  // behind a long batch while its thread could decode it (mutex held).
   size_t batch_cap(const codecs::DecodeRequest& first) const {
-    const double per_tile = gpu_seconds_per_tile_[codec_class(first)];
-    if (per_tile == 0) return 8;
-    return static_cast<size_t>(std::clamp(options_.batch_seconds / per_tile, 1.0, static_cast<double>(kMaxBatch)));
+    return scheduler_.tiles_per_call(class_of(first), options_.batch_seconds, kMaxBatch);
   }
 
   // Whether the caller should decode the last unclaimed job of `entry` itself (mutex held).
   bool cpu_is_sooner(const Entry& entry) const {
-    const size_t ahead = backlog_before_last(entry);
     const LaneJob& job = entry.jobs[entry.back - 1];
-    const int c = codec_class(job.request);
-    if (gpu_seconds_per_tile_[c] == 0) return ahead >= options_.assist_backlog;  // lanes not measured yet
-    const double lanes = static_cast<double>(std::max<size_t>(1, threads_.size()));
-    // The job waits for the tiles the lanes are decoding now and for those queued ahead of it.
-    const double gpu_wait = static_cast<double>(in_flight_ + ahead + 1) * gpu_seconds_per_tile_[c] / lanes;
-    const double cpu_time = cpu_seconds_per_pixel_[c] * static_cast<double>(job_pixels(job));
-    return gpu_wait > cpu_time;
+    return scheduler_.cpu_is_sooner(class_of(job.request), in_flight_, backlog_before_last(entry), threads_.size(),
+                                    job_pixels(job), options_.assist_backlog);
   }
 
   // Whether `lane` should leave the sized call at the front of the queue to a faster idle lane (mutex held).
@@ -276,9 +259,9 @@ class Lanes final : public TileLanes {
       requests.clear();
       for (LaneJob* j : batch) requests.push_back(j->request);
       statuses.assign(batch.size(), Status());
-      const auto started = std::chrono::steady_clock::now();
+      const double started = scheduler_.now();
       decoder->decode_batch(requests, statuses);
-      const double per_tile = seconds_since(started) / static_cast<double>(batch.size());
+      const double per_tile = (scheduler_.now() - started) / static_cast<double>(batch.size());
       if (tracing && trace.size() < kMaxTraced) {
         trace.push_back(CallTrace{claimed, monotonic_ns(), static_cast<uint32_t>(batch.size()),
                                   static_cast<uint32_t>(sized ? cap : 0)});
@@ -286,9 +269,9 @@ class Lanes final : public TileLanes {
       lock.lock();
       in_flight_ -= batch.size();
       bool seen[2] = {false, false};
-      for (const codecs::DecodeRequest& r : requests) seen[codec_class(r)] = true;
-      for (int c = 0; c < 2; ++c) {
-        if (seen[c] && !sized) update(gpu_seconds_per_tile_[c], per_tile);
+      for (const codecs::DecodeRequest& r : requests) seen[static_cast<size_t>(class_of(r))] = true;
+      for (const CodecClass c : {CodecClass::kJpeg, CodecClass::kOther}) {
+        if (seen[static_cast<size_t>(c)] && !sized) scheduler_.record_gpu_call(c, per_tile);
       }
       if (sized) lane_calls_[lane].add(per_tile, ++sized_calls_);
       lane_calls_[lane].idle = true;  // before the callers return: their next read sees this lane idle
@@ -310,9 +293,8 @@ class Lanes final : public TileLanes {
   bool stopping_ = false;
   size_t in_flight_ = 0;  // tiles the lanes have claimed and not finished
   LaneStats stats_;
-  double gpu_seconds_per_tile_[2] = {0, 0};
-  // Optimistic start (10 ns per pixel, ~100 MPix/s per core): callers try, then learn the real cost.
-  double cpu_seconds_per_pixel_[2] = {10e-9, 10e-9};
+  const std::unique_ptr<Scheduler> own_scheduler_;  // when none was given (tests)
+  Scheduler& scheduler_;  // the tile speeds (updated under mutex_) and the decisions made from them
   static constexpr size_t kLaneSamples = 5;
   static constexpr size_t kMinSamples = 3;
   static constexpr uint64_t kReprobeCalls = 64;
@@ -345,8 +327,8 @@ class Lanes final : public TileLanes {
 }  // namespace
 
 std::unique_ptr<TileLanes> TileLanes::make(std::vector<std::unique_ptr<codecs::Decoder>> decoders,
-                                           const LaneOptions& options) {
-  return std::make_unique<Lanes>(std::move(decoders), options);
+                                           const LaneOptions& options, Scheduler* scheduler) {
+  return std::make_unique<Lanes>(std::move(decoders), options, scheduler);
 }
 
 LaneOptions TileLanes::options_from_settings(int lanes) {

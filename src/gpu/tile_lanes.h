@@ -15,9 +15,8 @@
 //   caller, instead of sleeping, takes its own jobs back from the end of its entry and runs `cpu_assist` for
 //   them (CPU decoding + upload): CPU cores that would otherwise wait add their throughput to the engines'
 //   (gpu.md: 16 cores of libjpeg-turbo decode about as fast as the engines on slide tiles). A caller takes
-//   its last queued job when the lanes would need longer to reach and decode it ((tiles in flight + tiles
-//   ahead + 1) x the lanes' measured seconds per tile / lanes) than the CPU needs for its window (measured
-//   seconds per pixel, per codec, starting optimistic so that it is learnt). So the split follows the
+//   its last queued job when the lanes would need longer to reach and decode it than the CPU needs for its
+//   window: the device's scheduler (scheduler.h) decides from the speeds the lanes and callers measure. So the split follows the
 //   measured speeds: JPEG 2000, where nvJPEG2000 is much slower than OpenJPEG on many cores for small
 //   tiles, goes mostly to the CPU; JPEG is shared between the engines and otherwise idle cores.
 //   settings().gpu_cpu_assist = false (TILEWISE_GPU_CPU_ASSIST=0) turns this off (all tiles to the GPU).
@@ -38,6 +37,7 @@
 #include <vector>
 
 #include "codecs/decoder.h"
+#include "gpu/scheduler.h"
 #include "tilewise/status.h"
 
 namespace tilewise::gpu {
@@ -73,9 +73,10 @@ class TileLanes {
   static constexpr size_t kMaxBatch = 64;
   static constexpr size_t kMaxTraced = size_t{1} << 20;
   // Lanes over the given decoders, one thread each (gpu/device_context.cc makes nvImageCodec's; tests pass
-  // decoders that need no GPU).
+  // decoders that need no GPU), measuring and deciding through `scheduler` (the device's; nullptr: one of
+  // their own, as tests use).
   static std::unique_ptr<TileLanes> make(std::vector<std::unique_ptr<codecs::Decoder>> decoders,
-                                         const LaneOptions& options);
+                                         const LaneOptions& options, Scheduler* scheduler = nullptr);
   // Options from the settings for `lanes` lanes: cpu_assist unless TILEWISE_GPU_CPU_ASSIST=0, assist_backlog
   // TILEWISE_GPU_ASSIST_BACKLOG (default lanes * kMaxBatch * 4: before the first batch is measured, callers
   // assist only behind a very long queue), trace_path TILEWISE_GPU_TRACE, warm_up unless TILEWISE_GPU_WARM_UP=0.

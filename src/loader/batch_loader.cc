@@ -10,17 +10,17 @@
 //   decode pool made 16 workers contend for that pool's queue, measured at 0.23 x 16 on a 16-core host).
 //   Into device memory, one task per chunk of settings().loader_device_chunk regions of a batch, read as one
 //   Slide::read_level_regions batch (tiles deduplicated, full GPU decode batches, one crop launch).
-// - Hybrid device loaders (CPU helpers > 0: by default 1/2 of num_workers for JPEG, 7/8 for other codecs;
-//   helpers run on helper_pool(), the GPU tasks on loader_pool()): per batch one GPU task and the
+// - Hybrid device loaders (CPU helpers > 0, as many as the device's scheduler plans for the level's codec,
+//   gpu/scheduler.h; helpers run on helper_pool(), the GPU tasks on loader_pool()): per batch one GPU task and the
 //   loader's CPU helpers share its regions through a BatchClaims (loader/batch_claims.h): the GPU task
 //   reads its share from the front as one device batch read (and what the helpers left, if any, as a
 //   second), helpers read single regions from the back on their own cores into the batch's page-locked
 //   host copy; when the claims are exhausted the GPU task waits for the helpers still reading (at most one
 //   region each), uploads their contiguous tail in one copy and completes the batch. Helpers serve the
-//   oldest batch first. JPEG: the GPU's first run is a learnt share; the helpers' share moves by 1/32 per
-//   batch (down when the GPU needed a second read, else up) and is kept per device and codec across the
-//   process's loaders. Slower GPU codecs (JPEG 2000): the GPU reads runs of 8 regions, each claimed when
-//   the last is read, and meets the helpers wherever their speeds put them (BatchClaims::in_runs). Without helpers the
+//   oldest batch first. The GPU's first run is the scheduler's learnt share of the batch, which it moves by
+//   each batch's outcome (a second GPU read or not); or, where the scheduler plans runs (codecs the GPU
+//   decodes slower than the helpers), the GPU reads runs of that many regions, each claimed when the last is
+//   read, and meets the helpers wherever their speeds put them (BatchClaims::in_runs). Without helpers the
 //   cores beside the lanes stayed idle (a loader's 16 workers had at most `prefetch` tasks). Host loaders
 //   run this scheduling only for tests (BatchOptions::hybrid_on_host: a host batch read, staging memcpy).
 // - State (one per loader, shared with its tasks through a shared_ptr, so tasks may outlive the loader):
@@ -41,12 +41,12 @@
 #include <cstring>
 #include <deque>
 #include <functional>
-#include <map>
 #include <mutex>
 #include <random>
 #include <string>
 #include <thread>
 
+#include "gpu/scheduler.h"
 #include "loader/batch_claims.h"
 #include "loader/batches_ahead.h"
 #include "tilewise/config.h"
@@ -99,7 +99,7 @@ struct Counters {
   std::atomic<uint64_t> gpu_read_ns{0}, cpu_read_ns{0}, tail_wait_ns{0}, upload_ns{0};
 };
 Counters& counters() {
-  static auto* c = new Counters();  // never destroyed, as LearntShares below
+  static auto* c = new Counters();  // never destroyed: a cancelled loader's task may outlive main()
   return *c;
 }
 void add(std::atomic<uint64_t>& to, uint64_t n) { to.fetch_add(n, std::memory_order_relaxed); }
@@ -107,29 +107,6 @@ uint64_t nanoseconds_since(std::chrono::steady_clock::time_point start) {
   return static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
 }
-
-// The helpers' learnt share of a batch, per device and compression, kept across the process's loaders
-// (a training run makes a loader per epoch, a benchmark one per pass: each would otherwise learn anew).
-class LearntShares {
- public:
-  static LearntShares& get() {
-    static auto* shares = new LearntShares();  // never destroyed: a cancelled loader's task may outlive main()
-    return *shares;
-  }
-  double at(int device, const std::string& compression) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = shares_.find({device, compression});
-    return it == shares_.end() ? 0.25 : it->second;
-  }
-  void set(int device, const std::string& compression, double share) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    shares_[{device, compression}] = share;
-  }
-
- private:
-  std::mutex mutex_;
-  std::map<std::pair<int, std::string>, double> shares_;
-};
 
 // A hybrid batch's shared part (tasks hold it, so it outlives a cancelled loader's pending entry).
 struct HybridBatch {
@@ -203,8 +180,8 @@ struct BatchLoader::State {
   int64_t started = 0;     // batches whose GPU task was submitted
   double cpu_share = 0.25;  // the helpers' planned part of the next batch (learnt, gpu_task)
   int gpu_run = 0;          // > 0: the GPU reads each batch in runs of this many regions instead
-  std::string compression;  // of the level read, and
-  int share_device = -1;    // the device (-1: host) it is read to: the key of the learnt share
+  gpu::CodecClass codec = gpu::CodecClass::kJpeg;  // of the level read, and
+  int share_device = -1;    // the device (-1: host) it is read to: whose scheduler plans and learns
   std::condition_variable helpers_idle;
 
   int64_t batch_size_of(int64_t b) const {
@@ -387,11 +364,9 @@ struct BatchLoader::State {
     }
     std::lock_guard<std::mutex> lock(mutex);
     if (hybrid->host && !skip && !hybrid->claims.fixed_runs()) {
-      // The helpers fell behind (the GPU needed a second run): give them less; they kept up: more. The
-      // share settles where both sides finish a batch together.
-      constexpr double kStep = 1.0 / 32;
-      cpu_share = std::clamp(cpu_share + (hybrid->claims.gpu_runs() > 1 ? -kStep : kStep), 0.0, 0.9);
-      LearntShares::get().set(share_device, compression, cpu_share);
+      // The device's scheduler moves the helpers' share by the outcome (gpu/scheduler.h).
+      cpu_share = gpu::device_scheduler(share_device).record_loader_batch(codec, cpu_share,
+                                                                           hybrid->claims.gpu_runs() > 1);
     }
     if (b >= delivered && b < delivered + static_cast<int64_t>(pending.size())) {
       Pending& batch = pending[static_cast<size_t>(b - delivered)];
@@ -473,26 +448,16 @@ Result<std::unique_ptr<BatchLoader>> BatchLoader::create(const Slide& slide,
   } else {
     const int chunk = internal::settings().loader_device_chunk;
     s.chunk = chunk <= 0 ? options.batch_size : std::min(chunk, options.batch_size);
-    // Some of the workers read whole regions on the CPU beside the GPU (hybrid), by codec: JPEG's GPU path
-    // itself keeps 4-6 of the host's 16 cores busy (the lanes' nvImageCodec calls), so half the workers
-    // help; nvJPEG2000 needs about one core (its waits sleep, codecs/nvimgcodec/cuda_wait.h) and decodes
-    // slower than the cores, so all workers but 1/8 help (bench/RESULTS.md, "helpers by codec").
-    s.compression = slide.level(options.level).compression;
-    const int by_codec = s.compression == "jpeg" ? s.options.num_workers / 2
-                                                 : s.options.num_workers - s.options.num_workers / 8;
-    s.helpers = options.cpu_helpers >= 0 ? options.cpu_helpers
-                                         : internal::settings().loader_cpu_helpers.value_or(by_codec);
-    s.helpers = std::clamp(s.helpers, 0, std::max(0, s.options.num_workers - 1));
-    if (chunk > 0 && options.cpu_helpers < 0) s.helpers = 0;  // an explicit chunk size measures the GPU alone
-    // How the GPU and the helpers share a batch, by codec. JPEG: the GPU's first run takes a learnt share
-    // of the batch, so that its tiles are deduplicated over many regions and its calls are full. Other
-    // codecs: nvJPEG2000 is slower than the helpers, and a share claimed when the batch starts held
-    // regions for the GPU while helpers idled; runs of 8 regions, each claimed when the last is read, let
-    // the helpers take the rest (bench/RESULTS.md, "JPEG 2000's GPU in small runs").
-    s.gpu_run = options.gpu_run >= 0 ? options.gpu_run
-                                     : internal::settings().loader_gpu_run.value_or(s.compression == "jpeg" ? 0 : 8);
+    // Some of the workers read whole regions on the CPU beside the GPU (hybrid), and the GPU claims its part
+    // of each batch as the device's scheduler plans for the level's codec (gpu/scheduler.h).
+    s.codec = gpu::codec_class(slide.level(options.level));
     s.share_device = options.device.is_cpu() ? -1 : options.device.index;
-    s.cpu_share = LearntShares::get().at(s.share_device, s.compression);
+    const gpu::LoaderPlan plan = gpu::device_scheduler(s.share_device)
+                                     .loader_plan(s.codec, s.options.num_workers, options.cpu_helpers, options.gpu_run);
+    s.helpers = plan.helpers;
+    if (chunk > 0 && options.cpu_helpers < 0) s.helpers = 0;  // an explicit chunk size measures the GPU alone
+    s.gpu_run = plan.gpu_run;
+    s.cpu_share = plan.helper_share;
   }
   s.order.resize(s.locations.size());
   for (size_t i = 0; i < s.order.size(); ++i) s.order[i] = static_cast<int64_t>(i);

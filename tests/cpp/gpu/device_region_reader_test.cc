@@ -106,7 +106,7 @@ class HostContext final : public DeviceContext {
       d->fail_every = fail_every;
       decoders.push_back(std::move(d));
     }
-    lanes_ = TileLanes::make(std::move(decoders), options);
+    lanes_ = TileLanes::make(std::move(decoders), options, &scheduler_);
   }
   ~HostContext() override { lanes_->stop(); }
   DeviceOps& ops() override { return ops_; }
@@ -115,6 +115,7 @@ class HostContext final : public DeviceContext {
   }
   Result<TileLanes*> lanes() override { return lanes_.get(); }
   DeviceTileCache* tile_cache() override { return &cache_; }
+  Scheduler& scheduler() override { return scheduler_; }
   bool in_place() const override { return in_place_; }
   TileLanes& started() { return *lanes_; }
   bool in_place_ = true;
@@ -123,6 +124,7 @@ class HostContext final : public DeviceContext {
  private:
   bool gpu_takes_tiles_;
   DeviceTileCache cache_;
+  Scheduler scheduler_;  // its own: every context starts with nothing measured
   std::unique_ptr<TileLanes> lanes_;
 };
 
@@ -230,7 +232,6 @@ TEST(DeviceRegionReader, GivesTheHostReadersPixelsThroughTheLanes) {
 }
 
 TEST(DeviceRegionReader, LargeRegionsGoToTheSideThatReadsThemFaster) {
-  DeviceRegionReader::reset_large_region_routing();
   Fixture f(1024, 512, 64, 32);  // 16 x 16 tiles
   HostContext context;
   auto lanes_tiles = [&] { return context.started().stats().gpu_tiles; };
@@ -260,21 +261,20 @@ TEST(DeviceRegionReader, LargeRegionsGoToTheSideThatReadsThemFaster) {
 }
 
 TEST(DeviceRegionReader, MoreFirstReadsGiveEachSideMoreReadsBeforeTheRatesRoute) {
-  DeviceRegionReader::reset_large_region_routing(std::nullopt, /*first_reads=*/5);
   Fixture f(1024, 512, 64, 32);  // 16 x 16 tiles
   HostContext context;
+  context.scheduler().reset_large_regions(std::nullopt, /*first_reads=*/5);
   auto cpu_reads = [&] { return context.ops_.host_allocations.load(); };  // the CPU side's pinned staging
   for (int i = 0; i < 5; ++i) f.expect_same(context, 16 * i, 8 * i, 900, 400, /*use_cache=*/false);
   EXPECT_EQ(cpu_reads(), 0) << "five to the lanes first";
   for (int i = 0; i < 5; ++i) f.expect_same(context, 16 * i, 8 * i, 900, 400, /*use_cache=*/false);
   EXPECT_EQ(cpu_reads(), 5) << "then five to the CPU";
-  DeviceRegionReader::reset_large_region_routing();
 }
 
 TEST(DeviceRegionReader, AFixedCpuShareCutsLargeRegionsAtATileRow) {
-  DeviceRegionReader::reset_large_region_routing(0.5);
   Fixture f(1024, 512, 64, 32);  // 16 x 16 tiles
   HostContext context;
+  context.scheduler().reset_large_regions(0.5, /*first_reads=*/3);
   f.expect_same(context, 0, 0, 1024, 512, /*use_cache=*/false);
   EXPECT_EQ(context.ops_.host_copies.load(), 8) << "the CPU's 8 tile rows, uploaded one by one";
   const uint64_t lanes_tiles = context.started().stats().gpu_tiles;
@@ -284,11 +284,9 @@ TEST(DeviceRegionReader, AFixedCpuShareCutsLargeRegionsAtATileRow) {
   f.expect_same(context, -20, 300, 700, 300, /*use_cache=*/false);
   EXPECT_EQ(context.ops_.host_allocations.load(), 3) << "each region had a CPU half";
   EXPECT_GT(context.started().stats().gpu_tiles, lanes_tiles) << "and a GPU half";
-  DeviceRegionReader::reset_large_region_routing();
 }
 
 TEST(DeviceRegionReader, ATileWhoseBytesCannotBeReadFailsALargeRegionWithItsContext) {
-  DeviceRegionReader::reset_large_region_routing();  // the first large read goes to the lanes
   Fixture f(1024, 512, 64, 32);  // 16 x 16 tiles: the lanes' tiles are read on the decode pool
   auto units = std::make_shared<formats::UnitTable>(*f.model.levels[0].units);
   units->offsets[16 * 2 + 5] = uint64_t{1} << 40;  // tile (5, 2): past the end of the file
@@ -332,7 +330,6 @@ TEST(DeviceRegionReader, ReadersAssistTheLanesWithCpuDecodesAndUploads) {
 }
 
 TEST(DeviceRegionReader, ATileTheReaderDecodesForBusyLanesIsReadOnce) {
-  DeviceRegionReader::reset_large_region_routing();  // the region below is large: its first reads go to the lanes
   Fixture f(512, 384, 64, 32);  // 8 x 12 tiles
   for (const bool batch : {false, true}) {
     HostContext context(LaneOptions{true, 0});  // assist at once

@@ -1,0 +1,158 @@
+#include "gpu/scheduler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "util/settings.h"
+
+namespace tilewise::gpu {
+
+namespace {
+
+// Exponentially weighted moving average; 0 means "not measured yet".
+void update(std::atomic<double>& average, double sample) {
+  const double a = average.load(std::memory_order_relaxed);
+  average.store(a == 0 ? sample : 0.9 * a + 0.1 * sample, std::memory_order_relaxed);
+}
+
+class SteadySeconds final : public Clock {
+ public:
+  double seconds() const override {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  }
+};
+
+}  // namespace
+
+CodecClass codec_class(const codecs::TileDesc& desc) {
+  return desc.compression == codecs::Compression::kJpeg ? CodecClass::kJpeg : CodecClass::kOther;
+}
+
+CodecClass codec_class(const LevelInfo& level) {
+  return level.compression == codecs::compression_name(codecs::Compression::kJpeg) ? CodecClass::kJpeg
+                                                                                     : CodecClass::kOther;
+}
+
+const Clock& steady_seconds() {
+  static const SteadySeconds clock;
+  return clock;
+}
+
+Scheduler::Scheduler(const Clock& clock) : clock_(clock) {}
+
+size_t Scheduler::tiles_per_call(CodecClass c, double batch_seconds, size_t max_tiles) const {
+  const double per_tile = gpu_seconds_per_tile(c);
+  if (per_tile == 0) return std::min<size_t>(8, max_tiles);
+  return static_cast<size_t>(std::clamp(batch_seconds / per_tile, 1.0, static_cast<double>(max_tiles)));
+}
+
+bool Scheduler::cpu_is_sooner(CodecClass c, size_t in_flight, size_t ahead, size_t lanes, int64_t pixels,
+                              size_t unmeasured_backlog) const {
+  const double gpu = gpu_seconds_per_tile(c);
+  if (gpu == 0) return ahead >= unmeasured_backlog;  // the lanes not measured yet
+  // The tile waits for the tiles the lanes are decoding now and for those queued ahead of it, then its own.
+  const double gpu_wait =
+      static_cast<double>(in_flight + ahead + 1) * gpu / static_cast<double>(std::max<size_t>(1, lanes));
+  return gpu_wait > cpu_seconds_per_pixel(c) * static_cast<double>(pixels);
+}
+
+bool Scheduler::cpu_outpaces_gpu(CodecClass c, int64_t tile_pixels, int cpu_threads, size_t lanes) const {
+  const double gpu = gpu_seconds_per_tile(c);
+  if (gpu == 0 || lanes == 0) return false;
+  const double cpu = cpu_seconds_per_pixel(c) * static_cast<double>(tile_pixels) / std::max(1, cpu_threads);
+  return 2 * cpu < gpu / static_cast<double>(lanes);
+}
+
+void Scheduler::record_gpu_call(CodecClass c, double seconds_per_tile) { update(gpu_tile_[index(c)], seconds_per_tile); }
+
+void Scheduler::record_cpu_decode(CodecClass c, double seconds, int64_t pixels) {
+  if (pixels > 0) update(cpu_pixel_[index(c)], seconds / static_cast<double>(pixels));
+}
+
+double Scheduler::LargeSide::rate() const {
+  double best = 0;
+  for (const auto& r : recent) best = std::max(best, r.load(std::memory_order_relaxed));
+  return best;
+}
+
+Scheduler::Route Scheduler::route_large_region(int64_t rows) {
+  const double fixed = split_share_.load(std::memory_order_relaxed);
+  if (fixed >= 0) {
+    const int64_t cpu_rows = std::llround(static_cast<double>(rows) * fixed);
+    if (cpu_rows <= 0) return Route{};  // all to the lanes
+    return Route{Side::kCpu, cpu_rows >= rows ? 0 : rows - cpu_rows};
+  }
+  const uint64_t n = large_reads_.fetch_add(1, std::memory_order_relaxed);
+  const uint64_t first = first_reads_.load(std::memory_order_relaxed);
+  bool to_lanes;
+  if (lanes_.reads.load(std::memory_order_relaxed) < first) {
+    to_lanes = true;
+  } else if (cpu_.reads.load(std::memory_order_relaxed) < first) {
+    to_lanes = false;
+  } else {
+    to_lanes = (lanes_.rate() >= cpu_.rate()) != (n % kRemeasureEvery == kRemeasureEvery - 1);
+  }
+  return Route{to_lanes ? Side::kLanes : Side::kCpu, std::nullopt};
+}
+
+void Scheduler::record_large_read(Side side, double pixels, double seconds) {
+  if (pixels <= 0 || seconds <= 0) return;
+  LargeSide& s = side == Side::kLanes ? lanes_ : cpu_;
+  // The first read of a side sets it up (the lanes' decoders and their buffers, pinned staging).
+  const uint64_t n = s.reads.fetch_add(1, std::memory_order_relaxed);
+  if (n > 0) s.recent[n % kRecent].store(pixels / seconds, std::memory_order_relaxed);
+}
+
+void Scheduler::reset_large_regions(std::optional<double> cpu_share, int first_reads) {
+  for (LargeSide* side : {&lanes_, &cpu_}) {
+    for (auto& r : side->recent) r.store(0, std::memory_order_relaxed);
+    side->reads.store(0, std::memory_order_relaxed);
+  }
+  large_reads_.store(0, std::memory_order_relaxed);
+  split_share_.store(cpu_share.value_or(-1), std::memory_order_relaxed);
+  first_reads_.store(static_cast<uint64_t>(std::max(0, first_reads)), std::memory_order_relaxed);
+}
+
+LoaderPlan Scheduler::loader_plan(CodecClass c, int workers, int helpers, int gpu_run) const {
+  const internal::Settings& settings = internal::settings();
+  LoaderPlan plan;
+  // JPEG's GPU path keeps ~6 of the host's cores busy itself (the lanes' nvImageCodec calls), so half the
+  // workers help; nvJPEG2000 needs about one core and decodes slower than the cores, so all but 1/8 help.
+  const int by_codec = c == CodecClass::kJpeg ? workers / 2 : workers - workers / 8;
+  plan.helpers = helpers >= 0 ? helpers : settings.loader_cpu_helpers.value_or(by_codec);
+  plan.helpers = std::clamp(plan.helpers, 0, std::max(0, workers - 1));
+  // JPEG: the GPU's first run takes a learnt share of the batch, so that its tiles are deduplicated over many
+  // regions and its calls are full. Slower GPU codecs: runs of 8 regions, each claimed when the last is read,
+  // so that the helpers take the rest.
+  plan.gpu_run = gpu_run >= 0 ? gpu_run : settings.loader_gpu_run.value_or(c == CodecClass::kJpeg ? 0 : 8);
+  plan.helper_share = helper_share_[index(c)].load(std::memory_order_relaxed);
+  return plan;
+}
+
+double Scheduler::record_loader_batch(CodecClass c, double share, bool gpu_needed_second_run) {
+  // The helpers fell behind (the GPU needed a second run): give them less; they kept up: more. The share
+  // settles where both sides finish a batch together.
+  constexpr double kStep = 1.0 / 32;
+  const double next = std::clamp(share + (gpu_needed_second_run ? -kStep : kStep), 0.0, 0.9);
+  helper_share_[index(c)].store(next, std::memory_order_relaxed);
+  return next;
+}
+
+Scheduler& device_scheduler(int device) {
+  static std::mutex mutex;
+  static auto* schedulers = new std::map<int, std::unique_ptr<Scheduler>>();  // never destroyed
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<Scheduler>& s = (*schedulers)[device];
+  if (!s) {
+    s = std::make_unique<Scheduler>();
+    const internal::Settings& settings = internal::settings();
+    s->reset_large_regions(settings.gpu_split_cpu_share, settings.gpu_split_first_reads);
+  }
+  return *s;
+}
+
+}  // namespace tilewise::gpu
