@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "codecs/nvimgcodec/nvimgcodec_decoder.h"
-#include "gpu/device_memory.h"
+#include "gpu/cuda_ops.h"
 
 namespace nb = nanobind;
 using namespace tilewise;

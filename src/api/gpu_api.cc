@@ -5,7 +5,7 @@
 
 #include "codecs/nvimgcodec/nvimgcodec_decoder.h"
 #include "gpu/device_context.h"
-#include "gpu/device_memory.h"
+#include "gpu/cuda_ops.h"
 
 namespace tilewise {
 

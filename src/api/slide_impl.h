@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "formats/slide_model.h"
-#include "gpu/device_region_reader.h"
+#include "gpu/region_reader.h"
 #include "region/host_region_reader.h"
 #include "region/region_request.h"
 #include "tilewise/slide.h"

@@ -5,7 +5,7 @@
 #include <mutex>
 
 #include "codecs/nvimgcodec/nvimgcodec_decoder.h"
-#include "gpu/device_memory.h"
+#include "gpu/cuda_ops.h"
 #include "util/fork_safe.h"
 #include "util/settings.h"
 

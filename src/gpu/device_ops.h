@@ -1,6 +1,6 @@
 // DeviceOps: the device primitives the device reader composes outputs with - memory from the per-device
 // pool, streams from the per-device pool, fills, 2-D copies and uploads, stream synchronisation. The CUDA
-// implementation is cuda_ops(device) (device_memory.cc); tests pass one over host memory, so the device
+// implementation is cuda_ops(device) (cuda_ops.cc); tests pass one over host memory, so the device
 // reader's planning, caching, crops and fallbacks are tested without a GPU.
 //
 // Thread behaviour: every method may be called from any thread. Work queued on a stream runs in order;

@@ -1,5 +1,5 @@
-// DeviceRead and DeviceTile: the state of one device read while it runs (device_region_reader.cc and the
-// steps it calls: device_tile_hold.h, device_compose.h). Private to the GPU layer.
+// DeviceRead and DeviceTile: the state of one device read while it runs (region_reader.cc and the
+// steps it calls: tile_hold.h, compose.h). Private to the GPU layer.
 #pragma once
 
 #include <cstdint>

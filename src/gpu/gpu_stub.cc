@@ -1,7 +1,7 @@
 // Built when CUDA or the nvImageCodec header is not available: device_status() says so, and every device
 // operation fails with the same reason (the rest of the GPU layer - planning, lanes, the device tile cache -
 // is plain C++ and built, and tested, everywhere).
-#include "gpu/device_memory.h"
+#include "gpu/cuda_ops.h"
 
 namespace tilewise::gpu {
 

@@ -1,4 +1,4 @@
-// Launchers of the CUDA kernels in kernels.cu (used by the CUDA DeviceOps, device_memory.cc).
+// Launchers of the CUDA kernels in kernels.cu (used by the CUDA DeviceOps, cuda_ops.cc).
 #pragma once
 
 #include <cuda_runtime.h>

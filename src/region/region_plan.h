@@ -9,7 +9,7 @@
 //    possibly several per unit, each with the unit's bounds as placed; parts no tile covers are background.
 // The planned tiles' `need`s never overlap, so executors may write them in parallel.
 // Both executors (the host reader, region/host_region_reader.h, and the device reader,
-// gpu/device_region_reader.h) run this one plan; only how a tile is decoded and composed differs. Pure
+// gpu/region_reader.h) run this one plan; only how a tile is decoded and composed differs. Pure
 // arithmetic over the immutable level model: no I/O, no allocation beyond the tile list.
 #pragma once
 

@@ -1,5 +1,5 @@
 // RegionRequest: one region of one level to read into a caller's view (host or device). Made by the API
-// layer, executed by the host reader (host_region_reader.h) or the device reader (gpu/device_region_reader.h).
+// layer, executed by the host reader (host_region_reader.h) or the device reader (gpu/region_reader.h).
 #pragma once
 
 #include <array>

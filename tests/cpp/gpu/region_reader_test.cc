@@ -1,9 +1,9 @@
-// The device reader (gpu/device_region_reader.h) without a GPU: a DeviceContext over host memory, whose
+// The device reader (gpu/region_reader.h) without a GPU: a DeviceContext over host memory, whose
 // "GPU" decoders are CPU decoders behind the decoder contract's GPU rules (whole tiles only, complete
 // streams). Every read must give exactly the host reader's pixels - through the lanes, in place, through the
 // device tile cache, with the readers assisting, with the GPU backend refusing the codec or failing tiles
 // (the CPU fallback) - so the device plan, crops, cache reservations and fallbacks are tested in CI.
-#include "gpu/device_region_reader.h"
+#include "gpu/region_reader.h"
 
 #include <gtest/gtest.h>
 

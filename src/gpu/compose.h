@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "gpu/device_read.h"
-#include "gpu/device_tile_hold.h"
+#include "gpu/tile_hold.h"
 
 namespace tilewise::gpu {
 

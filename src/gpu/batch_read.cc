@@ -1,9 +1,9 @@
-// DeviceRegionReader::read_batch (device_region_reader.h): many regions of one level, planned as one batch.
+// DeviceRegionReader::read_batch (region_reader.h): many regions of one level, planned as one batch.
 //
 // 1. Each region is planned (region/region_plan.h) and its background and empty tiles are filled.
 // 2. The tiles of all regions are deduplicated: a tile two patches of a batch touch is decoded once.
 // 3. Each distinct tile is a device tile cache hit, or is decoded by the lanes (tile_lanes.h) - in place
-//    when exactly one region needs it whole, else into a cache reservation or scratch (device_tile_hold.h).
+//    when exactly one region needs it whole, else into a cache reservation or scratch (tile_hold.h).
 //    All of the batch's tiles are queued at once, so the lanes make full-size nvImageCodec batches (a
 //    region at a time gave them 4-6 tiles per call). The calling thread assists as in read(): a tile only
 //    one region needs is decoded on the CPU just for that region's window, straight into its output; a
@@ -17,10 +17,10 @@
 #include <unordered_map>
 
 #include "cache/tile_cache.h"
-#include "gpu/device_compose.h"
+#include "gpu/compose.h"
 #include "gpu/device_read.h"
-#include "gpu/device_region_reader.h"
-#include "gpu/device_tile_hold.h"
+#include "gpu/region_reader.h"
+#include "gpu/tile_hold.h"
 #include "util/thread_pool.h"
 
 namespace tilewise::gpu {

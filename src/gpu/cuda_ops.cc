@@ -1,4 +1,4 @@
-#include "gpu/device_memory.h"
+#include "gpu/cuda_ops.h"
 
 #include <cuda_runtime.h>
 

@@ -6,7 +6,7 @@
 //     the device's decode lanes (tile_lanes.h), which merge them with the tiles of every concurrent read. A
 //     tile the region needs whole (and with no padding rows) is decoded in place into the caller's buffer;
 //     a cut tile comes from the device tile cache, or is decoded into a reserved cache entry or scratch
-//     (device_tile_hold.h) and cropped into the output afterwards (device_compose.h);
+//     (tile_hold.h) and cropped into the output afterwards (compose.h);
 //  3. while the lanes are busy with earlier work, this thread decodes its own remaining tiles on the CPU
 //     (only the window the region needs) and uploads them: the lanes take the largest tiles first and this
 //     thread the smallest windows;
@@ -14,7 +14,7 @@
 //     fallback chain: GPU backend, then CPU backend, per tile).
 // A region of at least TILEWISE_GPU_SPLIT_TILES tiles takes this path or the host reader on the CPU's cores
 // (uploaded tile row by tile row), whichever reads large regions faster by measured rates (the device's
-// scheduler.h; device_region_split.cc); through the lanes, its tiles go in one round of large calls (device_compose.h).
+// scheduler.h; large_regions.cc); through the lanes, its tiles go in one round of large calls (compose.h).
 // The call returns when the output is complete (the read's stream is synchronised), so any stream may use it.
 //
 // Thread behaviour: const and stateless apart from the context's shared lanes, cache and pools; any number of
@@ -40,7 +40,7 @@ class DeviceRegionReader {
   // Reads into request.out, a 3-channel view in device memory: through `context`, or when it is nullptr the
   // production context of request.out.device (device_context()).
   Status read(const region::RegionRequest& request, DeviceContext* context = nullptr) const;
-  // Reads regions of one level into views on one device as one batch (device_batch_read.cc): the tiles
+  // Reads regions of one level into views on one device as one batch (batch_read.cc): the tiles
   // of all of them deduplicated, decoded in full lane batches, every region cut out by one batched copy.
   // One status per request; a failed region's pixels are unspecified.
   std::vector<Status> read_batch(std::span<const region::RegionRequest> requests,
@@ -51,7 +51,7 @@ class DeviceRegionReader {
   Status read_planned(const region::RegionRequest& request, const region::RegionPlan& plan,
                       DeviceContext& context) const;
   Status read_on_device(const region::RegionRequest& request, DeviceContext& context) const;
-  // How a large region is read (device_region_split.cc): by the lanes (no cut), or from a tile row on by the
+  // How a large region is read (large_regions.cc): by the lanes (no cut), or from a tile row on by the
   // CPU (cut: the level row; the region's top for all of it).
   struct LargeRoute {
     std::optional<int64_t> cut;

@@ -1,12 +1,12 @@
-#include "gpu/device_region_reader.h"
+#include "gpu/region_reader.h"
 
 #include <algorithm>
 #include <iterator>
 
 #include "cache/tile_cache.h"
-#include "gpu/device_compose.h"
+#include "gpu/compose.h"
 #include "gpu/device_read.h"
-#include "gpu/device_tile_hold.h"
+#include "gpu/tile_hold.h"
 
 namespace tilewise::gpu {
 

@@ -1,4 +1,4 @@
-#include "gpu/device_compose.h"
+#include "gpu/compose.h"
 
 #include <algorithm>
 #include <functional>

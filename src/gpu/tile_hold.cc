@@ -1,4 +1,4 @@
-#include "gpu/device_tile_hold.h"
+#include "gpu/tile_hold.h"
 
 namespace tilewise::gpu {
 

@@ -12,7 +12,7 @@
 #include <mutex>
 #include <thread>
 
-#include "gpu/device_region_reader.h"
+#include "gpu/region_reader.h"
 #include "region/host_region_reader.h"
 #include "region/region_plan.h"
 #include "util/settings.h"
