@@ -18,6 +18,7 @@ class CudaContext final : public DeviceContext {
   explicit CudaContext(int device)
       : device_(device),
         ops_(cuda_ops(device)),
+        scheduler_(device_scheduler(device)),
         cache_(static_cast<size_t>(internal::settings().gpu_tile_cache_bytes),
                [this](size_t bytes) -> void* {
                  auto p = ops_.allocate(bytes);
@@ -28,7 +29,7 @@ class CudaContext final : public DeviceContext {
   DeviceOps& ops() override { return ops_; }
   Status can_decode(const codecs::TileDesc& desc) const override { return codecs::nvimgcodec::supports(desc); }
   DeviceTileCache* tile_cache() override { return &cache_; }
-  Scheduler& scheduler() override { return device_scheduler(device_); }
+  Scheduler& scheduler() override { return scheduler_; }
   bool in_place() const override { return internal::settings().gpu_in_place; }
 
   Result<TileLanes*> lanes() override {
@@ -53,6 +54,7 @@ class CudaContext final : public DeviceContext {
  private:
   const int device_;
   DeviceOps& ops_;
+  Scheduler& scheduler_;
   DeviceTileCache cache_;
   std::mutex mutex_;
   std::unique_ptr<TileLanes> lanes_;

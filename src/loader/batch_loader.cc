@@ -181,7 +181,7 @@ struct BatchLoader::State {
   double cpu_share = 0.25;  // the helpers' planned part of the next batch (learnt, gpu_task)
   int gpu_run = 0;          // > 0: the GPU reads each batch in runs of this many regions instead
   gpu::CodecClass codec = gpu::CodecClass::kJpeg;  // of the level read, and
-  int share_device = -1;    // the device (-1: host) it is read to: whose scheduler plans and learns
+  gpu::Scheduler* scheduler = nullptr;  // of the device it is read to (host loaders scheduled as one: -1's)
   std::condition_variable helpers_idle;
 
   int64_t batch_size_of(int64_t b) const {
@@ -365,8 +365,7 @@ struct BatchLoader::State {
     std::lock_guard<std::mutex> lock(mutex);
     if (hybrid->host && !skip && !hybrid->claims.fixed_runs()) {
       // The device's scheduler moves the helpers' share by the outcome (gpu/scheduler.h).
-      cpu_share = gpu::device_scheduler(share_device).record_loader_batch(codec, cpu_share,
-                                                                           hybrid->claims.gpu_runs() > 1);
+      cpu_share = scheduler->record_loader_batch(codec, cpu_share, hybrid->claims.gpu_runs() > 1);
     }
     if (b >= delivered && b < delivered + static_cast<int64_t>(pending.size())) {
       Pending& batch = pending[static_cast<size_t>(b - delivered)];
@@ -451,9 +450,9 @@ Result<std::unique_ptr<BatchLoader>> BatchLoader::create(const Slide& slide,
     // Some of the workers read whole regions on the CPU beside the GPU (hybrid), and the GPU claims its part
     // of each batch as the device's scheduler plans for the level's codec (gpu/scheduler.h).
     s.codec = gpu::codec_class(slide.level(options.level));
-    s.share_device = options.device.is_cpu() ? -1 : options.device.index;
-    const gpu::LoaderPlan plan = gpu::device_scheduler(s.share_device)
-                                     .loader_plan(s.codec, s.options.num_workers, options.cpu_helpers, options.gpu_run);
+    s.scheduler = &gpu::device_scheduler(options.device.is_cpu() ? -1 : options.device.index);
+    const gpu::LoaderPlan plan =
+        s.scheduler->loader_plan(s.codec, s.options.num_workers, options.cpu_helpers, options.gpu_run);
     s.helpers = plan.helpers;
     if (chunk > 0 && options.cpu_helpers < 0) s.helpers = 0;  // an explicit chunk size measures the GPU alone
     s.gpu_run = plan.gpu_run;

@@ -36,14 +36,11 @@ int32_t TileRef::valid_cols() const {
   return static_cast<int32_t>(std::min<int64_t>(level->desc.width, level->info.width - x0()));
 }
 
-std::string TileFetcher::context(const TileRef& tile, uint64_t offset) const {
+std::string TileFetcher::context(const TileRef& tile) const {
+  const uint64_t offset = tile.level->unit_offset(tile.index());
   const io::Source& source = *tile.level->unit_part(tile.index()).source;
   return source.name() + ": " + std::string(tile.level_label) + " tile (" + std::to_string(tile.col) + "," +
          std::to_string(tile.row) + ") at offset " + std::to_string(source.file_offset(offset));
-}
-
-std::string TileFetcher::context(const TileRef& tile) const {
-  return context(tile, tile.level->unit_offset(tile.index()));
 }
 
 Result<std::vector<uint8_t>> TileFetcher::read_bytes(const TileRef& tile, bool splice_tables) const {

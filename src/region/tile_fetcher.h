@@ -71,7 +71,6 @@ class TileFetcher {
   Status with_decoder(const TileRef& tile, std::span<const uint8_t> bytes, const codecs::TileDesc& desc,
                       Fn&& decode) const;
   Status shared_desc(const TileRef& tile) const;
-  std::string context(const TileRef& tile, uint64_t offset) const;
   const formats::SlideModel& model_;
 };
 
