@@ -71,7 +71,7 @@ def loader_only(workers: int) -> None:
     run = loader_run(s, locs, workers, "cuda")
     run()  # warm-up outside the statistics: the first pass starts the lanes (seconds of decoder creation)
     run = logged_runs(run)  # AB_READS_LOG: each pass's start and end, for bench/diag/lane_gaps.py
-    before, split0 = tilewise._core.gpu_stats(0), tilewise._core.loader_stats()
+    before = tilewise._core.gpu_stats(0)
     wall, cpu, threads0 = time.perf_counter(), process_cpu_seconds(), thread_cpu_seconds()
     reps = int(os.environ.get("TILEWISE_BENCH_REPS", "5"))  # more for a profiler's window
     r = time_runs(run, reps, warmup=0)
@@ -83,10 +83,10 @@ def loader_only(workers: int) -> None:
     cpu = after["cpu_tiles"] - before["cpu_tiles"]
     # Tiles each batch needs (deduplicated within a batch, as the loader without helpers decodes them):
     # tiles/s beside patches/s, and of them the tiles the lanes decoded (gpu_tiles_per_s; the reading threads
-    # decode the rest on the CPU while the lanes are busy). How the regions were shared between device batch reads and CPU helpers, and where
-    # their time went (seconds summed over tasks, all passes): tilewise._core.loader_stats().
+    # decode the rest on the CPU while the lanes are busy), and how the regions were shared between device
+    # batch reads and CPU helpers (gpu_stats' loader_* counts).
     per_pass = distinct_batch_tiles(locs, s.levels[0].tile_size[0])
-    split = {k: v - split0[k] for k, v in tilewise._core.loader_stats().items()}
+    split = {k: after[f"loader_{k}"] - before[f"loader_{k}"] for k in ("gpu_regions", "gpu_reads", "cpu_regions")}
     regions = max(1, split["gpu_regions"] + split["cpu_regions"])
     print(json.dumps({"median": LOADER_N / r["median"], "min": LOADER_N / r["max"], "max": LOADER_N / r["min"]} | {
         "tiles_per_s": per_pass / r["median"], "gpu_tiles_per_s": per_pass / r["median"] * gpu / max(1, gpu + cpu),
@@ -94,8 +94,7 @@ def loader_only(workers: int) -> None:
         "lane_gpu_share": round(gpu / max(1, gpu + cpu), 3),
         "tiles_per_call": round(gpu / max(1, after["batches"] - before["batches"]), 1),
         "helper_share": round(split["cpu_regions"] / regions, 3),
-        "regions_per_run": round(split["gpu_regions"] / max(1, split["gpu_runs"]), 1), "threads": by_thread} |
-        {k: round(v, 2) for k, v in split.items() if k.endswith("seconds")}))
+        "regions_per_run": round(split["gpu_regions"] / max(1, split["gpu_reads"]), 1), "threads": by_thread}))
 
 
 def distinct_batch_tiles(locs, tile, batch=64):
@@ -110,7 +109,7 @@ def distinct_batch_tiles(locs, tile, batch=64):
 
 
 def region_only() -> None:
-    """Workload 1 in this process (TILEWISE_GPU_IN_PLACE is read from the environment)."""
+    """Workload 1 in this process."""
     tilewise._gpu.configure()
     tilewise.set_cache_capacity(0)
     s = tilewise.open(SLIDE)
@@ -212,30 +211,22 @@ def main() -> None:
     # another process slowed a child's decoding ~3x in a trial run): cold start, cuCIM, lanes sweep.
     child_rows, sweep = [], []
     # Lanes and CPU assist, loader with all cores as workers (each setting in a fresh process).
-    # The device allocator too: tilewise's block pool against CUDA's stream-ordered allocator.
-    for lanes, assist, allocator in ((2, "1", "pool"), (4, "1", "pool"), (4, "1", "async"), (2, "0", "pool"),
-                                     (4, "0", "pool")):
-        env = dict(os.environ, TILEWISE_GPU_LANES=str(lanes), TILEWISE_GPU_CPU_ASSIST=assist,
-                   TILEWISE_GPU_ALLOCATOR=allocator)
+    for lanes, assist in ((2, "1"), (4, "1"), (2, "0"), (4, "0")):
+        env = dict(os.environ, TILEWISE_GPU_LANES=str(lanes), TILEWISE_GPU_CPU_ASSIST=assist)
         try:
-            r = subprocess_json([__file__, "--loader", str(cores)], env,
-                                f"loader-lanes{lanes}-assist{assist}-{allocator}")
-            sweep.append((lanes, assist, allocator, r))
+            r = subprocess_json([__file__, "--loader", str(cores)], env, f"loader-lanes{lanes}-assist{assist}")
+            sweep.append((lanes, assist, r))
         except Exception as e:  # report, keep going
-            child_rows.append((f"3: loader, {cores} workers", f"lanes {lanes} assist {assist} {allocator}: {e}",
+            child_rows.append((f"3: loader, {cores} workers", f"lanes {lanes} assist {assist}: {e}",
                                float("nan"), float("nan"), float("nan"), ""))
 
-    # Workload 1 with tiles decoded in place (strided output) or into scratch + a device copy.
-    for in_place, allocator in (("1", "pool"), ("0", "pool"), ("1", "async")):
-        try:
-            r = subprocess_json([__file__, "--region"],
-                                dict(os.environ, TILEWISE_GPU_IN_PLACE=in_place, TILEWISE_GPU_ALLOCATOR=allocator),
-                                f"region-inplace{in_place}-{allocator}")
-            child_rows.append(("1: 4096^2 region", f"tilewise cuda, in place {'on' if in_place == '1' else 'off'}, "
-                               f"{allocator} allocator", r["median"], r["max"], r["min"], "MPix/s", "separate process"))
-        except Exception as e:
-            child_rows.append(("1: 4096^2 region", f"in place {in_place}: {e}", float("nan"), float("nan"),
-                               float("nan"), ""))
+    # Workload 1 in a process of its own.
+    try:
+        r = subprocess_json([__file__, "--region"], dict(os.environ), "region")
+        child_rows.append(("1: 4096^2 region", "tilewise cuda", r["median"], r["max"], r["min"], "MPix/s",
+                           "separate process"))
+    except Exception as e:
+        child_rows.append(("1: 4096^2 region", f"tilewise cuda: {e}", float("nan"), float("nan"), float("nan"), ""))
 
     child_rows += cucim_rows(cores)
 
@@ -337,11 +328,11 @@ def main() -> None:
             table.add("JPEG 2000: raw nvJPEG2000 decode", f"nvImageCodec, {threads} thread(s), batch 16", rate,
                       float("nan"), float("nan"), "tiles/s")
 
-    for lanes, assist, allocator, r in sweep:
+    for lanes, assist, r in sweep:
         table.add(f"3: loader, {cores} workers",
-                  f"tilewise cuda, {lanes} lanes, assist {'on' if assist == '1' else 'off'}, {allocator} allocator",
+                  f"tilewise cuda, {lanes} lanes, assist {'on' if assist == '1' else 'off'}",
                   r["median"], r["max"], r["min"], "patches/s",
-                  f"{frac(r['median'])}; {r['gpu_share']:.0%} of tiles on the GPU; separate process")
+                  f"{frac(r['median'])}; {r['lane_gpu_share']:.0%} of tiles on the GPU; separate process")
     for row in child_rows:
         table.add(*row)
     table.add("first call (cold)", "tilewise cuda: import, open, first 256x256 device read", cold, float("nan"),

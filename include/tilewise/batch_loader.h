@@ -32,19 +32,9 @@ struct BatchOptions {
   uint64_t seed = 0;
   bool drop_last = false;
   ReadOptions read;
-  Device device;  // where batches are made: host memory, or a CUDA device (decoded there by the GPU path)
-  // Device loaders: how many of the workers read whole regions on the CPU beside the GPU's batch reads
-  // (-1: TILEWISE_LOADER_CPU_HELPERS, else 1/2 of num_workers for JPEG levels and 7/8 for other codecs;
-  // 0: the GPU alone).
-  int cpu_helpers = -1;
-  // Hybrid device loaders: the GPU reads each batch in runs of this many regions from the front, each claimed
-  // when the last is read (0: one run of a learnt share of the batch, then what the helpers left; -1: the
-  // setting TILEWISE_LOADER_GPU_RUN, else 0 for JPEG and 8 for other codecs).
-  int gpu_run = -1;
-  // For tests: a host loader scheduled as a hybrid device loader is (batch reads from the front of each
-  // batch, helpers' single reads from the back into a staging copy), so that its scheduling, errors and
-  // cancellation are tested without a GPU.
-  bool hybrid_on_host = false;
+  // Where batches are made: host memory, or a CUDA device (decoded there by the GPU path; the device's
+  // scheduler decides how many workers read whole regions on the CPU beside the GPU).
+  Device device;
 };
 
 // The pixels of one batch; shared and immutable once delivered.
@@ -78,18 +68,9 @@ struct Batch {
   Status first_error(const std::vector<std::pair<int64_t, int64_t>>& locations) const;
 };
 
-// How device loaders of this process have shared their regions so far (hybrid loaders: the GPU's device
-// batch reads and the CPU helpers' single reads; batch_loader.cc), for benchmarks and tuning.
-struct LoaderStats {
-  uint64_t gpu_regions = 0;  // regions read by device batch reads
-  uint64_t cpu_regions = 0;  // regions read on the CPU by helpers (uploaded with their batch)
-  uint64_t gpu_runs = 0;     // device batch reads
-  double gpu_read_seconds = 0;     // time in device batch reads, summed over GPU tasks
-  double cpu_read_seconds = 0;     // time in helpers' reads, summed over helpers
-  double tail_wait_seconds = 0;    // time GPU tasks waited for helpers' last regions
-  double upload_seconds = 0;       // time uploading the helpers' regions
-};
-LoaderStats loader_stats();
+namespace loader {
+struct Scheduling;  // how a loader is scheduled beyond its options (src/loader/scheduling.h; tests)
+}
 
 class BatchLoader {
  public:
@@ -107,6 +88,7 @@ class BatchLoader {
   std::optional<Batch> next();
 
  private:
+  friend struct loader::Scheduling;
   struct State;
   explicit BatchLoader(std::shared_ptr<State> state) : state_(std::move(state)) {}
   std::shared_ptr<State> state_;

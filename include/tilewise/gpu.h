@@ -1,5 +1,5 @@
 // The GPU API: whether a CUDA device can be read to, device buffers for region outputs, and how the device's
-// decode lanes shared the work. Reads themselves go through Slide::read_region with a CUDA ImageView.
+// decode lanes and loaders shared the work. Reads themselves go through Slide::read_region with a CUDA ImageView.
 #pragma once
 
 #include <cstddef>
@@ -17,7 +17,8 @@ Status gpu_status(int device = 0);
 // Where to look first for libnvimgcodec.so.0 (the nvidia-nvimgcodec-cu13 wheel's nvidia/nvimgcodec folder).
 void set_nvimgcodec_directory(const std::string& directory);
 
-// How the decode lanes of `device` have shared the work so far (all zero before the first device read).
+// How the decode lanes of `device` have shared the work so far, and how its device loaders shared their
+// regions (all zero before the first device read).
 struct GpuStats {
   uint64_t gpu_tiles = 0;  // tiles the lanes decoded
   uint64_t cpu_tiles = 0;  // tiles reading threads decoded on the CPU while the lanes were busy
@@ -26,6 +27,9 @@ struct GpuStats {
   uint64_t tile_cache_hits = 0;  // cut tiles composed from the device tile cache (not decoded again)
   uint64_t tile_cache_misses = 0;
   size_t tile_cache_bytes = 0;
+  uint64_t loader_gpu_regions = 0;  // regions device loaders read by device batch reads
+  uint64_t loader_gpu_reads = 0;    // those batch reads
+  uint64_t loader_cpu_regions = 0;  // regions device loaders' CPU helpers read (uploaded with their batch)
 };
 GpuStats gpu_stats(int device = 0);
 
@@ -34,17 +38,5 @@ GpuStats gpu_stats(int device = 0);
 // legacy default stream is complete.
 void* allocate_device_pixels(size_t bytes, int device, Status* error);
 void free_device_pixels(void* buffer, int device);
-// Fills `height` rows of `width` RGB pixels (`pitch` bytes apart) of device memory with a colour; returns
-// when done.
-Status fill_device_pixels(uint8_t* buffer, size_t pitch, int32_t width, int32_t height, const uint8_t rgb[3],
-                          int device);
-
-// Page-locked host memory for staging uploads to `device` (a per-process pool of blocks, kept for reuse:
-// cudaHostAlloc takes milliseconds); nullptr with `error` set on failure.
-void* allocate_pinned_pixels(size_t bytes, int device, Status* error);
-void free_pinned_pixels(void* buffer, int device);
-// Copies `bytes` of host memory (page-locked from allocate_pinned_pixels, or pageable) into device memory of
-// `device`; returns when done.
-Status upload_pixels(uint8_t* device_dst, const uint8_t* host_src, size_t bytes, int device);
 
 }  // namespace tilewise

@@ -67,20 +67,11 @@ NB_MODULE(_core, m) {
     d["tile_cache_hits"] = s.tile_cache_hits;
     d["tile_cache_misses"] = s.tile_cache_misses;
     d["tile_cache_bytes"] = s.tile_cache_bytes;
+    d["loader_gpu_regions"] = s.loader_gpu_regions;
+    d["loader_gpu_reads"] = s.loader_gpu_reads;
+    d["loader_cpu_regions"] = s.loader_cpu_regions;
     return d;
   }, nb::arg("device") = 0);
-  m.def("loader_stats", [] {
-    const LoaderStats s = loader_stats();
-    nb::dict d;
-    d["gpu_regions"] = s.gpu_regions;
-    d["cpu_regions"] = s.cpu_regions;
-    d["gpu_runs"] = s.gpu_runs;
-    d["gpu_read_seconds"] = s.gpu_read_seconds;
-    d["cpu_read_seconds"] = s.cpu_read_seconds;
-    d["tail_wait_seconds"] = s.tail_wait_seconds;
-    d["upload_seconds"] = s.upload_seconds;
-    return d;
-  }, "How this process's device loaders shared their regions between device batch reads and CPU helpers.");
   m.def("set_nvimgcodec_directory", &set_nvimgcodec_directory, nb::arg("directory"));
   m.def("detect_format", &detect_format, nb::arg("path"),
         "The vendor name of the format that recognises the file, or None.");

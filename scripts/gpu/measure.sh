@@ -4,8 +4,9 @@
 # and is printed.
 #   usage: scripts/gpu/measure.sh STEP...
 #     tests   the GPU tests (tests/gpu)
-#     sweep   loader to device, 16 workers, one process per setting: CPU helpers 0 / 6 / 10 / default at
-#             prefetch 2 and 4 (SWEEP_HELPERS, SWEEP_PREFETCH), and the CPU loader alone (the hybrid's halves)
+#     sweep   loader to device, 16 workers, one process per TILEWISE_GPU_POLICY (gpu / auto / cpu: the GPU
+#             alone, the measured share, every worker but one on the CPU) at prefetch 2 and 4 (SWEEP_POLICIES,
+#             SWEEP_PREFETCH)
 #     cpu     the CPU loader's scaling, 1-16 workers in one process against as many one-worker processes
 #     soak    host and device memory over 10,000 loader batches to the device (caches off)
 #     prof    sampling profiles (gperftools, carried in .gpu/prof) of the CPU loader at 16 and 1 workers and
@@ -18,10 +19,9 @@
 #     region  one 4096^2 region to device and to host memory, one process each, 3 rounds
 #     probe   what bounds one large device region: the raw decode rate of one region's 256 tiles in large
 #             batches on 1-16 decoders, and cuCIM's cuslide2 reading the region (bench/diag/gpu_region_probe.py)
-#     wait    loader to device, 16 workers, GPU alone and default, under each TILEWISE_GPU_WAIT (WAIT_POLICIES)
 #     loader  loader to device, 16 workers, one child per variant of LOADER_VARIANTS ("-" or VAR=value,...);
 #             LOADER_CPU=1: then the CPU loader alone (under other settings: `cpuvar`)
-#     regions one 4096^2 region to device at each CPU share of the split (REGION_SHARES, REGION_ROUNDS)
+#     regions one 4096^2 region to device under each policy (REGION_POLICIES, REGION_ROUNDS)
 #     regionpair  one 4096^2 region: tilewise to device (defaults, then every region to the lanes) and into
 #             host memory, and cuCIM's cuslide2 to device, one process each, REGION_ROUNDS rounds (default 3)
 #             of AB_REPS reads after AB_WARMUP (default 20 after 5, here and in `regions`)
@@ -61,11 +61,10 @@ for step in "$@"; do
   echo "== $step ($(date +%T))"
   case $step in
     tests) timeout 240 python3 -m pytest -q -p no:cacheprovider "$root/tests/gpu" 2>&1 | tail -25 ;;
-    sweep)
+    sweep)  # loader to device at each prefetch, under each TILEWISE_GPU_POLICY (SWEEP_POLICIES)
       for p in ${SWEEP_PREFETCH:-2 4}; do
-        for h in ${SWEEP_HELPERS:-0 6 10 default}; do
-          if [ $h = default ]; then set -- ; else set -- TILEWISE_LOADER_CPU_HELPERS=$h; fi
-          child "$@" TILEWISE_BENCH_PREFETCH=$p python3 bench_gpu.py --loader 16
+        for policy in ${SWEEP_POLICIES:-gpu auto cpu}; do
+          child TILEWISE_GPU_POLICY=$policy TILEWISE_BENCH_PREFETCH=$p python3 bench_gpu.py --loader 16
         done
       done
       child AB_PREFETCH=2 python3 diag/ab_child.py loader 16 cpu ;;  # one core's rate: the `cpu` step
@@ -92,9 +91,9 @@ for step in "$@"; do
         case $what in
           cpu16) profile cpu16 python3 diag/cpu_scaling.py --hold 16 --seconds 6 ;;
           cpu1) profile cpu1 python3 diag/cpu_scaling.py --hold 1 --seconds 6 ;;
-          gpu16) profile gpu16 env TILEWISE_LOADER_CPU_HELPERS=0 TILEWISE_BENCH_PREFETCH=4 TILEWISE_BENCH_REPS=20 \
+          gpu16) profile gpu16 env TILEWISE_GPU_POLICY=gpu TILEWISE_BENCH_PREFETCH=4 TILEWISE_BENCH_REPS=20 \
                    python3 bench_gpu.py --loader 16 ;;
-          hybrid16) profile hybrid16 env TILEWISE_LOADER_CPU_HELPERS=8 TILEWISE_BENCH_PREFETCH=4 TILEWISE_BENCH_REPS=20 \
+          hybrid16) profile hybrid16 env TILEWISE_BENCH_PREFETCH=4 TILEWISE_BENCH_REPS=20 \
                       python3 bench_gpu.py --loader 16 ;;
         esac
       done
@@ -123,11 +122,6 @@ for step in "$@"; do
         child python3 diag/ab_child.py region cuda
         child python3 diag/ab_child.py region cpu
       done ;;
-    wait)  # how host threads wait for the GPU (TILEWISE_GPU_WAIT), loader to device at 16 workers, GPU alone and hybrid
-      for w in ${WAIT_POLICIES:-spin block device}; do
-        child TILEWISE_GPU_WAIT=$w TILEWISE_LOADER_CPU_HELPERS=0 TILEWISE_BENCH_PREFETCH=4 python3 bench_gpu.py --loader 16
-        child TILEWISE_GPU_WAIT=$w TILEWISE_BENCH_PREFETCH=4 python3 bench_gpu.py --loader 16
-      done ;;
     loader)  # loader to device, 16 workers, prefetch 4, one child per variant (LOADER_VARIANTS: "-" or VAR=value,...)
       for v in ${LOADER_VARIANTS:--}; do
         variant_settings "$v"
@@ -149,20 +143,18 @@ for step in "$@"; do
       for v in ${GAPS_VARIANTS:--}; do
         variant_settings "$v"
         rm -f /tmp/calls.csv /tmp/passes.csv
-        child TILEWISE_BENCH_PREFETCH=4 TILEWISE_LOADER_CPU_HELPERS=0 TILEWISE_GPU_TRACE=/tmp/calls.csv \
+        child TILEWISE_BENCH_PREFETCH=4 TILEWISE_GPU_POLICY=gpu TILEWISE_GPU_TRACE=/tmp/calls.csv \
           AB_READS_LOG=/tmp/passes.csv "${variant[@]}" python3 bench_gpu.py --loader 16
         python3 diag/lane_gaps.py /tmp/calls.csv /tmp/passes.csv | tail -1
       done ;;
-    regions)  # one 4096^2 region to device by the CPU's share of the split (REGION_SHARES; "learnt": by rates,
-              # "lanes": TILEWISE_GPU_SPLIT_TILES=0; VAR=value,...: those settings), then into host memory
+    regions)  # one 4096^2 region to device under each policy (REGION_POLICIES: auto = by measured rates, gpu =
+              # the lanes, cpu = the host's cores; VAR=value,...: those settings), then into host memory
       export AB_REPS=${AB_REPS:-20} AB_WARMUP=${AB_WARMUP:-5}
       for r in $(seq "${REGION_ROUNDS:-1}"); do
-        for share in ${REGION_SHARES:-learnt 1 0.9 0.8 0.7 lanes}; do
-          case $share in
-            learnt) set -- ;;
-            lanes) set -- TILEWISE_GPU_SPLIT_TILES=0 ;;
-            *=*) variant_settings "$share"; set -- "${variant[@]}" ;;
-            *) set -- TILEWISE_GPU_SPLIT_CPU_SHARE=$share ;;
+        for policy in ${REGION_POLICIES:-auto gpu cpu}; do
+          case $policy in
+            *=*) variant_settings "$policy"; set -- "${variant[@]}" ;;
+            *) set -- TILEWISE_GPU_POLICY=$policy ;;
           esac
           child "$@" python3 diag/ab_child.py region cuda
         done
@@ -170,7 +162,7 @@ for step in "$@"; do
       done ;;
     trace)
       rm -f /tmp/calls.csv /tmp/reads.csv
-      child TILEWISE_GPU_SPLIT_TILES=0 TILEWISE_GPU_TRACE=/tmp/calls.csv AB_READS_LOG=/tmp/reads.csv AB_REPS=30 \
+      child TILEWISE_GPU_POLICY=gpu TILEWISE_GPU_TRACE=/tmp/calls.csv AB_READS_LOG=/tmp/reads.csv AB_REPS=30 \
         AB_WARMUP=3 python3 diag/ab_child.py region cuda
       python3 diag/lane_trace.py /tmp/calls.csv /tmp/reads.csv | tail -"${TRACE_LINES:-40}"
       cp /tmp/calls.csv /tmp/reads.csv "$out/" ;;
@@ -179,23 +171,20 @@ for step in "$@"; do
       export AB_REPS=${AB_REPS:-20} AB_WARMUP=${AB_WARMUP:-5}
       for r in $(seq "${REGION_ROUNDS:-3}"); do
         child python3 diag/ab_child.py region cuda
-        child TILEWISE_GPU_SPLIT_TILES=0 python3 diag/ab_child.py region cuda
+        child TILEWISE_GPU_POLICY=gpu python3 diag/ab_child.py region cuda
         child python3 diag/ab_child.py region cpu
         python3 diag/gpu_region_probe.py --cucim-only
       done ;;
     j2k)
-      for w in ${J2K_WAITS:-block}; do
-        for h in 0 default; do
-          if [ $h = default ]; then set -- ; else set -- TILEWISE_LOADER_CPU_HELPERS=$h; fi
-          child "$@" TILEWISE_GPU_WAIT=$w TILEWISE_BENCH_SLIDE=bench_j2k_3840.svs python3 bench_gpu.py --loader 16
-        done
+      for policy in gpu auto; do
+        child TILEWISE_GPU_POLICY=$policy TILEWISE_BENCH_SLIDE=bench_j2k_3840.svs python3 bench_gpu.py --loader 16
       done
       child TILEWISE_BENCH_SLIDE=bench_j2k_3840.svs python3 diag/ab_child.py loader 16 cpu ;;
     lanediag)
       log=info
       for n in ${LANEDIAG:-8 8 6}; do
         rm -f /tmp/calls.csv /tmp/reads.csv
-        env TILEWISE_GPU_LANES=$n ${log:+TILEWISE_GPU_LOG=$log} TILEWISE_GPU_SPLIT_TILES=0 TILEWISE_GPU_TRACE=/tmp/calls.csv \
+        env TILEWISE_GPU_LANES=$n ${log:+TILEWISE_GPU_LOG=$log} TILEWISE_GPU_POLICY=gpu TILEWISE_GPU_TRACE=/tmp/calls.csv \
           AB_READS_LOG=/tmp/reads.csv AB_REPS=20 AB_WARMUP=3 python3 diag/ab_child.py region cuda > /tmp/lanediag.log 2>&1
         echo "-- $n lanes: $(grep '^{' /tmp/lanediag.log | tail -1)"
         [ -n "$log" ] && cp /tmp/lanediag.log "$out/lanediag.err"

@@ -1,19 +1,22 @@
-// DeviceRegionReader::read_batch (region_reader.h): many regions of one level, planned as one batch.
+// The one device read path (region_reader.h): regions of one level, planned as one batch.
 //
-// 1. Each region is planned (region/region_plan.h) and its background and empty tiles are filled.
-// 2. The tiles of all regions are deduplicated: a tile two patches of a batch touch is decoded once.
+// 1. Each region's background and empty tiles are filled.
+// 2. The tiles of all regions are deduplicated: a tile two patches of a batch touch (or two parts of one
+//    region of a positioned level show) is decoded once.
 // 3. Each distinct tile is a device tile cache hit, or is decoded by the lanes (tile_lanes.h) - in place
 //    when exactly one region needs it whole, else into a cache reservation or scratch (tile_hold.h).
-//    All of the batch's tiles are queued at once, so the lanes make full-size nvImageCodec batches (a
-//    region at a time gave them 4-6 tiles per call). The calling thread assists as in read(): a tile only
-//    one region needs is decoded on the CPU just for that region's window, straight into its output; a
-//    shared one is decoded whole into its slot.
+//    All of the batch's tiles are queued at once, largest CPU decode first, so the lanes make full-size
+//    nvImageCodec batches (a region at a time gave them 4-6 tiles per call) and the calling thread, which
+//    assists from the back, takes the cheapest: a tile only one region needs is decoded on the CPU just for
+//    that region's window, straight into its output; a shared one is decoded whole into its slot.
 // 4. Every region is cut out of the slots by one DeviceOps::copy_batch (one kernel launch for hundreds of
 //    crops), and the stream is synchronised once.
 // A tile that fails on the GPU is decoded on the CPU for each region that needs it; a tile that fails there
-// too fails only the regions that need it. Regions are taken in groups whose distinct tiles fit in
-// kGroupBytes of scratch, so that device memory stays bounded for any batch.
+// too fails only the regions that need it. Tiles of a codec no GPU decoder takes are decoded on the CPU and
+// uploaded, region by region. Regions are taken in groups whose distinct tiles fit in kGroupBytes of
+// scratch, so that device memory stays bounded for any batch.
 #include <algorithm>
+#include <map>
 #include <unordered_map>
 
 #include "cache/tile_cache.h"
@@ -59,7 +62,8 @@ class GroupRead {
   }
   size_t distinct_tiles() const { return tiles_.size(); }
 
-  Status run(bool caching) {
+  // `spread`: one large region, dealt to the lanes in one round of large calls (decode_on_lanes).
+  Status run(bool caching, bool spread) {
     if (tiles_.empty()) return Status();
     const DeviceRead& any = reads_[pieces_.front().read];
     for (size_t i = 0; i < tiles_.size(); ++i) {
@@ -71,12 +75,13 @@ class GroupRead {
 
     // The tiles to decode (not cache hits), their bytes read on the pool.
     std::vector<size_t> todo;
-    std::vector<int64_t> units;
     for (size_t i = 0; i < tiles_.size(); ++i) {
-      if (tiles_[i].cache_hit) continue;
-      todo.push_back(i);
-      units.push_back(tiles_[i].planned.tile.index());
+      if (!tiles_[i].cache_hit) todo.push_back(i);
     }
+    // Lanes take jobs from the front, the assisting caller from the back: the largest CPU decodes first.
+    std::stable_sort(todo.begin(), todo.end(), [&](size_t a, size_t b) { return cpu_pixels(a) > cpu_pixels(b); });
+    std::vector<int64_t> units;
+    for (size_t i : todo) units.push_back(tiles_[i].planned.tile.index());
     region::prefetch_units(*any.request.level, units);  // remote sources: the batch's bytes together
     std::vector<LaneJob> all_jobs(todo.size());
     std::vector<Status> read_status(todo.size());
@@ -106,7 +111,8 @@ class GroupRead {
                       [&](size_t j, std::vector<uint8_t>& host, Stream s) -> Status {
                         TW_ASSIGN_OR_RETURN(whole_on_cpu[j], assist(job_tile[j], hold, host, s));
                         return Status();
-                      });
+                      },
+                      spread);
     }
     for (size_t j = 0; j < jobs.size(); ++j) {
       const size_t i = job_tile[j];
@@ -115,11 +121,13 @@ class GroupRead {
       hold.publish(tiles_[i], job.status.ok() && (job.on_gpu || whole_on_cpu[j]));
       if (job.status.ok()) continue;
       if (job.on_gpu) {
-        fall_back_to_cpu(i);  // the GPU backend refused or failed the tile
+        fall_back(i);  // the GPU backend refused or failed the tile
       } else {
         fail_tile(i, job.status);  // the CPU decoder's error, with the tile's context
       }
     }
+
+    decode_fallbacks();
 
     std::vector<DeviceCopy> crops;
     for (size_t i = 0; i < tiles_.size(); ++i) {
@@ -138,10 +146,13 @@ class GroupRead {
 
   bool single(size_t i) const { return pieces_of_[i].size() == 1; }
 
+  // What an assisting CPU decode of distinct tile i produces: a single region's window, else the whole tile.
+  int64_t cpu_pixels(size_t i) const {
+    return single(i) ? pieces_[pieces_of_[i].front()].tile.window_pixels() : tiles_[i].planned.bounds.area();
+  }
+
   Status prepare_job(size_t i, const TileHold& hold, LaneJob& job) {
-    const Piece& first = pieces_[pieces_of_[i].front()];
-    const int64_t cpu_pixels = single(i) ? first.tile.window_pixels() : tiles_[i].planned.bounds.area();
-    return make_lane_job(reads_[first.read], hold, tiles_[i], cpu_pixels, job);
+    return make_lane_job(reads_[pieces_[pieces_of_[i].front()].read], hold, tiles_[i], cpu_pixels(i), job);
   }
 
   // The CPU decode of distinct tile i for busy lanes: for a single region, only its window, straight into
@@ -159,17 +170,20 @@ class GroupRead {
   }
 
   // Tile i failed on the GPU: each region that needs it gets its window from the CPU decoder.
-  void fall_back_to_cpu(size_t i) {
-    std::vector<uint8_t> host;
+  void fall_back(size_t i) {
     for (size_t k : pieces_of_[i]) {
       Piece& p = pieces_[k];
-      Status s = upload_cpu_window(reads_[p.read], p.tile, host, stream_);
-      if (s.ok()) {
-        p.served = true;
-      } else {
-        fail_read(p.read, s);
-      }
+      p.served = true;
+      fallback_[p.read].push_back(p.tile);
     }
+  }
+  // The fallbacks' CPU decodes, each region's on the pool (upload_cpu_tiles); a failure fails its region.
+  void decode_fallbacks() {
+    for (auto& [r, tiles] : fallback_) {
+      Status s = upload_cpu_tiles(reads_[r], tiles);
+      if (!s.ok()) fail_read(r, s);
+    }
+    fallback_.clear();
   }
 
   void fail_tile(size_t i, const Status& s) {
@@ -189,6 +203,7 @@ class GroupRead {
   std::vector<DeviceTile> tiles_;               // the distinct tiles, decoded whole
   std::vector<std::vector<size_t>> pieces_of_;  // per distinct tile: its pieces
   std::vector<Piece> pieces_;
+  std::map<size_t, std::vector<DeviceTile>> fallback_;  // per read: its pieces the GPU failed on
 };
 
 }  // namespace
@@ -204,47 +219,48 @@ std::vector<Status> DeviceRegionReader::read_batch(std::span<const region::Regio
       return statuses;
     }
   }
+  DeviceContext* context = given;
+  if (!context) {
+    auto found = device_context(first.out.device.index);
+    if (!found.ok()) return std::vector<Status>(requests.size(), found.status());
+    context = *found;
+  }
+  std::vector<region::RegionPlan> plans(requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const region::RegionRequest& req = requests[i];
+    auto plan = region::plan_region(*req.level, req.level_label, req.x, req.y, req.width, req.height);
+    if (plan.ok()) {
+      plans[i] = std::move(plan).value();
+    } else {
+      statuses[i] = plan.status();
+    }
+  }
+  return read_planned(requests, plans, *context, /*large=*/false, std::move(statuses));
+}
+
+std::vector<Status> DeviceRegionReader::read_planned(std::span<const region::RegionRequest> requests,
+                                                     std::span<const region::RegionPlan> plans, DeviceContext& context,
+                                                     bool large, std::vector<Status> statuses) const {
   auto fail_all = [&](const Status& s) {
     for (Status& st : statuses) {
       if (st.ok()) st = s;
     }
     return statuses;
   };
-  DeviceContext* context = given;
-  if (!context) {
-    auto found = device_context(first.out.device.index);
-    if (!found.ok()) return fail_all(found.status());
-    context = *found;
-  }
-  // A codec the lanes do not take: each region as read() does it (CPU decodes of its windows, uploaded).
-  if (!context->can_decode(first.level->desc).ok()) {
-    for (size_t i = 0; i < requests.size(); ++i) statuses[i] = read(requests[i], context);
-    return statuses;
-  }
-  DeviceOps& ops = context->ops();
+  DeviceOps& ops = context.ops();
   auto stream = StreamLease::acquire(ops);
   if (!stream.ok()) return fail_all(stream.status());
   const region::TileFetcher fetcher(model_);
 
-  // Plans, checks and fills; the regions that pass are read below.
-  std::vector<region::RegionPlan> plans(requests.size());
+  // Checks and fills; the regions that pass are read below.
   std::vector<DeviceRead> reads;
   reads.reserve(requests.size());
   for (size_t i = 0; i < requests.size(); ++i) {
     const region::RegionRequest& req = requests[i];
-    auto plan = region::plan_region(*req.level, req.level_label, req.x, req.y, req.width, req.height);
-    if (!plan.ok()) {
-      statuses[i] = plan.status();
-      continue;
-    }
-    plans[i] = std::move(plan).value();
-    if (plans[i].region.empty()) continue;
-    if (req.out.channels != 3 || req.out.width < req.width || req.out.height < req.height ||
-        req.out.stride < req.width * 3) {
-      statuses[i] = invalid_argument("output buffer is smaller than the region or not a 3-channel buffer");
-      continue;
-    }
-    reads.push_back(DeviceRead{*context, req, plans[i], fetcher, stream->get(), i});
+    if (!statuses[i].ok() || plans[i].region.empty()) continue;
+    statuses[i] = check_output(req);
+    if (!statuses[i].ok()) continue;
+    reads.push_back(DeviceRead{context, req, plans[i], fetcher, stream->get(), i});
     const DeviceRead& read = reads.back();
     auto fill = [&](const region::Rect& r) {
       return ops.fill(read.at(r.x0, r.y0), read.pitch(), static_cast<int32_t>(r.width()),
@@ -257,20 +273,31 @@ std::vector<Status> DeviceRegionReader::read_batch(std::span<const region::Regio
       if (t.empty && statuses[i].ok()) statuses[i] = fill(t.need);
     }
   }
-  if (reads.empty()) {
-    Status s = ops.synchronize(stream->get());
-    return s.ok() ? statuses : fail_all(s);
+  if (!reads.empty() && !context.can_decode(requests.front().level->desc).ok()) {
+    // A codec the lanes do not take: each region's windows decoded on the CPU and uploaded.
+    for (const DeviceRead& read : reads) {
+      std::vector<DeviceTile> tiles;
+      std::vector<int64_t> units;
+      for (const region::PlannedTile& t : read.plan.tiles) {
+        if (t.empty) continue;
+        tiles.push_back(DeviceTile{t});
+        units.push_back(t.tile.index());
+      }
+      region::prefetch_units(*read.request.level, units);  // remote sources: the region's bytes together
+      Status& status = statuses[read.request_index];
+      if (status.ok()) status = upload_cpu_tiles(read, tiles);
+    }
+    reads.clear();
   }
-
-  const bool caching = first.use_cache && cache::TileCache::global().enabled();
-  const size_t max_tiles = std::max<size_t>(1, kGroupBytes / reads.front().tile_bytes());
+  const bool caching = !reads.empty() && reads.front().request.use_cache && cache::TileCache::global().enabled();
+  const size_t max_tiles = reads.empty() ? 1 : std::max<size_t>(1, kGroupBytes / reads.front().tile_bytes());
   for (size_t r = 0; r < reads.size();) {
-    GroupRead group(*context, stream->get(), reads, slide_uid_, statuses);
+    GroupRead group(context, stream->get(), reads, slide_uid_, statuses);
     // At least one region per group; more while the distinct tiles fit the scratch budget.
     do {
       group.add(r++);
     } while (r < reads.size() && group.distinct_tiles() + reads[r].plan.tiles.size() <= max_tiles);
-    Status s = group.run(caching);
+    Status s = group.run(caching, large);
     if (!s.ok()) return fail_all(s);
   }
   Status s = ops.synchronize(stream->get());

@@ -4,7 +4,6 @@
 #include <functional>
 #include <mutex>
 
-#include "util/settings.h"
 #include "util/thread_pool.h"
 
 namespace tilewise::gpu {
@@ -55,23 +54,6 @@ Status parallel_parts(size_t parts, const std::function<Status(size_t)>& part) {
 
 }  // namespace
 
-Status make_lane_jobs(const DeviceRead& read, const TileHold& hold, std::span<DeviceTile> tiles, std::span<LaneJob> jobs) {
-  constexpr size_t kPerPart = 16;  // tiles one pool task reads (a few tens of microseconds)
-  const size_t parts = std::min<size_t>(tiles.size() / kPerPart, static_cast<size_t>(internal::global_pool().size()) + 1);
-  if (parts <= 1) {
-    for (size_t i = 0; i < tiles.size(); ++i) {
-      TW_RETURN_IF_ERROR(make_lane_job(read, hold, tiles[i], tiles[i].window_pixels(), jobs[i]));
-    }
-    return Status();
-  }
-  return parallel_parts(parts, [&](size_t p) -> Status {
-    for (size_t i = p; i < tiles.size(); i += parts) {
-      TW_RETURN_IF_ERROR(make_lane_job(read, hold, tiles[i], tiles[i].window_pixels(), jobs[i]));
-    }
-    return Status();
-  });
-}
-
 Status upload_cpu_tile(const DeviceRead& read, const DeviceTile& tile, uint8_t* dst, std::vector<uint8_t>& host,
                        Stream stream, std::span<const uint8_t> bytes) {
   const int32_t tw = read.request.level->desc.width;
@@ -91,20 +73,16 @@ void decode_on_lanes(DeviceContext& context, TileLanes& lanes, const codecs::Til
   constexpr size_t kPart = 16;
   internal::ThreadPool& pool = internal::global_pool();
   const int cpu_threads = pool.size() + 1;
-  const int callers = internal::settings().gpu_assist_callers;
-  const int spread_tiles = internal::settings().gpu_spread_tiles;
   size_t per_call = 0;
-  if (spread && spread_tiles > 0 && jobs.size() >= 2 * static_cast<size_t>(spread_tiles)) {
-    // One call per lane, each of at least spread_tiles: every call pays a fixed latency, so one region's
+  if (spread && jobs.size() >= 2 * kSpreadTiles) {
+    // One call per lane, each of at least kSpreadTiles: every call pays a fixed latency, so one region's
     // tiles go in one round of large calls (bench/RESULTS.md, "One region in one round of large calls").
     const size_t lane_count = static_cast<size_t>(std::max(1, lanes.lane_count()));
-    per_call = std::max((jobs.size() + lane_count - 1) / lane_count, static_cast<size_t>(spread_tiles));
+    per_call = std::max((jobs.size() + lane_count - 1) / lane_count, kSpreadTiles);
   }
   size_t parts = 1;
   if (per_call > 0) {
     // one caller: the lanes take the whole list in one round
-  } else if (callers > 0) {
-    parts = std::clamp<size_t>(jobs.size() / kPart, 1, static_cast<size_t>(callers));
   } else if (jobs.size() >= 4 * kPart && lanes.cpu_outpaces_gpu(desc, cpu_threads)) {
     parts = (jobs.size() + kPart - 1) / kPart;
   }

@@ -27,11 +27,8 @@ Status upload_cpu_tile(const DeviceRead& read, const DeviceTile& tile, uint8_t* 
 // CPU decode would produce for it (its window, or the whole tile).
 Status make_lane_job(const DeviceRead& read, const TileHold& hold, DeviceTile& tile, int64_t cpu_pixels, LaneJob& job);
 
-// make_lane_job for each of `tiles` into `jobs` (as many), cpu_pixels each tile's window. A region's many
-// tiles are read on the decode pool (pread, the tables spliced in): read one after another, a 4096^2
-// region's 256 tiles kept the lanes from their first batch for milliseconds. The first error found is
-// returned.
-Status make_lane_jobs(const DeviceRead& read, const TileHold& hold, std::span<DeviceTile> tiles, std::span<LaneJob> jobs);
+// A list of at least twice this many jobs is one large region's (decode_on_lanes' `spread`).
+constexpr size_t kSpreadTiles = 64;
 
 // A CPU decode + upload of job i on behalf of busy lanes: `host` is the assisting thread's reusable buffer,
 // `stream` its stream.
@@ -42,7 +39,7 @@ using CpuAssist = std::function<Status(size_t i, std::vector<uint8_t>& host, Str
 // list is submitted in parts from the process-wide pool, so that every core assists (each part is its own
 // caller with its own stream). Else one caller: for JPEG, cores busy decoding starve the lanes' submission
 // threads. `spread`: a list of at least twice
-// settings().gpu_spread_tiles jobs is dealt to the lanes in one round of large calls (TileLanes::decode's
+// kSpreadTiles jobs is dealt to the lanes in one round of large calls (TileLanes::decode's
 // per_call): one large region, where calls sized for a loader's many small reads keep the engines waiting.
 void decode_on_lanes(DeviceContext& context, TileLanes& lanes, const codecs::TileDesc& desc, std::span<LaneJob> jobs,
                      const CpuAssist& assist, bool spread = false);

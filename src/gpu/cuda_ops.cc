@@ -33,8 +33,6 @@ size_t size_class(size_t bytes) {
 
 size_t cache_limit() { return static_cast<size_t>(internal::settings().gpu_pool_bytes); }
 
-bool use_async_allocator() { return internal::settings().gpu_async_allocator; }
-
 struct Block {
   void* p;
   cudaEvent_t released;  // recorded on the legacy stream when the block was freed
@@ -46,7 +44,6 @@ struct DeviceCache {
   std::vector<cudaEvent_t> spare_events;
   size_t idle_bytes = 0;
   std::vector<cudaStream_t> streams;  // idle compose streams
-  cudaStream_t alloc_stream = nullptr;  // stream-ordered allocations (TILEWISE_GPU_ALLOCATOR=async)
 };
 
 struct MemoryState {
@@ -77,38 +74,11 @@ void trim(DeviceCache& cache) {
   }
 }
 
-// Stream-ordered allocation: from the device's default pool on a private stream, synchronised so that any
-// stream may use the block at once; frees are ordered after the legacy stream's earlier work.
-Result<void*> async_malloc(size_t bytes, int device, DeviceCache& cache) {
-  cudaError_t e = cudaSetDevice(device);
-  if (e != cudaSuccess) return cuda_error("cudaSetDevice", e);
-  if (!cache.alloc_stream) {
-    cudaMemPool_t pool = nullptr;
-    if ((e = cudaDeviceGetDefaultMemPool(&pool, device)) != cudaSuccess) return cuda_error("cudaDeviceGetDefaultMemPool", e);
-    uint64_t threshold = internal::settings().gpu_pool_bytes;
-    cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
-    if ((e = cudaStreamCreateWithFlags(&cache.alloc_stream, cudaStreamNonBlocking)) != cudaSuccess) {
-      return cuda_error("cudaStreamCreate", e);
-    }
-  }
-  void* p = nullptr;
-  e = cudaMallocAsync(&p, bytes > 0 ? bytes : 1, cache.alloc_stream);
-  if (e == cudaSuccess) e = cudaStreamSynchronize(cache.alloc_stream);
-  if (e != cudaSuccess) {
-    cudaGetLastError();
-    return out_of_memory("cudaMallocAsync of " + std::to_string(bytes) + " bytes on cuda:" + std::to_string(device) +
-                         ": " + cudaGetErrorString(e));
-  }
-  cache.live.emplace(p, 0);
-  return p;
-}
-
 Result<void*> device_malloc(size_t bytes, int device) {
   const size_t cls = size_class(bytes > 0 ? bytes : 1);
   MemoryState& m = memory();
   std::lock_guard<std::mutex> lock(m.mutex);
   DeviceCache& cache = m.devices[device];
-  if (use_async_allocator()) return async_malloc(bytes, device, cache);
   auto it = cache.idle.find(cls);
   if (it != cache.idle.end()) {
     for (size_t i = 0; i < it->second.size(); ++i) {
@@ -150,10 +120,6 @@ void device_free(void* p, int device) {
   const size_t cls = it->second;
   cache.live.erase(it);
   cudaSetDevice(device);
-  if (use_async_allocator()) {
-    cudaFreeAsync(p, cudaStreamLegacy);
-    return;
-  }
   cudaEvent_t ev = nullptr;
   if (!cache.spare_events.empty()) {
     ev = cache.spare_events.back();

@@ -8,9 +8,6 @@
 // default streams) queued before the free; work a consumer queued on its own non-blocking stream must be
 // finished before it drops the array (as with any DLPack producer). The cache holds at most
 // settings().gpu_pool_bytes of idle blocks per device and is emptied when cudaMalloc fails.
-// TILEWISE_GPU_ALLOCATOR=async uses CUDA's stream-ordered allocator instead (cudaMallocAsync from the
-// device's default pool, release threshold gpu_pool_bytes, frees ordered on the legacy stream), for measuring
-// the two (bench/bench_gpu.py).
 #pragma once
 
 #include "gpu/device_ops.h"

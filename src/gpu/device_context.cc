@@ -30,7 +30,6 @@ class CudaContext final : public DeviceContext {
   Status can_decode(const codecs::TileDesc& desc) const override { return codecs::nvimgcodec::supports(desc); }
   DeviceTileCache* tile_cache() override { return &cache_; }
   Scheduler& scheduler() override { return scheduler_; }
-  bool in_place() const override { return internal::settings().gpu_in_place; }
 
   Result<TileLanes*> lanes() override {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -31,8 +31,8 @@ class DeviceContext {
   virtual DeviceTileCache* tile_cache() = 0;
   // Where this device's "CPU or GPU?" decisions are made (its lanes measure and decide through it too).
   virtual Scheduler& scheduler() = 0;
-  // Whether tiles the region needs whole are decoded straight into the output (else into scratch + copy;
-  // TILEWISE_GPU_IN_PLACE=0, for measuring).
+  // Whether tiles the region needs whole are decoded straight into the output (else into scratch and copied:
+  // tests compare the two).
   virtual bool in_place() const { return true; }
 };
 

@@ -39,4 +39,7 @@ struct DeviceRead {
   }
 };
 
+// Ok when request.out can hold the region (3 channels, large enough).
+Status check_output(const region::RegionRequest& request);
+
 }  // namespace tilewise::gpu

@@ -42,7 +42,7 @@ const Clock& steady_seconds() {
   return clock;
 }
 
-Scheduler::Scheduler(const Clock& clock) : clock_(clock) {}
+Scheduler::Scheduler(const Clock& clock, internal::GpuPolicy policy) : clock_(clock), policy_(policy) {}
 
 size_t Scheduler::tiles_per_call(CodecClass c, double batch_seconds, size_t max_tiles) const {
   const double per_tile = gpu_seconds_per_tile(c);
@@ -79,13 +79,9 @@ double Scheduler::LargeSide::rate() const {
   return best;
 }
 
-Scheduler::Route Scheduler::route_large_region(int64_t rows) {
-  const double fixed = split_share_.load(std::memory_order_relaxed);
-  if (fixed >= 0) {
-    const int64_t cpu_rows = std::llround(static_cast<double>(rows) * fixed);
-    if (cpu_rows <= 0) return Route{};  // all to the lanes
-    return Route{Side::kCpu, cpu_rows >= rows ? 0 : rows - cpu_rows};
-  }
+Scheduler::Side Scheduler::route_large_region() {
+  if (policy_ == internal::GpuPolicy::kGpu) return Side::kLanes;
+  if (policy_ == internal::GpuPolicy::kCpu) return Side::kCpu;
   const uint64_t n = large_reads_.fetch_add(1, std::memory_order_relaxed);
   const uint64_t first = first_reads_.load(std::memory_order_relaxed);
   bool to_lanes;
@@ -96,7 +92,7 @@ Scheduler::Route Scheduler::route_large_region(int64_t rows) {
   } else {
     to_lanes = (lanes_.rate() >= cpu_.rate()) != (n % kRemeasureEvery == kRemeasureEvery - 1);
   }
-  return Route{to_lanes ? Side::kLanes : Side::kCpu, std::nullopt};
+  return to_lanes ? Side::kLanes : Side::kCpu;
 }
 
 void Scheduler::record_large_read(Side side, double pixels, double seconds) {
@@ -107,28 +103,29 @@ void Scheduler::record_large_read(Side side, double pixels, double seconds) {
   if (n > 0) s.recent[n % kRecent].store(pixels / seconds, std::memory_order_relaxed);
 }
 
-void Scheduler::reset_large_regions(std::optional<double> cpu_share, int first_reads) {
+void Scheduler::reset_large_regions(int first_reads) {
   for (LargeSide* side : {&lanes_, &cpu_}) {
     for (auto& r : side->recent) r.store(0, std::memory_order_relaxed);
     side->reads.store(0, std::memory_order_relaxed);
   }
   large_reads_.store(0, std::memory_order_relaxed);
-  split_share_.store(cpu_share.value_or(-1), std::memory_order_relaxed);
   first_reads_.store(static_cast<uint64_t>(std::max(0, first_reads)), std::memory_order_relaxed);
 }
 
 LoaderPlan Scheduler::loader_plan(CodecClass c, int workers, int helpers, int gpu_run) const {
-  const internal::Settings& settings = internal::settings();
   LoaderPlan plan;
   // JPEG's GPU path keeps ~6 of the host's cores busy itself (the lanes' nvImageCodec calls), so half the
   // workers help; nvJPEG2000 needs about one core and decodes slower than the cores, so all but 1/8 help.
   const int by_codec = c == CodecClass::kJpeg ? workers / 2 : workers - workers / 8;
-  plan.helpers = helpers >= 0 ? helpers : settings.loader_cpu_helpers.value_or(by_codec);
+  const int by_policy = policy_ == internal::GpuPolicy::kGpu   ? 0
+                        : policy_ == internal::GpuPolicy::kCpu ? workers - 1
+                                                               : by_codec;
+  plan.helpers = helpers >= 0 ? helpers : by_policy;
   plan.helpers = std::clamp(plan.helpers, 0, std::max(0, workers - 1));
   // JPEG: the GPU's first run takes a learnt share of the batch, so that its tiles are deduplicated over many
   // regions and its calls are full. Slower GPU codecs: runs of 8 regions, each claimed when the last is read,
   // so that the helpers take the rest.
-  plan.gpu_run = gpu_run >= 0 ? gpu_run : settings.loader_gpu_run.value_or(c == CodecClass::kJpeg ? 0 : 8);
+  plan.gpu_run = gpu_run >= 0 ? gpu_run : (c == CodecClass::kJpeg ? 0 : 8);
   plan.helper_share = helper_share_[index(c)].load(std::memory_order_relaxed);
   return plan;
 }
@@ -142,16 +139,27 @@ double Scheduler::record_loader_batch(CodecClass c, double share, bool gpu_neede
   return next;
 }
 
+void Scheduler::count_loader_gpu_read(int64_t regions) {
+  loader_gpu_regions_.fetch_add(static_cast<uint64_t>(regions), std::memory_order_relaxed);
+  loader_gpu_reads_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Scheduler::count_loader_cpu_regions(int64_t regions) {
+  loader_cpu_regions_.fetch_add(static_cast<uint64_t>(regions), std::memory_order_relaxed);
+}
+
+Scheduler::LoaderCounts Scheduler::loader_counts() const {
+  return LoaderCounts{loader_gpu_regions_.load(std::memory_order_relaxed),
+                      loader_gpu_reads_.load(std::memory_order_relaxed),
+                      loader_cpu_regions_.load(std::memory_order_relaxed)};
+}
+
 Scheduler& device_scheduler(int device) {
   static std::mutex mutex;
   static auto* schedulers = new std::map<int, std::unique_ptr<Scheduler>>();  // never destroyed
   std::lock_guard<std::mutex> lock(mutex);
   std::unique_ptr<Scheduler>& s = (*schedulers)[device];
-  if (!s) {
-    s = std::make_unique<Scheduler>();
-    const internal::Settings& settings = internal::settings();
-    s->reset_large_regions(settings.gpu_split_cpu_share, settings.gpu_split_first_reads);
-  }
+  if (!s) s = std::make_unique<Scheduler>(steady_seconds(), internal::settings().gpu_policy);
   return *s;
 }
 

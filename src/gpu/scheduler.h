@@ -15,7 +15,8 @@
 //   across the process's loaders (record_loader_batch).
 //
 // Speeds are kept per codec class: JPEG (the hardware engines) and the others (JPEG 2000). Time comes from
-// an injected Clock, so that every decision is tested without a GPU. One scheduler per device and process
+// an injected Clock, so that every decision is tested without a GPU. A forced policy (TILEWISE_GPU_POLICY,
+// util/settings.h) makes the large-region and loader decisions one side's, for measurements. One scheduler per device and process
 // (device_scheduler); tests make their own.
 //
 // Thread behaviour: lock-free. Each measured quantity is an atomic read and written with relaxed order; a
@@ -30,6 +31,7 @@
 
 #include "codecs/tile_desc.h"
 #include "tilewise/types.h"
+#include "util/settings.h"
 
 namespace tilewise::gpu {
 
@@ -59,7 +61,9 @@ class Scheduler {
   static constexpr uint64_t kRemeasureEvery = 16;
   static constexpr size_t kRecent = 8;
 
-  explicit Scheduler(const Clock& clock = steady_seconds());
+  static constexpr int kFirstLargeReads = 3;
+
+  explicit Scheduler(const Clock& clock = steady_seconds(), internal::GpuPolicy policy = internal::GpuPolicy::kAuto);
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
@@ -85,28 +89,28 @@ class Scheduler {
   double cpu_seconds_per_pixel(CodecClass c) const { return cpu_pixel_[index(c)].load(std::memory_order_relaxed); }
 
   enum class Side { kLanes, kCpu };
-  // Where a large region goes: every region to one side (nullopt cut), or - under a fixed CPU share
-  // (TILEWISE_GPU_SPLIT_CPU_SHARE) - cut at tile row `cut_row` of `rows` (the rows from it on read on the
-  // CPU; 0: all of it).
-  struct Route {
-    Side side = Side::kLanes;
-    std::optional<int64_t> cut_row;
-  };
-  Route route_large_region(int64_t rows);
+  // The side that reads the next large region whole.
+  Side route_large_region();
   // A large region of `pixels` was read by `side` alone in `seconds` (its first read sets the side up and is
   // not counted).
   void record_large_read(Side side, double pixels, double seconds);
-  // Forgets the large-region rates (the next large reads measure both sides again, `first_reads` each);
-  // `cpu_share` cuts every large region at that share of its tile rows instead.
-  void reset_large_regions(std::optional<double> cpu_share, int first_reads);
+  // Forgets the large-region rates: the next large reads measure both sides again, `first_reads` each.
+  void reset_large_regions(int first_reads = kFirstLargeReads);
 
   // The plan of a device loader of `workers` workers reading tiles of class `c`; `helpers` and `gpu_run`
-  // override the defaults when >= 0 (the loader's options, else the settings TILEWISE_LOADER_CPU_HELPERS
-  // and TILEWISE_LOADER_GPU_RUN).
+  // override it when >= 0 (tests of the loader's scheduling).
   LoaderPlan loader_plan(CodecClass c, int workers, int helpers = -1, int gpu_run = -1) const;
   // A loader batch of class `c` read with the helpers' share `share` is complete: the GPU needed a second run
   // (the helpers fell behind) or not. Returns the share for the next batch (kept for the process's loaders).
   double record_loader_batch(CodecClass c, double share, bool gpu_needed_second_run);
+  // How the device's loaders have shared their regions (for gpu_stats): regions read by device batch reads,
+  // those reads, and regions read by CPU helpers.
+  struct LoaderCounts {
+    uint64_t gpu_regions = 0, gpu_reads = 0, cpu_regions = 0;
+  };
+  void count_loader_gpu_read(int64_t regions);
+  void count_loader_cpu_regions(int64_t regions);
+  LoaderCounts loader_counts() const;
 
  private:
   static size_t index(CodecClass c) { return static_cast<size_t>(c); }
@@ -118,19 +122,19 @@ class Scheduler {
   };
 
   const Clock& clock_;
+  const internal::GpuPolicy policy_;
   std::atomic<double> gpu_tile_[2] = {};  // 0: not measured yet
   // Optimistic start (10 ns per pixel, ~100 MPix/s per core): callers try, then learn the real cost.
   std::atomic<double> cpu_pixel_[2] = {10e-9, 10e-9};
   LargeSide lanes_, cpu_;
   std::atomic<uint64_t> large_reads_{0};
-  std::atomic<double> split_share_{-1};  // >= 0: TILEWISE_GPU_SPLIT_CPU_SHARE's fixed cut
-  std::atomic<uint64_t> first_reads_{3};
+  std::atomic<uint64_t> first_reads_{kFirstLargeReads};
   std::atomic<double> helper_share_[2] = {0.25, 0.25};
+  std::atomic<uint64_t> loader_gpu_regions_{0}, loader_gpu_reads_{0}, loader_cpu_regions_{0};
 };
 
 // The scheduler of CUDA device `device` (-1: the host, for loaders scheduled as device loaders in tests),
-// process-wide and never destroyed (reads may run during exit); its large-region settings from
-// TILEWISE_GPU_SPLIT_CPU_SHARE and TILEWISE_GPU_SPLIT_FIRST_READS.
+// process-wide and never destroyed (reads may run during exit), with the policy of TILEWISE_GPU_POLICY.
 Scheduler& device_scheduler(int device);
 
 }  // namespace tilewise::gpu

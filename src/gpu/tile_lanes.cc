@@ -335,10 +335,9 @@ LaneOptions TileLanes::options_from_settings(int lanes) {
   const internal::Settings& settings = internal::settings();
   LaneOptions options;
   options.cpu_assist = settings.gpu_cpu_assist;
-  options.batch_seconds = settings.gpu_batch_ms / 1000;
-  options.assist_backlog = settings.gpu_assist_backlog.value_or(static_cast<uint64_t>(lanes) * kMaxBatch * 4);
+  options.batch_seconds = kBatchSeconds;
+  options.assist_backlog = static_cast<size_t>(lanes) * kMaxBatch * 4;
   options.trace_path = settings.gpu_trace;
-  options.warm_up = settings.gpu_warm_up;
   return options;
 }
 

@@ -10,8 +10,8 @@
 //   pinned staging). There is no decode lock: the only shared state is the queue below, under one mutex held for
 //   O(batch) pointer work, never while decoding.
 // - A caller's decode() queues its jobs as one entry. A lane takes jobs from the front of the queue (oldest
-//   first, across entries and so across requests) up to about settings().gpu_batch_ms of work (default
-//   3 ms; at most kMaxBatch tiles) per nvImageCodec call. Meanwhile the
+//   first, across entries and so across requests) up to about kBatchSeconds of work (3 ms; at most
+//   kMaxBatch tiles) per nvImageCodec call. Meanwhile the
 //   caller, instead of sleeping, takes its own jobs back from the end of its entry and runs `cpu_assist` for
 //   them (CPU decoding + upload): CPU cores that would otherwise wait add their throughput to the engines'
 //   (gpu.md: 16 cores of libjpeg-turbo decode about as fast as the engines on slide tiles). A caller takes
@@ -72,14 +72,15 @@ class TileLanes {
  public:
   static constexpr size_t kMaxBatch = 64;
   static constexpr size_t kMaxTraced = size_t{1} << 20;
+  static constexpr double kBatchSeconds = 0.003;  // work per call at the measured speed in production
   // Lanes over the given decoders, one thread each (gpu/device_context.cc makes nvImageCodec's; tests pass
   // decoders that need no GPU), measuring and deciding through `scheduler` (the device's; nullptr: one of
   // their own, as tests use).
   static std::unique_ptr<TileLanes> make(std::vector<std::unique_ptr<codecs::Decoder>> decoders,
                                          const LaneOptions& options, Scheduler* scheduler = nullptr);
-  // Options from the settings for `lanes` lanes: cpu_assist unless TILEWISE_GPU_CPU_ASSIST=0, assist_backlog
-  // TILEWISE_GPU_ASSIST_BACKLOG (default lanes * kMaxBatch * 4: before the first batch is measured, callers
-  // assist only behind a very long queue), trace_path TILEWISE_GPU_TRACE, warm_up unless TILEWISE_GPU_WARM_UP=0.
+  // Options from the settings for `lanes` lanes: cpu_assist unless TILEWISE_GPU_CPU_ASSIST=0, batch_seconds
+  // kBatchSeconds, assist_backlog lanes * kMaxBatch * 4 (before the first batch is measured, callers assist
+  // only behind a very long queue), trace_path TILEWISE_GPU_TRACE, warm_up.
   static LaneOptions options_from_settings(int lanes);
 
   // Decodes every job (each job's status says how). Jobs are taken by lanes in order from the front; the

@@ -8,11 +8,11 @@
 //   its worker alone
 //   (ReadOptions::threads = 1 when the workers fill the cores: a worker fanning its four tiles out to the
 //   decode pool made 16 workers contend for that pool's queue, measured at 0.23 x 16 on a 16-core host).
-//   Into device memory, one task per chunk of settings().loader_device_chunk regions of a batch, read as one
-//   Slide::read_level_regions batch (tiles deduplicated, full GPU decode batches, one crop launch).
+//   Into device memory, one task per batch, read as one Slide::read_level_regions batch (tiles deduplicated,
+//   full GPU decode batches, one crop launch).
 // - Hybrid device loaders (CPU helpers > 0, as many as the device's scheduler plans for the level's codec,
 //   gpu/scheduler.h; helpers run on helper_pool(), the GPU tasks on loader_pool()): per batch one GPU task and the
-//   loader's CPU helpers share its regions through a BatchClaims (loader/batch_claims.h): the GPU task
+//   loader's CPU helpers share its regions through a gpu::SharedBatch (gpu/shared_batch.h): the GPU task
 //   reads its share from the front as one device batch read (and what the helpers left, if any, as a
 //   second), helpers read single regions from the back on their own cores into the batch's page-locked
 //   host copy; when the claims are exhausted the GPU task waits for the helpers still reading (at most one
@@ -22,7 +22,7 @@
 //   decodes slower than the helpers), the GPU reads runs of that many regions, each claimed when the last is
 //   read, and meets the helpers wherever their speeds put them (BatchClaims::in_runs). Without helpers the
 //   cores beside the lanes stayed idle (a loader's 16 workers had at most `prefetch` tasks). Host loaders
-//   run this scheduling only for tests (BatchOptions::hybrid_on_host: a host batch read, staging memcpy).
+//   run this scheduling only for tests (loader::Scheduling::hybrid_on_host: a host batch read, staging memcpy).
 // - State (one per loader, shared with its tasks through a shared_ptr, so tasks may outlive the loader):
 //   one mutex guards the scheduling counters, the per-batch "remaining items" counts and the ready flags;
 //   it is never held while reading pixels. A task writes only its own slot of its batch's buffer and its
@@ -35,24 +35,20 @@
 #include "tilewise/batch_loader.h"
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <condition_variable>
-#include <cstring>
 #include <deque>
-#include <functional>
 #include <mutex>
 #include <random>
 #include <string>
 #include <thread>
 
 #include "gpu/scheduler.h"
-#include "loader/batch_claims.h"
+#include "gpu/shared_batch.h"
 #include "loader/batches_ahead.h"
+#include "loader/scheduling.h"
 #include "tilewise/config.h"
 #include "tilewise/gpu.h"
 #include "tilewise/memory.h"
-#include "util/settings.h"
 #include "util/thread_pool.h"
 
 namespace tilewise {
@@ -91,65 +87,10 @@ Status Batch::first_error(const std::vector<std::pair<int64_t, int64_t>>& locati
   return Status();
 }
 
-namespace {
-
-// Process-wide counters behind loader_stats() (relaxed: statistics, read while loaders run).
-struct Counters {
-  std::atomic<uint64_t> gpu_regions{0}, cpu_regions{0}, gpu_runs{0};
-  std::atomic<uint64_t> gpu_read_ns{0}, cpu_read_ns{0}, tail_wait_ns{0}, upload_ns{0};
-};
-Counters& counters() {
-  static auto* c = new Counters();  // never destroyed: a cancelled loader's task may outlive main()
-  return *c;
-}
-void add(std::atomic<uint64_t>& to, uint64_t n) { to.fetch_add(n, std::memory_order_relaxed); }
-uint64_t nanoseconds_since(std::chrono::steady_clock::time_point start) {
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
-}
-
-// A hybrid batch's shared part (tasks hold it, so it outlives a cancelled loader's pending entry).
-struct HybridBatch {
-  HybridBatch(loader::BatchClaims c, const Device& target)
-      : claims(std::move(c)), statuses(static_cast<size_t>(claims.size())), device(target) {}
-  ~HybridBatch() {
-    if (device.is_cpu()) {
-      free_pixels(host, host_bytes);
-    } else {
-      free_pinned_pixels(host, device.index);
-    }
-  }
-
-  // The staging copy of the helpers' regions: page-locked for a device batch, ordinary for a host one.
-  void allocate_host(size_t bytes) {
-    Status ignored;
-    host = static_cast<uint8_t*>(device.is_cpu() ? allocate_pixels(bytes) : allocate_pinned_pixels(bytes, device.index, &ignored));
-    host_bytes = host ? bytes : 0;
-  }
-  // Copies the helpers' regions [first, size) of `item_bytes` each into the batch's buffer.
-  Status upload(uint8_t* batch, int64_t first, size_t item_bytes) const {
-    const size_t at = item_bytes * static_cast<size_t>(first);
-    const size_t bytes = item_bytes * static_cast<size_t>(claims.size() - first);
-    if (!device.is_cpu()) return upload_pixels(batch + at, host + at, bytes, device.index);
-    std::memcpy(batch + at, host + at, bytes);
-    return Status();
-  }
-  HybridBatch(const HybridBatch&) = delete;
-  HybridBatch& operator=(const HybridBatch&) = delete;
-
-  loader::BatchClaims claims;
-  std::vector<Status> statuses;  // each written by the one task that claimed its item
-  uint8_t* host = nullptr;       // the helpers' regions (null: the GPU reads every region)
-  size_t host_bytes = 0;
-  Device device;
-  int cpu_busy = 0;              // helpers reading now (under the loader's mutex)
-};
-
-}  // namespace
-
 struct BatchLoader::State {
   State(Slide s, std::vector<std::pair<int64_t, int64_t>> locs, const BatchOptions& opt)
       : slide(std::move(s)), locations(std::move(locs)), options(opt) {}
+  using SharedBatch = gpu::SharedBatch;
 
   Slide slide;
   std::vector<std::pair<int64_t, int64_t>> locations;
@@ -164,7 +105,7 @@ struct BatchLoader::State {
     std::shared_ptr<BatchBuffer> pixels;
     std::vector<Status> statuses;
     int64_t remaining = 0;
-    std::shared_ptr<HybridBatch> hybrid;  // hybrid device loaders only
+    std::shared_ptr<SharedBatch> hybrid;  // hybrid device loaders only
   };
 
   std::mutex mutex;
@@ -220,7 +161,7 @@ struct BatchLoader::State {
     }
   }
 
-  // Slot `slot` of a buffer of items on `device`: the batch's own (view_of) or a hybrid batch's host staging.
+  // Slot `slot` of a buffer of items on `device`: the batch's own (view_of) or a shared batch's host staging.
   ImageView slot_view(uint8_t* base, int64_t slot, const Device& device) const {
     return ImageView{base + item_bytes * static_cast<size_t>(slot), options.width * 3,
                      static_cast<int32_t>(options.width), static_cast<int32_t>(options.height), 3, device};
@@ -234,14 +175,8 @@ struct BatchLoader::State {
 
   // A failed item reads as fill, never as stale pixels.
   void fill_view(const ImageView& view) const {
-    if (!view.data) return;
     const auto fill = options.read.fill.value_or(slide.background());
-    if (view.device.is_cpu()) {
-      for (size_t k = 0; k < item_bytes; k += 3) std::memcpy(view.data + k, fill.data(), 3);
-    } else {
-      (void)fill_device_pixels(view.data, static_cast<size_t>(view.stride), view.width, view.height, fill.data(),
-                               view.device.index);
-    }
+    (void)gpu::fill_view(view, fill.data());
   }
 
   // Reads items [first, first + count) of batch b into their slots; one status each.
@@ -296,11 +231,9 @@ struct BatchLoader::State {
       const int64_t b = started++;
       Pending p = make_pending(b);
       const int64_t n = p.remaining;
-      p.hybrid = std::make_shared<HybridBatch>(
-          gpu_run > 0 ? loader::BatchClaims::in_runs(n, gpu_run) : loader::BatchClaims(n, 1.0 - cpu_share),
-          options.device);
-      if (p.pixels->data()) p.hybrid->allocate_host(item_bytes * static_cast<size_t>(n));
-      if (!p.hybrid->host) p.hybrid->claims = loader::BatchClaims(n, 1.0);  // no staging: all on the GPU
+      p.hybrid = std::make_shared<SharedBatch>(
+          gpu_run > 0 ? gpu::BatchClaims::in_runs(n, gpu_run) : gpu::BatchClaims(n, 1.0 - cpu_share), options.device,
+          item_bytes, /*helped=*/p.pixels->data() != nullptr);
       auto hybrid = p.hybrid;
       auto pixels = p.pixels;
       pending.push_back(std::move(p));
@@ -315,61 +248,55 @@ struct BatchLoader::State {
   // The oldest started batch with regions for a helper, or -1. Requires `mutex`.
   int64_t claimable_locked() const {
     for (size_t k = 0; k < pending.size(); ++k) {
-      const HybridBatch* h = pending[k].hybrid.get();
-      if (h && h->host && !h->claims.exhausted()) return delivered + static_cast<int64_t>(k);
+      const SharedBatch* h = pending[k].hybrid.get();
+      if (h && h->open_to_helpers()) return delivered + static_cast<int64_t>(k);
     }
     return -1;
   }
-  void gpu_task(const std::shared_ptr<State>& self, int64_t b, const std::shared_ptr<HybridBatch>& hybrid, const std::shared_ptr<BatchBuffer>& pixels) {
+  void gpu_task(const std::shared_ptr<State>& self, int64_t b, const std::shared_ptr<SharedBatch>& hybrid,
+                const std::shared_ptr<BatchBuffer>& pixels) {
     const int64_t base = b * options.batch_size;
     for (;;) {
       std::pair<int64_t, int64_t> run;
       {
         std::lock_guard<std::mutex> lock(mutex);
         if (cancelled) break;
-        run = hybrid->claims.take_front();
+        run = hybrid->claims().take_front();
       }
       if (run.second == 0) break;
-      const auto start = std::chrono::steady_clock::now();
       std::vector<Status> statuses = read_slots(base + run.first, run.second, b, pixels);
-      add(counters().gpu_read_ns, nanoseconds_since(start));
-      add(counters().gpu_regions, static_cast<uint64_t>(run.second));
-      add(counters().gpu_runs, 1);
+      scheduler->count_loader_gpu_read(run.second);
       for (int64_t i = 0; i < run.second; ++i) {
         Status& st = statuses[static_cast<size_t>(i)];
         if (!st.ok()) fill_view(view_of(pixels, run.first + i));
-        hybrid->statuses[static_cast<size_t>(run.first + i)] = std::move(st);
+        hybrid->statuses()[static_cast<size_t>(run.first + i)] = std::move(st);
       }
     }
     // The helpers still reading regions of this batch finish them (one each); then their tail goes up at once.
     int64_t cpu_first;
     bool skip;
     {
-      const auto start = std::chrono::steady_clock::now();
       std::unique_lock<std::mutex> lock(mutex);
       helpers_idle.wait(lock, [&] { return hybrid->cpu_busy == 0; });
-      cpu_first = hybrid->claims.cpu_first();
+      cpu_first = hybrid->claims().cpu_first();
       skip = cancelled;
-      add(counters().tail_wait_ns, nanoseconds_since(start));
     }
-    const int64_t n = hybrid->claims.size();
+    const int64_t n = hybrid->claims().size();
     if (!skip && cpu_first < n && pixels->data()) {
-      const auto start = std::chrono::steady_clock::now();
-      const Status up = hybrid->upload(pixels->data(), cpu_first, item_bytes);
+      const Status up = hybrid->upload_helpers(pixels->data());
       for (int64_t i = cpu_first; i < n && !up.ok(); ++i) {
-        if (hybrid->statuses[static_cast<size_t>(i)].ok()) hybrid->statuses[static_cast<size_t>(i)] = up;
+        if (hybrid->statuses()[static_cast<size_t>(i)].ok()) hybrid->statuses()[static_cast<size_t>(i)] = up;
       }
-      add(counters().upload_ns, nanoseconds_since(start));
-      add(counters().cpu_regions, static_cast<uint64_t>(n - cpu_first));
+      scheduler->count_loader_cpu_regions(n - cpu_first);
     }
     std::lock_guard<std::mutex> lock(mutex);
-    if (hybrid->host && !skip && !hybrid->claims.fixed_runs()) {
+    if (hybrid->helped() && !skip && !hybrid->claims().fixed_runs()) {
       // The device's scheduler moves the helpers' share by the outcome (gpu/scheduler.h).
-      cpu_share = scheduler->record_loader_batch(codec, cpu_share, hybrid->claims.gpu_runs() > 1);
+      cpu_share = scheduler->record_loader_batch(codec, cpu_share, hybrid->claims().gpu_runs() > 1);
     }
     if (b >= delivered && b < delivered + static_cast<int64_t>(pending.size())) {
       Pending& batch = pending[static_cast<size_t>(b - delivered)];
-      batch.statuses = std::move(hybrid->statuses);
+      batch.statuses = std::move(hybrid->statuses());
       batch.remaining = 0;
       ready.notify_all();
     }
@@ -381,7 +308,7 @@ struct BatchLoader::State {
     ReadOptions read = options.read;
     read.threads = 1;  // the helper is one of the loader's cores
     for (;;) {
-      std::shared_ptr<HybridBatch> h;
+      std::shared_ptr<SharedBatch> h;
       int64_t b = -1, slot = -1;
       {
         std::lock_guard<std::mutex> lock(mutex);
@@ -391,33 +318,31 @@ struct BatchLoader::State {
           return;
         }
         h = pending[static_cast<size_t>(b - delivered)].hybrid;
-        slot = h->claims.take_back();
+        slot = h->claims().take_back();
         ++h->cpu_busy;
       }
       const auto [x, y] = location_of(b * options.batch_size + slot);
-      const ImageView view = slot_view(h->host, slot, Device{});
-      const auto start = std::chrono::steady_clock::now();
+      const ImageView view = slot_view(h->helper_slot(slot), 0, Device{});
       Status st = slide.read_region(x, y, options.level, options.width, options.height, view, read);
-      add(counters().cpu_read_ns, nanoseconds_since(start));
       if (!st.ok()) fill_view(view);
-      h->statuses[static_cast<size_t>(slot)] = std::move(st);
+      h->statuses()[static_cast<size_t>(slot)] = std::move(st);
       std::lock_guard<std::mutex> lock(mutex);
       if (--h->cpu_busy == 0) helpers_idle.notify_all();
     }
   }
 };
 
-LoaderStats loader_stats() {
-  const Counters& c = counters();
-  auto seconds = [](const std::atomic<uint64_t>& ns) { return static_cast<double>(ns.load(std::memory_order_relaxed)) * 1e-9; };
-  return LoaderStats{c.gpu_regions.load(std::memory_order_relaxed), c.cpu_regions.load(std::memory_order_relaxed),
-                     c.gpu_runs.load(std::memory_order_relaxed), seconds(c.gpu_read_ns), seconds(c.cpu_read_ns),
-                     seconds(c.tail_wait_ns), seconds(c.upload_ns)};
-}
-
 Result<std::unique_ptr<BatchLoader>> BatchLoader::create(const Slide& slide,
                                                          std::vector<std::pair<int64_t, int64_t>> locations,
                                                          const BatchOptions& options) {
+  return loader::Scheduling{}.create(slide, std::move(locations), options);
+}
+
+namespace loader {
+
+Result<std::unique_ptr<BatchLoader>> Scheduling::create(const Slide& slide,
+                                                        std::vector<std::pair<int64_t, int64_t>> locations,
+                                                        const BatchOptions& options) const {
   if (options.level < 0 || options.level >= slide.level_count()) {
     return invalid_argument("level " + std::to_string(options.level) + " does not exist (the slide has " +
                             std::to_string(slide.level_count()) + " levels)");
@@ -427,15 +352,15 @@ Result<std::unique_ptr<BatchLoader>> BatchLoader::create(const Slide& slide,
   if (options.num_workers < 0) return invalid_argument("num_workers must not be negative");
   if (!options.device.is_cpu()) TW_RETURN_IF_ERROR(gpu_status(options.device.index));
   TW_RETURN_IF_ERROR(check_region_size(options.width, options.height * options.batch_size));
+  using State = BatchLoader::State;
   auto state = std::make_shared<State>(slide, std::move(locations), options);
   State& s = *state;
   if (s.options.num_workers == 0) s.options.num_workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   s.options.prefetch = std::max(1, s.options.prefetch);
   s.item_bytes = static_cast<size_t>(options.width) * static_cast<size_t>(options.height) * 3;
-  s.ahead = loader::batches_ahead(s.options.prefetch, !s.options.device.is_cpu(),
-                                  s.item_bytes * static_cast<size_t>(options.batch_size),
-                                  internal::settings().loader_device_ahead);
-  if (s.options.device.is_cpu() && !options.hybrid_on_host) {
+  s.ahead = batches_ahead(s.options.prefetch, !s.options.device.is_cpu(),
+                          s.item_bytes * static_cast<size_t>(options.batch_size));
+  if (s.options.device.is_cpu() && !hybrid_on_host) {
     // Workers that fill the cores read their regions alone; fewer workers spread tiles over the pool.
     if (s.options.read.threads == 0) {
       s.options.read.threads = std::max(1, internal::global_pool_threads() / s.options.num_workers);
@@ -445,16 +370,14 @@ Result<std::unique_ptr<BatchLoader>> BatchLoader::create(const Slide& slide,
     // other's decodes (or decode the same tiles twice).
     s.chunk = std::max<int64_t>(1, options.batch_size / s.options.num_workers);
   } else {
-    const int chunk = internal::settings().loader_device_chunk;
-    s.chunk = chunk <= 0 ? options.batch_size : std::min(chunk, options.batch_size);
+    s.chunk = options.batch_size;
     // Some of the workers read whole regions on the CPU beside the GPU (hybrid), and the GPU claims its part
     // of each batch as the device's scheduler plans for the level's codec (gpu/scheduler.h).
     s.codec = gpu::codec_class(slide.level(options.level));
     s.scheduler = &gpu::device_scheduler(options.device.is_cpu() ? -1 : options.device.index);
     const gpu::LoaderPlan plan =
-        s.scheduler->loader_plan(s.codec, s.options.num_workers, options.cpu_helpers, options.gpu_run);
+        s.scheduler->loader_plan(s.codec, s.options.num_workers, cpu_helpers, gpu_run);
     s.helpers = plan.helpers;
-    if (chunk > 0 && options.cpu_helpers < 0) s.helpers = 0;  // an explicit chunk size measures the GPU alone
     s.gpu_run = plan.gpu_run;
     s.cpu_share = plan.helper_share;
   }
@@ -469,7 +392,7 @@ Result<std::unique_ptr<BatchLoader>> BatchLoader::create(const Slide& slide,
   }
   const int64_t n = static_cast<int64_t>(s.order.size());
   s.batches = options.drop_last ? n / options.batch_size : (n + options.batch_size - 1) / options.batch_size;
-  // Hybrid: the GPU tasks on the loader pool, the helpers on their own (helper_pool, at its nice value).
+  // Hybrid: the GPU tasks on the loader pool, the helpers on their own (helper_pool).
   internal::loader_pool().grow(s.helpers > 0 ? static_cast<int>(s.ahead) : s.options.num_workers);
   if (s.helpers > 0) internal::helper_pool().grow(s.helpers);
   {
@@ -478,6 +401,8 @@ Result<std::unique_ptr<BatchLoader>> BatchLoader::create(const Slide& slide,
   }
   return std::unique_ptr<BatchLoader>(new BatchLoader(std::move(state)));
 }
+
+}  // namespace loader
 
 BatchLoader::~BatchLoader() {
   std::lock_guard<std::mutex> lock(state_->mutex);

@@ -103,62 +103,18 @@ Settings read_settings(EnvLookup lookup) {
   }
   if (read(lookup, "TILEWISE_GPU_LANES", s.gpu_lanes, parse_count)) s.gpu_lanes = std::clamp(s.gpu_lanes, 1, 32);
   read(lookup, "TILEWISE_GPU_CPU_ASSIST", s.gpu_cpu_assist, parse_switch);
-  read(lookup, "TILEWISE_GPU_WARM_UP", s.gpu_warm_up, parse_switch);
-  uint64_t backlog = 0;
-  if (read(lookup, "TILEWISE_GPU_ASSIST_BACKLOG", backlog, parse_count)) s.gpu_assist_backlog = backlog;
-  if (read(lookup, "TILEWISE_GPU_DECODER_THREADS", s.gpu_decoder_threads, parse_count)) {
-    s.gpu_decoder_threads = std::clamp(s.gpu_decoder_threads, 1, 16);
-  }
-  read(lookup, "TILEWISE_GPU_ASSIST_CALLERS", s.gpu_assist_callers, parse_count);
-  read(lookup, "TILEWISE_GPU_BATCH_MS", s.gpu_batch_ms, [](std::string_view t) -> std::optional<double> {
-    auto v = parse_count(t);
-    if (!v || *v <= 0) return std::nullopt;
-    return static_cast<double>(*v);
+  read(lookup, "TILEWISE_GPU_POLICY", s.gpu_policy, [](std::string_view t) -> std::optional<GpuPolicy> {
+    if (t == "auto") return GpuPolicy::kAuto;
+    if (t == "gpu") return GpuPolicy::kGpu;
+    if (t == "cpu") return GpuPolicy::kCpu;
+    return std::nullopt;
   });
-  read(lookup, "TILEWISE_GPU_IN_PLACE", s.gpu_in_place, parse_switch);
-  read(lookup, "TILEWISE_GPU_SPREAD_TILES", s.gpu_spread_tiles, parse_count);
   read(lookup, "TILEWISE_GPU_TRACE", s.gpu_trace, parse_text);
   // nvImageCodec's severity bits (nvimgcodecDebugMessageSeverity_t): each level and all above it.
   read(lookup, "TILEWISE_GPU_LOG", s.gpu_log, [](std::string_view t) -> std::optional<uint32_t> {
     if (t == "info") return 0x0FFFFF00u;
     if (t == "debug") return 0x0FFFFFF0u;
     if (t == "trace") return 0x0FFFFFFFu;
-    return std::nullopt;
-  });
-  read(lookup, "TILEWISE_GPU_SPLIT_TILES", s.gpu_split_tiles, parse_count);
-  if (read(lookup, "TILEWISE_GPU_SPLIT_FIRST_READS", s.gpu_split_first_reads, parse_count)) {
-    s.gpu_split_first_reads = std::clamp(s.gpu_split_first_reads, 2, 64);
-  }
-  double share = 0;
-  if (read(lookup, "TILEWISE_GPU_SPLIT_CPU_SHARE", share, [](std::string_view t) -> std::optional<double> {
-        const std::string text(t);
-        char* end = nullptr;
-        const double v = std::strtod(text.c_str(), &end);
-        if (text.empty() || end != text.c_str() + text.size() || !(v >= 0 && v <= 1)) return std::nullopt;
-        return v;
-      })) {
-    s.gpu_split_cpu_share = share;
-  }
-  read(lookup, "TILEWISE_GPU_WAIT", s.gpu_wait, [](std::string_view t) -> std::optional<GpuWait> {
-    if (t == "auto") return GpuWait::kAuto;
-    if (t == "block") return GpuWait::kBlock;
-    if (t == "spin") return GpuWait::kSpin;
-    if (t == "device") return GpuWait::kDevice;
-    return std::nullopt;
-  });
-  read(lookup, "TILEWISE_LOADER_DEVICE_CHUNK", s.loader_device_chunk, parse_count);
-  int ahead = 0;
-  if (read(lookup, "TILEWISE_LOADER_DEVICE_AHEAD", ahead, parse_count)) s.loader_device_ahead = std::clamp(ahead, 0, 64);
-  int run = 0;
-  if (read(lookup, "TILEWISE_LOADER_GPU_RUN", run, parse_count)) s.loader_gpu_run = std::clamp(run, 0, 1 << 20);
-  if (read(lookup, "TILEWISE_LOADER_HELPER_NICE", s.loader_helper_nice, parse_count)) {
-    s.loader_helper_nice = std::clamp(s.loader_helper_nice, 0, 19);
-  }
-  int helpers = 0;
-  if (read(lookup, "TILEWISE_LOADER_CPU_HELPERS", helpers, parse_count)) s.loader_cpu_helpers = helpers;
-  read(lookup, "TILEWISE_GPU_ALLOCATOR", s.gpu_async_allocator, [](std::string_view t) -> std::optional<bool> {
-    if (t == "pool") return false;
-    if (t == "async") return true;
     return std::nullopt;
   });
   return s;

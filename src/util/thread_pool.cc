@@ -173,7 +173,7 @@ ThreadPool& loader_pool() {
 }
 
 ThreadPool& helper_pool() {
-  static auto* pool = new ForkSafe<ThreadPool>([] { return new ThreadPool(0, settings().loader_helper_nice, "tw-helper"); });
+  static auto* pool = new ForkSafe<ThreadPool>([] { return new ThreadPool(0, 0, "tw-helper"); });
   return pool->get();
 }
 

@@ -64,8 +64,8 @@ ThreadPool& global_pool();
 void set_global_pool_threads(int threads);
 int global_pool_threads();
 ThreadPool& loader_pool();
-// - helper_pool(): the hybrid device loaders' CPU helpers (submit), at settings().loader_helper_nice, so
-//   that they take only the cores the GPU path's host work (nvImageCodec, the lanes, the GPU tasks) leaves.
+// - helper_pool(): the hybrid device loaders' CPU helpers (submit), apart from the loader pool so that a
+//   loader's GPU tasks never wait behind its helpers' reads.
 ThreadPool& helper_pool();
 
 }  // namespace tilewise::internal

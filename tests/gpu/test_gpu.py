@@ -218,11 +218,11 @@ def test_hybrid_device_loader_equals_the_cpu_and_fails_only_the_damaged_batch(tm
                     for b in range(0, len(locs), 16))
         cpu = list(s.read_regions(locs, (128, 96), batch_size=16, num_workers=4))
         for workers in (1, 8):  # 1: the GPU alone (no helper); 8: three helpers beside the GPU tasks
-            before, split0 = tilewise._core.gpu_stats(0), tilewise._core.loader_stats()
+            before = tilewise._core.gpu_stats(0)
             gpu = [to_host(b) for b in s.read_regions(locs, (128, 96), batch_size=16, num_workers=workers, device="cuda")]
-            after, split = tilewise._core.gpu_stats(0), tilewise._core.loader_stats()
+            after = tilewise._core.gpu_stats(0)
             lanes = (after["gpu_tiles"] + after["cpu_tiles"]) - (before["gpu_tiles"] + before["cpu_tiles"])
-            helped = split["cpu_regions"] - split0["cpu_regions"]
+            helped = after["loader_cpu_regions"] - before["loader_cpu_regions"]
             assert len(gpu) == len(cpu) == 12
             for a, b in zip(gpu, cpu):
                 assert np.abs(a.astype(int) - b.astype(int)).max() <= JPEG_TOLERANCE

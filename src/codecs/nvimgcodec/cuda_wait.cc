@@ -1,10 +1,6 @@
 #include "codecs/nvimgcodec/cuda_wait.h"
 
-#include <mutex>
-#include <set>
 #include <unordered_map>
-
-#include "util/settings.h"
 
 namespace tilewise::codecs::nvimgcodec {
 
@@ -36,10 +32,7 @@ class ThreadEvents {
 }  // namespace
 
 cudaError_t wait_for_stream(cudaStream_t stream, Wait expected) {
-  const internal::GpuWait policy = internal::settings().gpu_wait;
-  if (policy == internal::GpuWait::kSpin || (policy == internal::GpuWait::kAuto && expected == Wait::kShort)) {
-    return cudaStreamSynchronize(stream);
-  }
+  if (expected == Wait::kShort) return cudaStreamSynchronize(stream);
   int device = 0;
   cudaError_t e = cudaGetDevice(&device);
   if (e != cudaSuccess) return e;
@@ -49,20 +42,6 @@ cudaError_t wait_for_stream(cudaStream_t stream, Wait expected) {
   e = cudaEventRecord(event, stream);
   if (e != cudaSuccess) return e;
   return cudaEventSynchronize(event);
-}
-
-void set_device_wait_policy(int device) {
-  if (internal::settings().gpu_wait != internal::GpuWait::kDevice) return;
-  static std::mutex mutex;
-  static std::set<int> done;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (!done.insert(device).second) return;
-  int current = 0;
-  if (cudaGetDevice(&current) != cudaSuccess) current = device;
-  // On an active primary context this changes its scheduling for every thread of the process.
-  if (cudaSetDevice(device) == cudaSuccess) cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync);
-  cudaGetLastError();
-  cudaSetDevice(current);
 }
 
 }  // namespace tilewise::codecs::nvimgcodec

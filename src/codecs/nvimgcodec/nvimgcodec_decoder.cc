@@ -94,13 +94,12 @@ class NvImageCodecDecoder final : public Decoder {
   Status init() {
     cudaError_t e = cudaSetDevice(device_);
     if (e != cudaSuccess) return cuda_error("cudaSetDevice", e);
-    set_device_wait_policy(device_);
     e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
     if (e != cudaSuccess) return cuda_error("cudaStreamCreate", e);
     auto exec = structure<nvimgcodecExecutionParams_t>(NVIMGCODEC_STRUCTURE_TYPE_EXECUTION_PARAMS);
     exec.device_id = device_;
-    // Parallelism comes mostly from several lanes; TILEWISE_GPU_DECODER_THREADS adds threads inside one.
-    exec.max_num_cpu_threads = internal::settings().gpu_decoder_threads;
+    // Parallelism comes from several lanes: one CPU thread inside each decoder.
+    exec.max_num_cpu_threads = 1;
     exec.pre_init = 1;
     // Hardware engines first, then the CUDA (hybrid) JPEG decoder, then GPU-only (nvJPEG2000); a sample a
     // backend refuses falls to the next.

@@ -97,9 +97,11 @@ class WholeTileDecoder final : public codecs::Decoder {
 
 class HostContext final : public DeviceContext {
  public:
-  explicit HostContext(LaneOptions options = LaneOptions{false, 0}, int fail_every = 0, bool gpu_takes_tiles = true)
+  explicit HostContext(LaneOptions options = LaneOptions{false, 0}, int fail_every = 0, bool gpu_takes_tiles = true,
+                       internal::GpuPolicy policy = internal::GpuPolicy::kAuto)
       : gpu_takes_tiles_(gpu_takes_tiles),
-        cache_(1 << 20, [this](size_t n) -> void* { return *ops_.allocate(n); }, [this](void* p) { ops_.release(p); }) {
+        cache_(1 << 20, [this](size_t n) -> void* { return *ops_.allocate(n); }, [this](void* p) { ops_.release(p); }),
+        scheduler_(steady_seconds(), policy) {
     std::vector<std::unique_ptr<codecs::Decoder>> decoders;
     for (int i = 0; i < 2; ++i) {
       auto d = std::make_unique<WholeTileDecoder>();
@@ -256,14 +258,14 @@ TEST(DeviceRegionReader, LargeRegionsGoToTheSideThatReadsThemFaster) {
   EXPECT_GT(lanes_tiles(), after_lanes);
   EXPECT_GT(cpu_reads(), 3);
   EXPECT_LT(cpu_reads(), 3 + 40);
-  f.expect_same(context, 100, 100, 200, 100);  // 4 x 5 tiles: below TILEWISE_GPU_SPLIT_TILES, lanes only
+  f.expect_same(context, 100, 100, 200, 100);  // 4 x 5 tiles: not a large region, lanes only
   EXPECT_EQ(context.ops_.live.load(), static_cast<int>(context.tile_cache()->stats().entries));
 }
 
 TEST(DeviceRegionReader, MoreFirstReadsGiveEachSideMoreReadsBeforeTheRatesRoute) {
   Fixture f(1024, 512, 64, 32);  // 16 x 16 tiles
   HostContext context;
-  context.scheduler().reset_large_regions(std::nullopt, /*first_reads=*/5);
+  context.scheduler().reset_large_regions(/*first_reads=*/5);
   auto cpu_reads = [&] { return context.ops_.host_allocations.load(); };  // the CPU side's pinned staging
   for (int i = 0; i < 5; ++i) f.expect_same(context, 16 * i, 8 * i, 900, 400, /*use_cache=*/false);
   EXPECT_EQ(cpu_reads(), 0) << "five to the lanes first";
@@ -271,19 +273,18 @@ TEST(DeviceRegionReader, MoreFirstReadsGiveEachSideMoreReadsBeforeTheRatesRoute)
   EXPECT_EQ(cpu_reads(), 5) << "then five to the CPU";
 }
 
-TEST(DeviceRegionReader, AFixedCpuShareCutsLargeRegionsAtATileRow) {
+TEST(DeviceRegionReader, ForcedPoliciesReadEveryLargeRegionOnOneSide) {
   Fixture f(1024, 512, 64, 32);  // 16 x 16 tiles
-  HostContext context;
-  context.scheduler().reset_large_regions(0.5, /*first_reads=*/3);
-  f.expect_same(context, 0, 0, 1024, 512, /*use_cache=*/false);
-  EXPECT_EQ(context.ops_.host_copies.load(), 8) << "the CPU's 8 tile rows, uploaded one by one";
-  const uint64_t lanes_tiles = context.started().stats().gpu_tiles;
-  EXPECT_EQ(lanes_tiles, 128u) << "and the lanes the other 8";
-  // Unaligned, and reaching past the level (background on both sides of the cut).
-  f.expect_same(context, 13, 7, 900, 480, /*use_cache=*/false);
-  f.expect_same(context, -20, 300, 700, 300, /*use_cache=*/false);
-  EXPECT_EQ(context.ops_.host_allocations.load(), 3) << "each region had a CPU half";
-  EXPECT_GT(context.started().stats().gpu_tiles, lanes_tiles) << "and a GPU half";
+  HostContext cpu(LaneOptions{false, 0}, 0, true, internal::GpuPolicy::kCpu);
+  f.expect_same(cpu, 0, 0, 1024, 512, /*use_cache=*/false);
+  f.expect_same(cpu, 13, 7, 900, 480, /*use_cache=*/false);
+  f.expect_same(cpu, -20, 300, 700, 300, /*use_cache=*/false);  // reaching past the level: background too
+  EXPECT_EQ(cpu.ops_.host_allocations.load(), 3) << "each on the CPU";
+  EXPECT_EQ(cpu.started().stats().gpu_tiles, 0u);
+  HostContext gpu(LaneOptions{false, 0}, 0, true, internal::GpuPolicy::kGpu);
+  for (int i = 0; i < 8; ++i) f.expect_same(gpu, 16 * i, 8 * i, 900, 400, /*use_cache=*/false);
+  EXPECT_EQ(gpu.ops_.host_allocations.load(), 0) << "each through the lanes";
+  EXPECT_GT(gpu.started().stats().gpu_tiles, 0u);
 }
 
 TEST(DeviceRegionReader, ATileWhoseBytesCannotBeReadFailsALargeRegionWithItsContext) {

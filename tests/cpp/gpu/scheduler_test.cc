@@ -65,13 +65,12 @@ TEST(Scheduler, TheCoresOutpaceTheLanesOnlyOnceMeasuredAndAtLeastTwiceAsFast) {
 
 TEST(Scheduler, LargeRegionsGoToTheFasterSideAfterFirstReadsOfEachAndTheSlowerIsReMeasured) {
   Scheduler s;
-  s.reset_large_regions(std::nullopt, 3);
+  s.reset_large_regions(3);
   std::vector<Scheduler::Side> sides;
   auto route = [&](double lanes_seconds, double cpu_seconds) {
-    const Scheduler::Route r = s.route_large_region(16);
-    EXPECT_FALSE(r.cut_row) << "not cut: each large region goes whole to one side";
-    sides.push_back(r.side);
-    s.record_large_read(r.side, 1e6, r.side == Scheduler::Side::kLanes ? lanes_seconds : cpu_seconds);
+    const Scheduler::Side side = s.route_large_region();
+    sides.push_back(side);
+    s.record_large_read(side, 1e6, side == Scheduler::Side::kLanes ? lanes_seconds : cpu_seconds);
   };
   for (int i = 0; i < 6; ++i) route(0.001, 0.002);  // lanes twice as fast
   const std::vector<Scheduler::Side> first(sides.begin(), sides.begin() + 6);
@@ -83,7 +82,7 @@ TEST(Scheduler, LargeRegionsGoToTheFasterSideAfterFirstReadsOfEachAndTheSlowerIs
   EXPECT_EQ(cpu, 2) << "the slower side every 16th large read";
   // The best of the recent reads counts: a slow lanes read does not send the next regions to the CPU.
   route(0.01, 0.002);
-  EXPECT_EQ(s.route_large_region(16).side, S::kLanes);
+  EXPECT_EQ(s.route_large_region(), S::kLanes);
   // Faster CPU reads win once they beat the lanes' best.
   for (int i = 0; i < 40; ++i) route(0.001, 0.0002);
   int late_cpu = 0;
@@ -91,17 +90,19 @@ TEST(Scheduler, LargeRegionsGoToTheFasterSideAfterFirstReadsOfEachAndTheSlowerIs
   EXPECT_GE(late_cpu, 9);
 }
 
-TEST(Scheduler, AFixedCpuShareCutsEveryLargeRegionAtATileRow) {
-  Scheduler s;
-  s.reset_large_regions(0.25, 3);
-  Scheduler::Route r = s.route_large_region(16);
-  EXPECT_EQ(r.side, Scheduler::Side::kCpu);
-  ASSERT_TRUE(r.cut_row);
-  EXPECT_EQ(*r.cut_row, 12) << "the last 4 of 16 rows on the CPU";
-  s.reset_large_regions(1.0, 3);
-  EXPECT_EQ(s.route_large_region(16).cut_row, 0) << "all of it on the CPU";
-  s.reset_large_regions(0.0, 3);
-  EXPECT_EQ(s.route_large_region(16).side, Scheduler::Side::kLanes);
+TEST(Scheduler, AForcedPolicyMakesTheLargeRegionAndLoaderDecisionsOneSides) {
+  using internal::GpuPolicy;
+  Scheduler gpu(steady_seconds(), GpuPolicy::kGpu), cpu(steady_seconds(), GpuPolicy::kCpu);
+  for (int i = 0; i < 40; ++i) {
+    ASSERT_EQ(gpu.route_large_region(), Scheduler::Side::kLanes);
+    gpu.record_large_read(Scheduler::Side::kLanes, 1e6, 1.0);  // however slow
+    ASSERT_EQ(cpu.route_large_region(), Scheduler::Side::kCpu);
+    cpu.record_large_read(Scheduler::Side::kCpu, 1e6, 1.0);
+  }
+  EXPECT_EQ(gpu.loader_plan(kJpeg, 16).helpers, 0) << "the GPU alone";
+  EXPECT_EQ(gpu.loader_plan(kJ2k, 16).helpers, 0);
+  EXPECT_EQ(cpu.loader_plan(kJpeg, 16).helpers, 15) << "every worker but one on the CPU";
+  EXPECT_EQ(gpu.loader_plan(kJpeg, 16, 3).helpers, 3) << "a loader's explicit choice still holds";
 }
 
 TEST(Scheduler, DeviceLoadersHelpByCodecAndLearnTheHelpersShare) {
@@ -130,6 +131,13 @@ TEST(Scheduler, DeviceLoadersHelpByCodecAndLearnTheHelpersShare) {
   EXPECT_DOUBLE_EQ(share, 0.9) << "the GPU keeps a part";
   for (int i = 0; i < 100; ++i) share = s.record_loader_batch(kJpeg, share, true);
   EXPECT_DOUBLE_EQ(share, 0.0);
+  s.count_loader_gpu_read(60);
+  s.count_loader_gpu_read(4);
+  s.count_loader_cpu_regions(64);
+  const Scheduler::LoaderCounts counts = s.loader_counts();
+  EXPECT_EQ(counts.gpu_regions, 64u);
+  EXPECT_EQ(counts.gpu_reads, 2u);
+  EXPECT_EQ(counts.cpu_regions, 64u);
 }
 
 // A decoder whose calls take `seconds` of the fake clock per tile.

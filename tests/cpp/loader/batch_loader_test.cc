@@ -4,6 +4,8 @@
 #include <random>
 #include <set>
 
+#include "gpu/scheduler.h"
+#include "loader/scheduling.h"
 #include "support/tiff_builder.h"
 #include "tiff/tags.h"
 #include "tilewise/batch_loader.h"
@@ -50,7 +52,7 @@ struct Combo {
   int batch_size, workers, prefetch;
   bool shuffle, drop_last;
   int hybrid_helpers = -1;  // >= 0: scheduled as a hybrid device loader is, with this many CPU helpers
-  int gpu_run = -1;         // hybrid: BatchOptions::gpu_run (0: a learnt share; -1: by codec, here runs of 8)
+  int gpu_run = -1;         // hybrid: Scheduling::gpu_run (0: a learnt share; -1: by codec, here runs of 8)
 };
 
 class LoaderCombos : public ::testing::TestWithParam<Combo> {};
@@ -68,10 +70,8 @@ TEST_P(LoaderCombos, BatchesEqualSingleReadsInOrder) {
   opt.shuffle = c.shuffle;
   opt.seed = 42;
   opt.drop_last = c.drop_last;
-  opt.hybrid_on_host = c.hybrid_helpers >= 0;
-  opt.cpu_helpers = c.hybrid_helpers;
-  opt.gpu_run = c.gpu_run;
-  auto loader = BatchLoader::create(slide, locations, opt);
+  const loader::Scheduling scheduling{c.hybrid_helpers >= 0, c.hybrid_helpers, c.gpu_run};
+  auto loader = scheduling.create(slide, locations, opt);
   ASSERT_TRUE(loader.ok()) << loader.status().message();
   const int64_t expected_batches = c.drop_last ? 37 / c.batch_size : (37 + c.batch_size - 1) / c.batch_size;
   EXPECT_EQ((*loader)->batch_count(), expected_batches);
@@ -167,17 +167,17 @@ TEST(BatchLoader, EarlyDestructionCancelsWithoutWaitingOrLeaking) {
   }
 }
 
-// A host loader of size x size regions scheduled as a hybrid device loader, with `helpers` CPU helpers.
-BatchOptions hybrid_options(int64_t size, int batch_size, int workers, int prefetch, int helpers) {
+// A host loader of size x size regions.
+BatchOptions options(int64_t size, int batch_size, int workers, int prefetch) {
   BatchOptions opt;
   opt.width = opt.height = size;
   opt.batch_size = batch_size;
   opt.num_workers = workers;
   opt.prefetch = prefetch;
-  opt.hybrid_on_host = true;
-  opt.cpu_helpers = helpers;
   return opt;
 }
+// Scheduled as a hybrid device loader, with `helpers` CPU helpers and the GPU's runs `gpu_run`.
+loader::Scheduling hybrid(int helpers, int gpu_run) { return loader::Scheduling{true, helpers, gpu_run}; }
 
 // Hybrid scheduling (the device loader's, on the host): a damaged tile fails exactly the items that need
 // it, whichever side read them, with fill in their slots; every other item equals a single read; the
@@ -190,11 +190,11 @@ TEST(BatchLoader, HybridSchedulingFailsOnlyTheDamagedItems) {
     return l.first < 128 && l.first + 20 > 64 && l.second < 64 && l.second + 20 > 0;
   };
   locations[7] = {70, 10};
-  const LoaderStats before = loader_stats();
+  // Host loaders scheduled as device loaders are counted by the host's scheduler (device -1).
+  const gpu::Scheduler::LoaderCounts before = gpu::device_scheduler(-1).loader_counts();
   for (int round = 0; round < 3; ++round) {
-    BatchOptions opt = hybrid_options(20, 32, 6, 2, 4);
-    opt.gpu_run = round == 1 ? 0 : -1;  // the learnt share once, runs of 8 (this slide is not JPEG) twice
-    auto loader = BatchLoader::create(slide, locations, opt);
+    // The learnt share once, runs of 8 (this slide is not JPEG) twice.
+    auto loader = hybrid(4, round == 1 ? 0 : -1).create(slide, locations, options(20, 32, 6, 2));
     ASSERT_TRUE(loader.ok());
     int failures = 0;
     while (auto batch = (*loader)->next()) {
@@ -216,19 +216,17 @@ TEST(BatchLoader, HybridSchedulingFailsOnlyTheDamagedItems) {
     }
     EXPECT_GE(failures, 1);
   }
-  const LoaderStats after = loader_stats();
+  const gpu::Scheduler::LoaderCounts after = gpu::device_scheduler(-1).loader_counts();
   EXPECT_EQ((after.gpu_regions + after.cpu_regions) - (before.gpu_regions + before.cpu_regions), 3u * 300u);
   EXPECT_GT(after.cpu_regions, before.cpu_regions) << "the helpers read no region";
-  EXPECT_GT(after.gpu_runs, before.gpu_runs);
+  EXPECT_GT(after.gpu_reads, before.gpu_reads);
 }
 
 TEST(BatchLoader, HybridSchedulingCancelsWithoutWaitingOrLeaking) {
   Slide slide = make_slide();
   const auto locations = random_locations(600, 9);
   for (int round = 0; round < 30; ++round) {
-    BatchOptions opt = hybrid_options(64, 24, 8, 3, 5);
-    opt.gpu_run = round % 3 == 0 ? 0 : -1;
-    auto loader = BatchLoader::create(slide, locations, opt);
+    auto loader = hybrid(5, round % 3 == 0 ? 0 : -1).create(slide, locations, options(64, 24, 8, 3));
     auto first = (*loader)->next();
     ASSERT_TRUE(first.has_value());
     if (round % 2) (*loader)->next();

@@ -1,4 +1,4 @@
-#include "loader/batch_claims.h"
+#include "gpu/batch_claims.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-namespace tilewise::loader {
+namespace tilewise::gpu {
 namespace {
 
 using Claim = std::pair<int64_t, int64_t>;
@@ -130,4 +130,4 @@ TEST(BatchClaims, ConcurrentTakersClaimEachItemOnce) {
 }
 
 }  // namespace
-}  // namespace tilewise::loader
+}  // namespace tilewise::gpu

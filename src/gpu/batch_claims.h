@@ -20,7 +20,7 @@
 #include <cstdint>
 #include <utility>
 
-namespace tilewise::loader {
+namespace tilewise::gpu {
 
 class BatchClaims {
  public:
@@ -74,4 +74,4 @@ class BatchClaims {
   int gpu_runs_ = 0;
 };
 
-}  // namespace tilewise::loader
+}  // namespace tilewise::gpu
