@@ -324,7 +324,7 @@ class Slide:
         """Reads many regions of ``size`` at level-0 ``locations`` ((N, 2) array or sequence of (x, y)) in
         batches of (B, h, w, 3) uint8 arrays, on a persistent worker pool (``num_workers`` concurrent reads,
         0 = one per CPU) with ``prefetch`` batches read ahead (into a device: at least as many as 128 MiB of
-        batches, up to 8, so that the GPU's decoders are kept fed; ``TILEWISE_LOADER_DEVICE_AHEAD`` sets it).
+        batches, up to 8, so that the GPU's decoders are kept fed).
         Order follows ``locations``, or a shuffle
         reproducible from ``seed``. Every array stays valid while you hold it. A region that cannot be read
         raises its error (naming the batch, item and location) when its batch is reached."""

@@ -475,6 +475,8 @@ TEST(DeviceRegionReader, PositionedLevelsGiveTheHostReadersPixelsSinglyAndInBatc
   {
     HostContext context;
     for (const auto& r : regions) f.expect_same(context, r[0], r[1], r[2], r[3]);
+    // A single region is a batch of one: a unit shown in two parts of it is decoded once, on the lanes.
+    EXPECT_GT(context.started().stats().gpu_tiles, 0u);
     f.expect_same_batch(context, regions);
     f.expect_same_batch(context, regions);  // through the device tile cache
     EXPECT_GT(context.started().stats().gpu_tiles, 0u);
