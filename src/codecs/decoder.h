@@ -9,6 +9,11 @@
 //   (Corrupt for bad data, Unsupported for a description can_decode refuses, Internal otherwise). One item's
 //   failure never affects the others. Returns when every output is complete and readable from any stream or
 //   thread.
+// - What a request's view takes: the RGB rendering when it is 8-bit RGB (ImageView::is_rgb8: grey expanded,
+//   B, G, R reordered, 16-bit samples narrowed to their top 8 significant bits), else the chunk's own
+//   samples - out.channels == desc.samples_per_pixel and out.sample_bytes * 8 == desc.bits_per_sample - in
+//   host byte order with the predictor undone and B, G, R reordered as R, G, B, values otherwise as stored
+//   (MinIsWhite is not inverted). A backend refuses other views (Internal).
 // - Outputs live where output() says (host memory, or device memory of the backend's device). A request's
 //   view is the window of `out`'s size at (x, y) of the chunk; a whole chunk is (0, 0) with out.width ==
 //   desc.width and at most desc.height rows. Backends that always write whole chunks (window_decode() false)

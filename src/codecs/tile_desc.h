@@ -22,6 +22,9 @@ enum class ColorSpace {
   kYCbCr,       // for JPEG: YCbCr components, converted to RGB by the decoder
 };
 
+// How a sample's bits are read (TIFF SampleFormat).
+enum class SampleFormat { kUnsigned, kSigned, kFloat };
+
 struct TileDesc {
   Compression compression = Compression::kNone;
   // Nominal size of the encoded chunk: the tile size, or (image width, rows per strip) for strips. The
@@ -30,6 +33,7 @@ struct TileDesc {
   int32_t height = 0;
   int32_t samples_per_pixel = 3;
   int32_t bits_per_sample = 8;
+  SampleFormat sample_format = SampleFormat::kUnsigned;
   // 16-bit samples holding fewer significant bits (Hamamatsu NGR: 12): narrowed by this many, not 16.
   int32_t significant_bits = 0;
   ColorSpace color = ColorSpace::kRgb;

@@ -39,7 +39,7 @@ struct DeviceRead {
   }
 };
 
-// Ok when request.out can hold the region (3 channels, large enough).
+// Ok when request.out can hold the region (8-bit RGB, large enough).
 Status check_output(const region::RegionRequest& request);
 
 }  // namespace tilewise::gpu

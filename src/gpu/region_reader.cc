@@ -5,9 +5,9 @@
 namespace tilewise::gpu {
 
 Status check_output(const region::RegionRequest& req) {
-  if (req.out.channels != 3 || req.out.width < req.width || req.out.height < req.height ||
+  if (!req.out.is_rgb8() || req.out.width < req.width || req.out.height < req.height ||
       req.out.stride < req.width * 3) {
-    return invalid_argument("output buffer is smaller than the region or not a 3-channel buffer");
+    return invalid_argument("output buffer is smaller than the region or not an 8-bit RGB buffer");
   }
   return Status();
 }

@@ -16,7 +16,7 @@ bool BatchTiles::shared(int64_t index) const {
   return it != slots_.end() && it->second.uses > 1;
 }
 
-Result<const uint8_t*> BatchTiles::use(int64_t index, int32_t width, int32_t height,
+Result<const uint8_t*> BatchTiles::use(int64_t index, int32_t width, int32_t height, const ImageView& like,
                                        const std::function<Status(const ImageView&)>& decode) {
   Slot& slot = slots_[index];
   if (!slot.decoded) {
@@ -25,8 +25,10 @@ Result<const uint8_t*> BatchTiles::use(int64_t index, int32_t width, int32_t hei
       slot.pixels = std::move(spare_.back());
       spare_.pop_back();
     }
-    slot.pixels.resize(static_cast<size_t>(width) * static_cast<size_t>(height) * 3);  // reused: not cleared
-    slot.status = decode(ImageView{slot.pixels.data(), int64_t{width} * 3, width, height, 3, {}});
+    const size_t pixel = like.pixel_bytes();
+    slot.pixels.resize(static_cast<size_t>(width) * static_cast<size_t>(height) * pixel);  // reused: not cleared
+    slot.status = decode(ImageView{slot.pixels.data(), static_cast<int64_t>(width * pixel), width, height, like.channels,
+                                   {}, like.sample_bytes});
   }
   if (!slot.status.ok()) return slot.status;
   return static_cast<const uint8_t*>(slot.pixels.data());

@@ -31,9 +31,10 @@ class BatchTiles {
   void add_use(int64_t index, uint64_t tile_bytes);
   // Whether more than one region cuts the tile.
   bool shared(int64_t index) const;
-  // The tile's pixels (width x height, RGB, rows packed), decoded by `decode` at its first use; the
-  // decode's error at every use when it failed. Each use must be followed by done().
-  Result<const uint8_t*> use(int64_t index, int32_t width, int32_t height,
+  // The tile's pixels (width x height pixels of `like`'s channels and sample size, rows packed), decoded by
+  // `decode` at its first use; the decode's error at every use when it failed. Each use must be followed by
+  // done().
+  Result<const uint8_t*> use(int64_t index, int32_t width, int32_t height, const ImageView& like,
                              const std::function<Status(const ImageView&)>& decode);
   // Ends one use; after the tile's last its buffer serves the next tile.
   void done(int64_t index);

@@ -15,6 +15,10 @@ namespace tilewise::region {
 
 void fill_rect(const ImageView& view, int64_t x, int64_t y, int64_t w, int64_t h, const std::array<uint8_t, 3>& c) {
   if (w <= 0 || h <= 0) return;
+  if (!view.is_rgb8()) {  // samples as stored: no signal
+    for (int64_t r = 0; r < h; ++r) std::memset(view.pixel(x, y + r), 0, static_cast<size_t>(w) * view.pixel_bytes());
+    return;
+  }
   uint8_t* first = view.pixel(x, y);
   if (c[0] == c[1] && c[1] == c[2]) {
     for (int64_t r = 0; r < h; ++r) std::memset(view.pixel(x, y + r), c[0], static_cast<size_t>(w) * 3);
@@ -29,8 +33,13 @@ namespace {
 void copy_rect(const uint8_t* src, int64_t src_stride, const ImageView& dst, int64_t dx, int64_t dy, int64_t w,
                int64_t h) {
   for (int64_t r = 0; r < h; ++r) {
-    std::memcpy(dst.pixel(dx, dy + r), src + r * src_stride, static_cast<size_t>(w) * 3);
+    std::memcpy(dst.pixel(dx, dy + r), src + r * src_stride, static_cast<size_t>(w) * dst.pixel_bytes());
   }
+}
+
+// The tile cache's level id of a request: native reads keep their tiles apart from the RGB rendering's.
+int32_t cache_level_of(const RegionRequest& r) {
+  return r.out.is_rgb8() ? r.cache_level : r.cache_level + kNativeCacheLevels;
 }
 
 }  // namespace
@@ -103,10 +112,10 @@ std::vector<Status> HostRegionReader::read_batch(std::span<const RegionRequest> 
         if (!plan.ok()) continue;
         const RegionRequest& r = requests[i];
         const bool caching = r.use_cache && cache.enabled();
-        const uint64_t tile_bytes =
-            static_cast<uint64_t>(r.level->desc.width) * static_cast<uint64_t>(r.level->desc.height) * 3;
+        const uint64_t tile_bytes = static_cast<uint64_t>(r.level->desc.width) *
+                                    static_cast<uint64_t>(r.level->desc.height) * r.out.pixel_bytes();
         for (const PlannedTile& t : plan->tiles) {
-          if (t.empty || t.whole || (caching && cache.contains({slide_uid_, r.cache_level, t.tile.index()}))) continue;
+          if (t.empty || t.whole || (caching && cache.contains({slide_uid_, cache_level_of(r), t.tile.index()}))) continue;
           shared.add_use(t.tile.index(), tile_bytes);  // a cached tile is served by the cache, as in read()
         }
       }
@@ -132,15 +141,19 @@ Status HostRegionReader::read(const RegionRequest& req) const {
 
 // The checks and the background of one region (before any of its tiles is read).
 Status HostRegionReader::prepare(const RegionRequest& req, const RegionPlan& plan) const {
-  if (req.out.channels != 3 || !req.out.device.is_cpu() || req.out.width < req.width || req.out.height < req.height ||
-      req.out.stride < req.width * 3) {
-    return invalid_argument("output buffer is smaller than the region or not a 3-channel CPU buffer");
+  const codecs::TileDesc& desc = req.level->desc;
+  const bool native = req.out.channels == desc.samples_per_pixel && req.out.sample_bytes * 8 == desc.bits_per_sample;
+  if (!req.out.device.is_cpu() || req.out.width < req.width || req.out.height < req.height ||
+      req.out.stride < req.width * static_cast<int64_t>(req.out.pixel_bytes()) || (!req.out.is_rgb8() && !native)) {
+    return invalid_argument("output buffer is smaller than the region, not in host memory, or neither 8-bit RGB nor "
+                            "the level's own samples (" + std::to_string(desc.samples_per_pixel) + " of " +
+                            std::to_string(desc.bits_per_sample) + " bits)");
   }
   for (const Rect& band : plan.background) {
     fill_rect(req.out, plan.out_x(band.x0), plan.out_y(band.y0), band.width(), band.height(), req.fill);
   }
   cache::TileCache& cache = cache::TileCache::global();
-  prefetch_tiles(plan, req.use_cache && cache.enabled(), req.cache_level);
+  prefetch_tiles(plan, req.use_cache && cache.enabled(), cache_level_of(req));
   return Status();
 }
 
@@ -155,6 +168,7 @@ Status HostRegionReader::read_tile(const RegionRequest& req, const RegionPlan& p
   cache::TileCache& cache = cache::TileCache::global();
   const bool caching = req.use_cache && cache.enabled();
   const int64_t tw = req.level->desc.width;
+  const auto pixel = static_cast<int64_t>(req.out.pixel_bytes());
   // Where a window costs about as much as the whole tile, a cut tile is admitted on first use: JPEG 2000
   // (OpenJPEG's fixed cost per codestream) and JPEG restart intervals that windows cannot enter in the
   // middle (NDPI, VMS with the MCU index off or not applicable: the whole interval is entropy-decoded for
@@ -172,11 +186,11 @@ Status HostRegionReader::read_tile(const RegionRequest& req, const RegionPlan& p
   if (t.whole) {
     s = fetcher.decode(t.tile, window);
   } else if (shared != nullptr && shared->shared(t.tile.index())) {
-    Result<const uint8_t*> pixels = shared->use(t.tile.index(), static_cast<int32_t>(tw), t.tile.valid_rows(),
+    Result<const uint8_t*> pixels = shared->use(t.tile.index(), static_cast<int32_t>(tw), t.tile.valid_rows(), req.out,
                                                 [&](const ImageView& v) { return fetcher.decode(t.tile, v); });
     if (pixels.ok()) {
-      const int64_t stride = tw * 3;
-      copy_rect(*pixels + (t.need.y0 - t.bounds.y0) * stride + (t.need.x0 - t.bounds.x0) * 3, stride, req.out,
+      const int64_t stride = tw * pixel;
+      copy_rect(*pixels + (t.need.y0 - t.bounds.y0) * stride + (t.need.x0 - t.bounds.x0) * pixel, stride, req.out,
                 plan.out_x(t.need.x0), plan.out_y(t.need.y0), t.need.width(), t.need.height());
     } else {
       s = pixels.status();
@@ -186,15 +200,16 @@ Status HostRegionReader::read_tile(const RegionRequest& req, const RegionPlan& p
     // A tile cut by the region's edge: from the cache; or decoded whole and cached when it was asked for
     // recently (see cache/tile_cache.h, "Admission") or when a window costs about as much as the whole
     // tile (admit_on_first_use above); or else only the window the region needs, straight into the output.
-    const cache::TileKey key{slide_uid_, req.cache_level, t.tile.index()};
+    const cache::TileKey key{slide_uid_, cache_level_of(req), t.tile.index()};
     cache::TileCache::Lookup found = caching ? cache.acquire(key, admit_on_first_use) : cache::TileCache::Lookup{};
     std::shared_ptr<const cache::CachedTile> pixels = std::move(found.tile);
     if (found.reserved) {  // admitted: this thread decodes the whole tile (concurrent readers of it wait)
       auto decoded = std::make_shared<cache::CachedTile>();
       decoded->width = static_cast<int32_t>(tw);
       decoded->height = t.tile.valid_rows();
-      decoded->pixels.resize(static_cast<size_t>(tw) * decoded->height * 3);
-      s = fetcher.decode(t.tile, ImageView{decoded->pixels.data(), tw * 3, decoded->width, decoded->height, 3, {}});
+      decoded->pixels.resize(static_cast<size_t>(tw) * decoded->height * static_cast<size_t>(pixel));
+      s = fetcher.decode(t.tile, ImageView{decoded->pixels.data(), tw * pixel, decoded->width, decoded->height,
+                                           req.out.channels, {}, req.out.sample_bytes});
       if (s.ok()) {
         cache.put(key, decoded);
         pixels = std::move(decoded);
@@ -203,8 +218,8 @@ Status HostRegionReader::read_tile(const RegionRequest& req, const RegionPlan& p
       }
     }
     if (pixels) {
-      const int64_t stride = int64_t{pixels->width} * 3;
-      copy_rect(pixels->pixels.data() + (t.need.y0 - t.bounds.y0) * stride + (t.need.x0 - t.bounds.x0) * 3, stride,
+      const int64_t stride = int64_t{pixels->width} * pixel;
+      copy_rect(pixels->pixels.data() + (t.need.y0 - t.bounds.y0) * stride + (t.need.x0 - t.bounds.x0) * pixel, stride,
                 req.out, plan.out_x(t.need.x0), plan.out_y(t.need.y0), t.need.width(), t.need.height());
     } else if (s.ok()) {
       s = fetcher.decode_window(t.tile, window, static_cast<int32_t>(t.need.x0 - t.bounds.x0),

@@ -14,14 +14,20 @@ namespace tilewise::region {
 
 struct PlannedTile;
 
+// Added to a request's cache_level in tile cache keys when it reads the level's own samples (not the RGB
+// rendering), so that the two never share an entry.
+constexpr int32_t kNativeCacheLevels = 1 << 20;
+
 struct RegionRequest {
   const formats::LevelModel* level = nullptr;
   std::string level_label;  // for messages: "level 2", "associated image label"
   int32_t cache_level = 0;  // level id in tile cache keys
   int64_t x = 0, y = 0;     // in the level's pixel frame; may be negative or beyond the level
   int64_t width = 0, height = 0;
+  // 8-bit RGB (the rendering), or the level's own samples (desc.samples_per_pixel channels of
+  // desc.bits_per_sample bits; host reads only): codecs/decoder.h.
   ImageView out;
-  std::array<uint8_t, 3> fill{255, 255, 255};
+  std::array<uint8_t, 3> fill{255, 255, 255};  // the RGB rendering's background; samples read as 0 there
   bool use_cache = true;
   int threads = 0;  // ReadOptions::threads
   // Host reads only: called when a planned tile's pixels (or its background) are in `out`, on the thread

@@ -94,7 +94,7 @@ Status decode_smaller_unit(codecs::CpuDecoder& d, std::span<const uint8_t> bytes
                            const ImageView& out, int32_t x, int32_t y) {
   const int32_t w = std::clamp(desc.width - x, 0, out.width), h = std::clamp(desc.height - y, 0, out.height);
   for (int32_t r = 0; r < out.height; ++r) {
-    const size_t from = r < h ? static_cast<size_t>(w) * 3 : 0;
+    const size_t from = r < h ? static_cast<size_t>(w) * out.pixel_bytes() : 0;
     std::memset(out.row(r) + from, 0, out.row_bytes() - from);
   }
   if (w == 0 || h == 0) return Status();
@@ -117,7 +117,7 @@ auto whole(const TileRef& tile, const ImageView& out) {
 std::optional<Status> resumed_window(const TileRef& tile, std::span<const uint8_t> bytes, const codecs::TileDesc& desc,
                                      codecs::CpuDecoder& d, const ImageView& out, int32_t x, int32_t y) {
   const formats::LevelModel& level = *tile.level;
-  if (desc.compression != codecs::Compression::kJpeg) return std::nullopt;
+  if (desc.compression != codecs::Compression::kJpeg || !out.is_rgb8()) return std::nullopt;
   const std::shared_ptr<const void> table = level.units;  // the index's key, held weakly there
   const codecs::UnitKey unit{table, tile.index()};
   if (level.stream == formats::UnitStream::kRestartInterval) {

@@ -49,8 +49,14 @@ Status CpuDecoder::supports(const TileDesc& desc) {
     }
     return Status();
   }
-  if (desc.bits_per_sample != 8 && desc.bits_per_sample != 16) {
+  if (desc.bits_per_sample != 8 && desc.bits_per_sample != 16 && desc.bits_per_sample != 32) {
     return unsupported(std::to_string(desc.bits_per_sample) + "-bit samples are not supported");
+  }
+  if (desc.sample_format == SampleFormat::kFloat && desc.bits_per_sample != 32) {
+    return unsupported(std::to_string(desc.bits_per_sample) + "-bit floating-point samples are not supported");
+  }
+  if (desc.bits_per_sample == 32 && desc.predictor != 1) {
+    return unsupported("predictor " + std::to_string(desc.predictor) + " on 32-bit samples is not supported");
   }
   if (desc.color == ColorSpace::kYCbCr) return unsupported("uncompressed YCbCr samples are not supported");
   if (desc.samples_per_pixel == 2 || desc.samples_per_pixel > 4) {
@@ -75,13 +81,26 @@ void CpuDecoder::decode_batch(std::span<const DecodeRequest> requests, std::span
   }
 }
 
+namespace {
+
+// The view takes the RGB rendering, or the tile's own samples (decoder.h).
+bool native_output(const TileDesc& desc, const ImageView& out) {
+  return !out.is_rgb8() && out.channels == desc.samples_per_pixel && out.sample_bytes * 8 == desc.bits_per_sample;
+}
+
+bool output_matches(const TileDesc& desc, const ImageView& out) {
+  return out.device.is_cpu() && (out.is_rgb8() || native_output(desc, out)) && (out.is_rgb8() || desc.planes == 1);
+}
+
+}  // namespace
+
 Status CpuDecoder::decode(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out) {
   TW_RETURN_IF_ERROR(supports(desc));
-  if (out.width != desc.width || out.height > desc.height || out.height <= 0 || out.channels != 3 ||
-      !out.device.is_cpu()) {
+  if (out.width != desc.width || out.height > desc.height || out.height <= 0 || !output_matches(desc, out)) {
     return internal_error("decoder output view does not match the tile");
   }
   if (desc.planes > 1) return decode_planes(data, desc, out, 0, 0, false);
+  if (native_output(desc, out)) return decode_native(data, desc, out, 0, 0);
   if (desc.compression == Compression::kJpeg) return jpeg_->decode(data, desc, out);
   if (desc.compression == Compression::kJpeg2000) return jpeg2000_->decode_window(data, desc, out, 0, 0);
   return decode_lossless(data, desc, out);
@@ -101,10 +120,11 @@ Status CpuDecoder::decode_window(std::span<const uint8_t> data, const TileDesc& 
                                  int32_t x, int32_t y) {
   TW_RETURN_IF_ERROR(supports(desc));
   if (x < 0 || y < 0 || out.width <= 0 || out.height <= 0 || x + out.width > desc.width ||
-      y + out.height > desc.height || out.channels != 3 || !out.device.is_cpu()) {
+      y + out.height > desc.height || !output_matches(desc, out)) {
     return internal_error("decode window lies outside the tile");
   }
   if (desc.planes > 1) return decode_planes(data, desc, out, x, y, true);
+  if (native_output(desc, out)) return decode_native(data, desc, out, x, y);
   if (desc.compression == Compression::kJpeg) return jpeg_->decode_window(data, desc, out, x, y, true);
   if (desc.compression == Compression::kJpeg2000) return jpeg2000_->decode_window(data, desc, out, x, y);
   const int32_t rows = y + out.height;
@@ -219,6 +239,10 @@ Result<const uint8_t*> CpuDecoder::lossless_samples(std::span<const uint8_t> dat
 }
 
 Status CpuDecoder::decode_lossless(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out) {
+  if (desc.bits_per_sample == 32) {
+    return unsupported(std::string(compression_name(desc.compression)) +
+                       ": 32-bit samples have no 8-bit RGB rendering (read them as they are stored)");
+  }
   TW_ASSIGN_OR_RETURN(const uint8_t* samples, lossless_samples(data, desc, out.height));
   const int bytes_per_sample = desc.bits_per_sample / 8;
   const int64_t row_bytes = int64_t{desc.width} * desc.samples_per_pixel * bytes_per_sample;
@@ -230,6 +254,54 @@ Status CpuDecoder::decode_lossless(std::span<const uint8_t> data, const TileDesc
     samples = scratch_.data();
   }
   samples_to_rgb(samples, row_bytes, desc, out);
+  return Status();
+}
+
+Status CpuDecoder::decode_native(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out, int32_t x,
+                                 int32_t y) {
+  const int32_t rows = y + out.height;
+  if (desc.compression == Compression::kJpeg || desc.compression == Compression::kJpeg2000) {
+    // 8-bit samples of these codecs: the RGB rendering's first channel is the grey sample (a 3-sample tile
+    // is RGB itself and never comes here).
+    if (desc.samples_per_pixel != 1) {
+      return unsupported(std::string(compression_name(desc.compression)) + ": " +
+                         std::to_string(desc.samples_per_pixel) + " samples cannot be read as they are stored");
+    }
+    window_rgb_.resize(static_cast<size_t>(out.width) * static_cast<size_t>(out.height) * 3);
+    const ImageView rgb{window_rgb_.data(), int64_t{out.width} * 3, out.width, out.height, 3, {}};
+    TW_RETURN_IF_ERROR(desc.compression == Compression::kJpeg ? jpeg_->decode_window(data, desc, rgb, x, y, true)
+                                                              : jpeg2000_->decode_window(data, desc, rgb, x, y));
+    for (int32_t r = 0; r < out.height; ++r) {
+      const uint8_t* src = rgb.row(r);
+      uint8_t* dst = out.row(r);
+      for (int32_t i = 0; i < out.width; ++i) dst[i] = src[3 * i];
+    }
+    return Status();
+  }
+  TW_ASSIGN_OR_RETURN(const uint8_t* samples, lossless_samples(data, desc, rows));
+  const int bytes_per_sample = desc.bits_per_sample / 8;
+  const int spp = desc.samples_per_pixel;
+  const int64_t row_bytes = int64_t{desc.width} * spp * bytes_per_sample;
+  if (bytes_per_sample > 1 && (desc.big_endian || desc.predictor == 2)) {
+    uint8_t* own = samples == scratch_.data() ? scratch_.data()
+                                              : copy_to_scratch(samples, static_cast<size_t>(row_bytes) * rows);
+    to_host_samples(own, row_bytes, rows, desc);
+    samples = own;
+  }
+  const size_t pixel = static_cast<size_t>(spp) * static_cast<size_t>(bytes_per_sample);
+  for (int32_t r = 0; r < out.height; ++r) {
+    const uint8_t* src = samples + (y + r) * row_bytes + static_cast<int64_t>(x) * static_cast<int64_t>(pixel);
+    uint8_t* dst = out.row(r);
+    if (desc.color == ColorSpace::kBgr && spp >= 3) {
+      for (int32_t i = 0; i < out.width; ++i, src += pixel, dst += pixel) {
+        std::memcpy(dst, src, pixel);
+        std::memcpy(dst, src + 2 * bytes_per_sample, static_cast<size_t>(bytes_per_sample));
+        std::memcpy(dst + 2 * bytes_per_sample, src, static_cast<size_t>(bytes_per_sample));
+      }
+    } else {
+      std::memcpy(dst, src, static_cast<size_t>(out.width) * pixel);
+    }
+  }
   return Status();
 }
 

@@ -1,9 +1,10 @@
 // CpuDecoder: the CPU backend of the decoder contract (codecs/decoder.h): any supported compression (JPEG
-// through libjpeg-turbo, JPEG 2000 through OpenJPEG, deflate, LZW, zstd, JPEG XR, raw) into an RGB view in host memory.
+// through libjpeg-turbo, JPEG 2000 through OpenJPEG, deflate, LZW, zstd, JPEG XR, raw) into an RGB view in host
+// memory, or into a view of the tile's own samples (8/16/32-bit, 1-4 per pixel).
 //
 // Thread behaviour: one CpuDecoder per worker; it owns the libjpeg, libdeflate and zstd contexts and scratch
 // buffers that it reuses from call to call, and is not safe to share between threads. Use DecoderPool to
-// lease one. The output view is caller-owned memory of desc.width x desc.height pixels, 3 channels.
+// lease one. The output view is caller-owned memory of desc.width x desc.height pixels.
 #pragma once
 
 #include <memory>
@@ -39,8 +40,9 @@ class CpuDecoder final : public Decoder {
   Status can_decode(const TileDesc& desc) const override { return supports(desc); }
   void decode_batch(std::span<const DecodeRequest> requests, std::span<Status> statuses) override;
 
-  // Decodes `data` into `out` (desc.width x up to desc.height RGB pixels). Errors are Corrupt (bad data) or
-  // Unsupported, with a message prefixed by the codec name.
+  // Decodes `data` into `out` (desc.width x up to desc.height pixels: 8-bit RGB, or the tile's samples as
+  // decoder.h describes). Errors are Corrupt (bad data) or Unsupported, with a message prefixed by the codec
+  // name.
   Status decode(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out);
 
   // The size (width, height) of a standalone JPEG stream.
@@ -62,6 +64,10 @@ class CpuDecoder final : public Decoder {
   // samples: `data` itself, or scratch_.
   Result<const uint8_t*> lossless_samples(std::span<const uint8_t> data, const TileDesc& desc, int32_t rows);
   Status decode_lossless(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out);
+  // The window of out's size at (x, y) of the chunk, as its samples are stored (host byte order, predictor
+  // undone, B, G, R as R, G, B).
+  Status decode_native(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out, int32_t x,
+                       int32_t y);
   // A unit of desc.planes planes: each plane decoded (the window at x, y when `window`) and interleaved.
   Status decode_planes(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out, int32_t x, int32_t y,
                        bool window);

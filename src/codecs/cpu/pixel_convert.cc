@@ -1,5 +1,7 @@
 #include "codecs/cpu/pixel_convert.h"
 
+#include <algorithm>
+#include <bit>
 #include <cstring>
 
 namespace tilewise::codecs {
@@ -38,6 +40,28 @@ void narrow_16_to_8(uint8_t* data, int64_t row_bytes, int64_t rows, const TileDe
         previous[c] = v;
       }
       row[i] = static_cast<uint8_t>(v >> shift);  // i < 2 * i: never overwrites a sample not yet read
+    }
+  }
+}
+
+void to_host_samples(uint8_t* data, int64_t row_bytes, int64_t rows, const TileDesc& desc) {
+  const int bytes = desc.bits_per_sample / 8;
+  const int spp = desc.samples_per_pixel;
+  const int64_t samples = row_bytes / bytes;
+  const bool swap = desc.big_endian != (std::endian::native == std::endian::big);
+  for (int64_t y = 0; y < rows; ++y) {
+    uint8_t* row = data + y * row_bytes;
+    if (swap) {
+      for (int64_t i = 0; i < samples; ++i) std::reverse(row + i * bytes, row + (i + 1) * bytes);
+    }
+    if (desc.predictor == 2 && bytes == 2) {
+      for (int64_t i = spp; i < samples; ++i) {
+        uint16_t v, left;
+        std::memcpy(&v, row + 2 * i, 2);
+        std::memcpy(&left, row + 2 * (i - spp), 2);
+        v = static_cast<uint16_t>(v + left);
+        std::memcpy(row + 2 * i, &v, 2);
+      }
     }
   }
 }

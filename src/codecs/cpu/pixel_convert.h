@@ -23,6 +23,9 @@ void join_byte_planes(uint8_t* data, size_t bytes, std::vector<uint8_t>& scratch
 // differenced when desc.predictor == 2) into 8-bit samples (the high byte), packed at the start of each row.
 void narrow_16_to_8(uint8_t* data, int64_t row_bytes, int64_t rows, const TileDesc& desc);
 
+// Turns `rows` rows of 16- or 32-bit samples (row_bytes apart, in desc.big_endian order, horizontally
+// differenced when desc.predictor == 2: 16-bit only) into host-order sample values, in place.
+void to_host_samples(uint8_t* data, int64_t row_bytes, int64_t rows, const TileDesc& desc);
 // Converts `out.height` rows of packed 8-bit samples (row_bytes apart) into out's RGB pixels.
 void samples_to_rgb(const uint8_t* src, int64_t row_bytes, const TileDesc& desc, const ImageView& out);
 

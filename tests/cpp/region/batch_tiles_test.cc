@@ -5,6 +5,8 @@
 namespace tilewise::region {
 namespace {
 
+const ImageView kRgb8{};  // the decoded tiles' layout: 8-bit RGB (the default view)
+
 TEST(BatchTiles, ATileCutTwiceIsDecodedOnceAndItsBufferServesTheNext) {
   BatchTiles t;
   t.add_use(7, 12);
@@ -21,20 +23,20 @@ TEST(BatchTiles, ATileCutTwiceIsDecodedOnceAndItsBufferServesTheNext) {
     }
     return Status();
   };
-  Result<const uint8_t*> a = t.use(7, 2, 2, decode);
+  Result<const uint8_t*> a = t.use(7, 2, 2, kRgb8, decode);
   ASSERT_TRUE(a.ok());
   const uint8_t* first = *a;
   EXPECT_EQ(first[0], 10);
   EXPECT_EQ(first[6], 11);  // row 1
   t.done(7);
-  Result<const uint8_t*> b = t.use(7, 2, 2, decode);
+  Result<const uint8_t*> b = t.use(7, 2, 2, kRgb8, decode);
   ASSERT_TRUE(b.ok());
   EXPECT_EQ(*b, first);
   EXPECT_EQ(decodes, 1);
   t.done(7);  // the last use: the buffer is kept for the next tile
   t.add_use(8, 12);
   t.add_use(8, 12);
-  Result<const uint8_t*> c = t.use(8, 2, 2, decode);
+  Result<const uint8_t*> c = t.use(8, 2, 2, kRgb8, decode);
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(*c, first);  // the same memory, decoded again
   EXPECT_EQ((*c)[0], 20);
@@ -51,7 +53,7 @@ TEST(BatchTiles, AFailedDecodeIsEveryUsesError) {
     return corrupt("level 0 tile (1,0): damaged");
   };
   for (int i = 0; i < 2; ++i) {
-    Result<const uint8_t*> r = t.use(1, 1, 1, fail);
+    Result<const uint8_t*> r = t.use(1, 1, 1, kRgb8, fail);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().message(), "level 0 tile (1,0): damaged");
     t.done(1);
