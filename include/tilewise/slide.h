@@ -78,6 +78,17 @@ class Slide {
   // images): the slide reads, but some metadata is missing.
   const std::vector<std::string>& warnings() const;
 
+  // The image's channels, focal planes, time points and sample type (types.h). A brightfield slide is rgb.
+  const ImageAxes& axes() const;
+  // Reads the width x height region at (x, y) of `level` (its own pixel frame) of the channels `selection`
+  // names, at its focal plane and time point, into `out`: a host view of as many channels as it names
+  // (every channel when it names none), of samples of axes().sample_type, channel after channel in each
+  // pixel. Samples come as the file stores them (an RGB slide's as read_level_region gives them); outside
+  // the level and in absent tiles they are 0 (an RGB slide's: `options.fill`). InvalidArgument for an index
+  // outside axes() or a view of another layout.
+  Status read_planes(int level, int64_t x, int64_t y, int64_t width, int64_t height, const PlaneSelection& selection,
+                     const ImageView& out, const ReadOptions& options = {}) const;
+
   // Reads the region at level-0 location (x, y) of `width` x `height` pixels of `level` into `out`, a
   // 3-channel view of at least that size in host memory or on a CUDA device (gpu.h). Pixels outside the
   // level get the fill colour. Into host memory, tiles are decoded in parallel on the process-wide worker

@@ -26,6 +26,39 @@ struct LevelInfo {
   bool alpha_associated = false;  // colour samples are premultiplied by alpha (ExtraSamples 1)
 };
 
+// The type of an image's own samples (Slide::axes, Slide::read_planes).
+enum class SampleType { kUint8, kUint16, kUint32, kInt8, kInt16, kInt32, kFloat32 };
+int32_t sample_bytes(SampleType type);
+const char* sample_type_name(SampleType type);  // "uint8", "uint16", ..., "float32" (NumPy's names)
+
+// One channel of an image, as far as the file describes it.
+struct ChannelInfo {
+  std::string name;
+  std::optional<std::array<uint8_t, 3>> color;  // the display colour (RGB) the file gives the channel
+  std::optional<double> excitation_nm, emission_nm;
+  std::optional<double> exposure_s;
+};
+
+// The axes of an image beside its levels' Y and X: channels (C), focal planes (Z) and time points (T).
+// A brightfield slide is rgb: three 8-bit channels (R, G, B) of one plane, which every read gives as they
+// are; other images read as their own samples, any channels of one (z, t) at a time.
+struct ImageAxes {
+  int32_t channels = 3;
+  int32_t z = 1;
+  int32_t t = 1;
+  SampleType sample_type = SampleType::kUint8;
+  bool rgb = true;
+  std::vector<ChannelInfo> channel_info;  // one per channel
+};
+
+// Which planes a read takes: channel indices in the order the output gives them (empty: every channel in
+// order), at focal plane z and time point t.
+struct PlaneSelection {
+  std::vector<int32_t> channels;
+  int32_t z = 0;
+  int32_t t = 0;
+};
+
 struct AssociatedImageInfo {
   std::string name;  // "thumbnail", "label", "macro", ...
   int64_t width = 0;

@@ -124,9 +124,45 @@ void read_region_into(const Slide& slide, int64_t x, int64_t y, int level,
   throw_if_error(s);
 }
 
+// Reads channels of one plane into a caller's C-contiguous (H, W, C) array of the image's sample type
+// (Slide::read_planes); (x, y) in level-0 pixels unless level_frame.
+void read_planes(const Slide& slide, int64_t x, int64_t y, int level, std::vector<int32_t> channels, int32_t z,
+                 int32_t t, nb::ndarray<nb::device::cpu, nb::c_contig, nb::ndim<3>> out, const Fill& fill,
+                 bool use_cache, bool level_frame) {
+  const int64_t height = static_cast<int64_t>(out.shape(0)), width = static_cast<int64_t>(out.shape(1));
+  const auto sample = static_cast<int32_t>(out.itemsize());
+  ImageView view{static_cast<uint8_t*>(out.data()), width * static_cast<int64_t>(out.shape(2)) * sample,
+                 static_cast<int32_t>(width), static_cast<int32_t>(height), static_cast<int32_t>(out.shape(2)), {}, sample};
+  if (!level_frame && level >= 0 && level < slide.level_count()) {
+    x = slide.to_level_coordinate(x, level);
+    y = slide.to_level_coordinate(y, level);
+  }
+  Status s;
+  {
+    nb::gil_scoped_release release;
+    s = slide.read_planes(level, x, y, width, height, PlaneSelection{std::move(channels), z, t}, view,
+                          options(fill, use_cache));
+  }
+  throw_if_error(s);
+}
+
 }  // namespace
 
 void bind_slide(nb::module_& m) {
+  nb::class_<ChannelInfo>(m, "ChannelInfo")
+      .def_ro("name", &ChannelInfo::name)
+      .def_ro("color", &ChannelInfo::color)
+      .def_ro("excitation_nm", &ChannelInfo::excitation_nm)
+      .def_ro("emission_nm", &ChannelInfo::emission_nm)
+      .def_ro("exposure_s", &ChannelInfo::exposure_s);
+  nb::class_<ImageAxes>(m, "ImageAxes")
+      .def_ro("channels", &ImageAxes::channels)
+      .def_ro("z", &ImageAxes::z)
+      .def_ro("t", &ImageAxes::t)
+      .def_prop_ro("sample_type", [](const ImageAxes& a) { return std::string(sample_type_name(a.sample_type)); })
+      .def_ro("rgb", &ImageAxes::rgb)
+      .def_ro("channel_info", &ImageAxes::channel_info);
+
   nb::class_<DeviceBuffer>(m, "DeviceBuffer")
       .def_prop_ro("ptr", [](const DeviceBuffer& b) { return reinterpret_cast<uintptr_t>(b.data); })
       .def_prop_ro("device", [](const DeviceBuffer& b) { return b.device; })
@@ -223,6 +259,7 @@ void bind_slide(nb::module_& m) {
       .def_prop_ro("format", &Slide::format)
       .def_prop_ro("level_count", &Slide::level_count)
       .def_prop_ro("levels", &Slide::levels)
+      .def_prop_ro("axes", &Slide::axes, nb::rv_policy::reference_internal)
       .def_prop_ro(
           "properties",
           [](const Slide& s) {
@@ -288,6 +325,11 @@ void bind_slide(nb::module_& m) {
            "(height, width, 3) uint8 array.")
       .def("read_region_cuda", &read_region_cuda, nb::arg("x"), nb::arg("y"), nb::arg("level"), nb::arg("width"),
            nb::arg("height"), nb::arg("fill") = nb::none(), nb::arg("use_cache") = true, nb::arg("device") = 0)
+      .def("read_planes", &read_planes, nb::arg("x"), nb::arg("y"), nb::arg("level"), nb::arg("channels"), nb::arg("z"),
+           nb::arg("t"), nb::arg("out"), nb::arg("fill") = nb::none(), nb::arg("use_cache") = true,
+           nb::arg("level_frame") = false,
+           "Reads channels (empty: all) of plane (z, t) into out, a C-contiguous (height, width, channels) array "
+           "of the image's sample type.")
       .def("read_region_into", &read_region_into, nb::arg("x"), nb::arg("y"), nb::arg("level"), nb::arg("out"),
            nb::arg("fill") = nb::none(), nb::arg("use_cache") = true);
 }

@@ -44,7 +44,7 @@ class _LevelArray:
         (y0, y1, ys), (x0, x1, xs) = (k.indices(n) for k, n in zip(key[:2], self.shape[:2]))
         if ys != 1 or xs != 1:
             return np.asarray(self[y0:y1, x0:x1])[::ys, ::xs][(slice(None), slice(None), key[2])]
-        region = self.slide.read_level_region((x0, y0), (max(0, x1 - x0), max(0, y1 - y0)), level=self.level)
+        region = self.slide.read_level_region((x0, y0), (max(0, x1 - x0), max(0, y1 - y0)), level=self.level, c="rgb")
         return region[:, :, key[2]]
 
 
@@ -82,7 +82,7 @@ def patch_grid(slide: Slide, size: Tuple[int, int] = (256, 256), level: int = 0,
     if min_tissue is not None and len(grid):
         thumb_level = slide.level_count - 1
         tw, th = slide.levels[thumb_level].dimensions
-        thumb = slide.read_level_region((0, 0), (tw, th), level=thumb_level).astype(np.int16)
+        thumb = slide.read_level_region((0, 0), (tw, th), level=thumb_level, c="rgb").astype(np.int16)
         saturation = thumb.max(axis=2) - thumb.min(axis=2)
         tissue = (saturation > 20) | (thumb.mean(axis=2) < 200)
         scale = slide.levels[thumb_level].downsample / ds  # level pixels per thumbnail pixel

@@ -23,6 +23,27 @@ class Level(NamedTuple):
     compression: str
 
 
+class Channel(NamedTuple):
+    """One channel as the file describes it: name, display colour (r, g, b), excitation and emission
+    wavelengths (nm) and exposure (s); None where the file does not say."""
+
+    name: str
+    color: Optional[Tuple[int, int, int]]
+    excitation_nm: Optional[float]
+    emission_nm: Optional[float]
+    exposure_s: Optional[float]
+
+
+def _channel_list(c, count: int) -> "list[int]":
+    """The channel indices ``c`` asks for (None: every channel), each checked against ``count``."""
+    if c is None:
+        return list(range(count))
+    picked = [c] if isinstance(c, (int, np.integer)) else list(c)
+    for i in picked:
+        if not isinstance(i, (int, np.integer)) or not 0 <= int(i) < count:
+            raise InvalidArgumentError(f"channel {i!r} does not exist (the image has {count} channels)")
+    return [int(i) for i in picked]
+
 
 def _pair(value: Sequence[int], what: str) -> Tuple[int, int]:
     try:
@@ -165,6 +186,12 @@ class Slide:
             Level((l.width, l.height), l.downsample, (l.tile_width, l.tile_height), l.compression) for l in core.levels
         )
         self._properties = MappingProxyType(core.properties)
+        axes = core.axes
+        self._axes = (axes.t, axes.channels, axes.z, axes.rgb, np.dtype(axes.sample_type))
+        self._channels = tuple(
+            Channel(c.name, None if c.color is None else tuple(c.color), c.excitation_nm, c.emission_nm, c.exposure_s)
+            for c in axes.channel_info
+        )
 
     @property
     def _slide(self) -> "_core.Slide":
@@ -194,6 +221,30 @@ class Slide:
     def dimensions(self) -> Tuple[int, int]:
         """Level-0 (width, height)."""
         return self._levels[0].dimensions
+
+    axes = "tczyx"
+    """The order of :meth:`shape`'s axes: time points, channels, focal planes, rows, columns (OME-NGFF's)."""
+
+    def shape(self, level: int = 0) -> Tuple[int, int, int, int, int]:
+        """(t, c, z, y, x) sizes of ``level``: time points, channels, focal planes, height, width."""
+        t, c, z = self._axes[:3]
+        w, h = self._levels[level].dimensions
+        return (t, c, z, h, w)
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The type of the image's samples, which :meth:`read_region` gives (uint8 for RGB slides)."""
+        return self._axes[4]
+
+    @property
+    def is_rgb(self) -> bool:
+        """Whether the image is a brightfield RGB slide: three 8-bit channels (R, G, B) of one plane."""
+        return self._axes[3]
+
+    @property
+    def channels(self) -> Tuple[Channel, ...]:
+        """One :class:`Channel` per channel (an RGB slide's are R, G and B)."""
+        return self._channels
 
     @property
     def properties(self) -> Mapping:
@@ -277,16 +328,27 @@ class Slide:
         fill: Optional[Sequence[int]] = None,
         out: Optional[np.ndarray] = None,
         use_cache: bool = True,
+        *,
+        c=None,
+        z: int = 0,
+        t: int = 0,
     ) -> np.ndarray:
         """Reads ``size`` = (w, h) pixels of ``level`` at level-0 ``location`` = (x, y).
 
-        Returns a (h, w, 3) uint8 array. Pixels outside the level are ``fill`` (default: the format's
-        background, white). With ``out``, reads into that (h, w, 3) uint8 array instead.
+        Returns a (h, w, C) array of the image's :attr:`dtype`, channel axis last: an RGB slide's (h, w, 3)
+        uint8 RGB, other images' channels ``c`` (an index, a sequence of indices, or None for every channel)
+        of focal plane ``z`` and time point ``t``, as the file stores them. ``c="rgb"`` gives any image's 8-bit
+        RGB rendering (what OpenSlide shows: grey as grey, 16-bit samples by their high byte) of its first
+        plane. Pixels outside the level are ``fill`` in RGB (default: the format's background, white), 0 in
+        channels. With ``out``, reads into that array (C-contiguous pixels, of the result's shape and type)
+        instead. Channels and planes are read into host memory (``device="cpu"``).
         """
         kind, index = _gpu.parse_device(device)
         x, y = _pair(location, "location")
         w, h = _pair(size, "size")
         fill_rgb = _fill(fill)
+        if not self._rgb_read(c, z, t):
+            return self._read_planes(x, y, int(level), w, h, c, z, t, kind, fill_rgb, out, use_cache, False)
         if kind == "cuda":
             _gpu.check(index)
             return _gpu.DeviceArray(self._slide.read_region_cuda(x, y, int(level), w, h, fill_rgb, use_cache, index))
@@ -297,13 +359,40 @@ class Slide:
             return out
         return self._slide.read_region(x, y, int(level), w, h, fill_rgb, use_cache)
 
+    def _rgb_read(self, c, z: int, t: int) -> bool:
+        """Whether a read of channels ``c`` at (z, t) is the RGB rendering (the brightfield path)."""
+        if isinstance(c, str):
+            if c != "rgb":
+                raise InvalidArgumentError(f"c must be a channel index, a sequence of them, None or 'rgb', got {c!r}")
+            if z or t:
+                raise InvalidArgumentError("the RGB rendering (c='rgb') is of the first plane: z and t must be 0")
+            return True
+        return self.is_rgb and c is None and z == 0 and t == 0
+
+    def _read_planes(self, x, y, level, w, h, c, z, t, kind, fill_rgb, out, use_cache, level_frame) -> np.ndarray:
+        if kind != "cpu":
+            raise UnsupportedError(f"{self._path}: channels and planes are read into host memory only (device='cpu')")
+        channels = _channel_list(c, self._axes[1])
+        shape = (h, w, len(channels))
+        if out is None:
+            if w < 0 or h < 0:
+                raise InvalidArgumentError(f"size must not be negative, got ({w}, {h})")
+            out = np.empty(shape, self.dtype)
+        elif out.shape != shape or out.dtype != self.dtype or not out.flags.c_contiguous:
+            raise InvalidArgumentError(f"out must be a C-contiguous {shape} {self.dtype} array")
+        self._slide.read_planes(x, y, level, channels, int(z), int(t), out, fill_rgb, use_cache, level_frame)
+        return out
+
     def read_level_region(self, location: Sequence[int], size: Sequence[int], level: int = 0,
-                          fill: Optional[Sequence[int]] = None, use_cache: bool = True) -> np.ndarray:
+                          fill: Optional[Sequence[int]] = None, use_cache: bool = True, *, c=None, z: int = 0,
+                          t: int = 0) -> np.ndarray:
         """As :meth:`read_region`, with ``location`` in the pixel frame of ``level`` itself (no mapping from
         level 0), into host memory."""
         x, y = _pair(location, "location")
         w, h = _pair(size, "size")
         fill_rgb = _fill(fill)
+        if not self._rgb_read(c, z, t):
+            return self._read_planes(x, y, int(level), w, h, c, z, t, "cpu", fill_rgb, None, use_cache, True)
         return self._slide.read_region(x, y, int(level), w, h, fill_rgb, use_cache, level_frame=True)
 
     def read_regions(

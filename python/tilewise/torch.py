@@ -88,7 +88,7 @@ class PatchDataset(Dataset):
 
     def __getitem__(self, index: int):
         x, y = (int(v) for v in self._xy[index])
-        pixels = self._slides.get(self._paths[index]).read_region((x, y), self.size, level=self.level, fill=self.fill)
+        pixels = self._slides.get(self._paths[index]).read_region((x, y), self.size, level=self.level, fill=self.fill, c="rgb")
         return self._item(index, pixels)
 
     def __getitems__(self, indices: Sequence[int]) -> list:

@@ -100,7 +100,7 @@ class SlideStore(Store):
 
     def _read_chunk(self, level: int, row: int, col: int) -> bytes:
         ch, cw = self._chunks[level]
-        return self._slide.read_level_region((col * cw, row * ch), (cw, ch), level=level).tobytes()
+        return self._slide.read_level_region((col * cw, row * ch), (cw, ch), level=level, c="rgb").tobytes()
 
     def _keys(self) -> List[str]:
         keys = list(self._documents)

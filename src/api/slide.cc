@@ -45,6 +45,9 @@ SlideImpl::SlideImpl(formats::SlideModel m, std::string p)
 SlideImpl::~SlideImpl() {
   cache::TileCache::global().erase_slide(uid);
   for (const auto& level : model.levels) codecs::McuIndexCache::global().erase_units(level.units.get());
+  for (const auto& plane : model.planes) {
+    for (const auto& level : plane.levels) codecs::McuIndexCache::global().erase_units(level.units.get());
+  }
   trim_heap_after_close();  // what earlier closes freed (this slide's members are freed after this body)
 }
 
@@ -156,17 +159,17 @@ int64_t Slide::to_level_coordinate(int64_t level0, int level) const {
   return static_cast<int64_t>(static_cast<double>(level0) / ds);  // truncation toward zero
 }
 
-namespace {
+namespace internal {
 
-Status no_such_level(const internal::SlideImpl& impl, int level) {
-  return invalid_argument(impl.path + ": level " + std::to_string(level) + " does not exist (the slide has " +
-                          std::to_string(impl.levels.size()) + " levels)");
+Status SlideImpl::no_such_level(int level) const {
+  return invalid_argument(path + ": level " + std::to_string(level) + " does not exist (the slide has " +
+                          std::to_string(levels.size()) + " levels)");
 }
 
-region::RegionRequest level_request(const internal::SlideImpl& impl, int level, const LevelRegion& r,
-                                    const ImageView& out, const ReadOptions& options) {
+region::RegionRequest SlideImpl::request(int level, const LevelRegion& r, const ImageView& out,
+                                         const ReadOptions& options) const {
   region::RegionRequest req;
-  req.level = &impl.model.levels[static_cast<size_t>(level)];
+  req.level = &model.levels[static_cast<size_t>(level)];
   req.level_label = "level " + std::to_string(level);
   req.cache_level = level;
   req.x = r.x;
@@ -174,37 +177,36 @@ region::RegionRequest level_request(const internal::SlideImpl& impl, int level, 
   req.width = r.width;
   req.height = r.height;
   req.out = out;
-  req.fill = options.fill.value_or(impl.model.background);
+  req.fill = options.fill.value_or(model.background);
   req.use_cache = options.use_cache;
   req.threads = options.threads;
   return req;
 }
 
-// Caller mistakes name the file.
-Status with_path(const internal::SlideImpl& impl, Status s) {
-  if (!s.ok() && s.code() == StatusCode::kInvalidArgument) return s.with_context(impl.path);
+Status SlideImpl::with_path(Status s) const {
+  if (!s.ok() && s.code() == StatusCode::kInvalidArgument) return s.with_context(path);
   return s;
 }
 
-}  // namespace
+}  // namespace internal
 
 Status Slide::read_level_region(int level, int64_t x, int64_t y, int64_t width, int64_t height, const ImageView& out,
                                 const ReadOptions& options) const {
-  if (level < 0 || level >= level_count()) return no_such_level(*impl_, level);
-  return with_path(*impl_, impl_->read(level_request(*impl_, level, LevelRegion{x, y, width, height}, out, options)));
+  if (level < 0 || level >= level_count()) return impl_->no_such_level(level);
+  return impl_->with_path(impl_->read(impl_->request(level, LevelRegion{x, y, width, height}, out, options)));
 }
 
 Status Slide::read_level_alpha(int level, int64_t x, int64_t y, int64_t width, int64_t height, uint8_t* out,
                                int64_t stride) const {
-  if (level < 0 || level >= level_count()) return no_such_level(*impl_, level);
-  return with_path(*impl_, region::read_level_alpha(impl_->model, impl_->model.levels[static_cast<size_t>(level)],
+  if (level < 0 || level >= level_count()) return impl_->no_such_level(level);
+  return impl_->with_path(region::read_level_alpha(impl_->model, impl_->model.levels[static_cast<size_t>(level)],
                                                     "level " + std::to_string(level), x, y, width, height, out,
                                                     stride));
 }
 
 std::vector<Status> Slide::read_level_regions(int level, std::span<const LevelRegion> regions,
                                               std::span<const ImageView> out, const ReadOptions& options) const {
-  if (level < 0 || level >= level_count()) return std::vector<Status>(regions.size(), no_such_level(*impl_, level));
+  if (level < 0 || level >= level_count()) return std::vector<Status>(regions.size(), impl_->no_such_level(level));
   if (out.size() != regions.size()) {
     return std::vector<Status>(regions.size(),
                                invalid_argument(impl_->path + ": " + std::to_string(regions.size()) + " regions but " +
@@ -219,9 +221,9 @@ std::vector<Status> Slide::read_level_regions(int level, std::span<const LevelRe
   std::vector<region::RegionRequest> requests;
   requests.reserve(regions.size());
   for (size_t i = 0; i < regions.size(); ++i)
-    requests.push_back(level_request(*impl_, level, regions[i], out[i], options));
+    requests.push_back(impl_->request(level, regions[i], out[i], options));
   std::vector<Status> statuses = impl_->read_batch(requests);
-  for (Status& s : statuses) s = with_path(*impl_, std::move(s));
+  for (Status& s : statuses) s = impl_->with_path(std::move(s));
   return statuses;
 }
 

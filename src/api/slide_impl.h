@@ -27,6 +27,14 @@ class SlideImpl {
   region::HostRegionReader host_reader;
   gpu::DeviceRegionReader device_reader;
 
+  // InvalidArgument naming the file: `level` is not one of its levels.
+  Status no_such_level(int level) const;
+  // A request for region `r` of `level` (its own pixel frame) into `out`.
+  region::RegionRequest request(int level, const LevelRegion& r, const ImageView& out,
+                                const ReadOptions& options) const;
+  // Caller mistakes (InvalidArgument) name the file.
+  Status with_path(Status s) const;
+
   // Executes a region request with the executor for the output's memory: host or device.
   Status read(const region::RegionRequest& request) const;
   // Executes requests of one level into one memory: a batch on a device, one by one on the host.

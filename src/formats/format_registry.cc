@@ -79,6 +79,13 @@ Result<SlideModel> open_model(std::shared_ptr<const io::Source> source) {
   if (const FormatDriver* driver = recognising_driver(probe, reasons)) {
     auto model = driver->open(probe);
     if (!model.ok()) return driver_error(model.status(), name, driver->name);
+    TW_RETURN_IF_ERROR(check_planes(*model, name));
+    if (model->axes.rgb && model->axes.channel_info.empty()) {
+      for (const char* c : {"R", "G", "B"}) model->axes.channel_info.push_back({c, {}, {}, {}, {}});
+      model->axes.channel_info[0].color = std::array<uint8_t, 3>{255, 0, 0};
+      model->axes.channel_info[1].color = std::array<uint8_t, 3>{0, 255, 0};
+      model->axes.channel_info[2].color = std::array<uint8_t, 3>{0, 0, 255};
+    }
     return model;
   }
   if (probe.tiff) return unsupported(name + ": not a slide format tilewise reads (" + reasons + ")");

@@ -60,7 +60,8 @@ Result<codecs::TileDesc> describe_chunks(const tiff::Ifd& ifd, const std::string
     if (bits != ifd.bits_per_sample[0]) return unsupported(where + ": mixed bits per sample are not supported");
   }
   for (uint32_t fmt : ifd.sample_format) {
-    if (fmt != 1) return unsupported(where + ": non-integer samples (SampleFormat " + std::to_string(fmt) + ")");
+    if (fmt != ifd.sample_format[0]) return unsupported(where + ": mixed sample formats are not supported");
+    if (fmt < 1 || fmt > 3) return unsupported(where + ": SampleFormat " + std::to_string(fmt) + " is not supported");
   }
   auto color = map_color(ifd, compression);
   // Aperio's JPEG 2000 compression values say what the components are, whatever Photometric says.
@@ -76,6 +77,9 @@ Result<codecs::TileDesc> describe_chunks(const tiff::Ifd& ifd, const std::string
   d.height = static_cast<int32_t>(ifd.chunk_height);
   d.samples_per_pixel = static_cast<int32_t>(ifd.samples_per_pixel);
   d.bits_per_sample = static_cast<int32_t>(ifd.bits_per_sample[0]);
+  d.sample_format = ifd.sample_format[0] == 2   ? codecs::SampleFormat::kSigned
+                    : ifd.sample_format[0] == 3 ? codecs::SampleFormat::kFloat
+                                                : codecs::SampleFormat::kUnsigned;
   d.color = *color;
   d.predictor = static_cast<int32_t>(ifd.predictor);
   d.jpeg_tables = ifd.jpeg_tables;
@@ -83,14 +87,18 @@ Result<codecs::TileDesc> describe_chunks(const tiff::Ifd& ifd, const std::string
   return d;
 }
 
-Result<LevelModel> build_level(const tiff::TiffFile& tiff, const tiff::Ifd& ifd, const ModelLimits& limits) {
+namespace {
+
+Result<LevelModel> tiff_level(const tiff::TiffFile& tiff, const tiff::Ifd& ifd, const ModelLimits& limits,
+                              bool rgb) {
   const std::string where = describe_ifd(ifd);
   TW_ASSIGN_OR_RETURN(const codecs::TileDesc d, describe_chunks(ifd, where));
-  if (!limits.unit_fits(ifd.chunk_width, ifd.chunk_height, 4)) {
+  const uint64_t pixel_bytes = rgb ? 4 : static_cast<uint64_t>(d.samples_per_pixel) * ((d.bits_per_sample + 7) / 8);
+  if (!limits.unit_fits(ifd.chunk_width, ifd.chunk_height, pixel_bytes)) {
     return out_of_memory(where + ": a " + std::to_string(ifd.chunk_width) + "x" + std::to_string(ifd.chunk_height) +
                          " decode unit exceeds the " + std::to_string(limits.max_chunk_bytes >> 20) + " MiB limit");
   }
-  Status decodable = codecs::CpuDecoder::supports(d);
+  Status decodable = rgb ? codecs::CpuDecoder::renders_rgb(d) : codecs::CpuDecoder::supports(d);
   if (!decodable.ok()) return decodable.with_context(where);
 
   LevelModel level = grid_level(ifd.width, ifd.height, d);  // tiles, or strips the image's width
@@ -107,6 +115,16 @@ Result<LevelModel> build_level(const tiff::TiffFile& tiff, const tiff::Ifd& ifd,
   level.parts = single_part(tiff.source_ptr(), {}, tiff.structure());
   level.units = std::make_shared<const UnitTable>(UnitTable{ifd.chunk_offsets, ifd.chunk_byte_counts, {}});
   return level;
+}
+
+}  // namespace
+
+Result<LevelModel> build_level(const tiff::TiffFile& tiff, const tiff::Ifd& ifd, const ModelLimits& limits) {
+  return tiff_level(tiff, ifd, limits, true);
+}
+
+Result<LevelModel> build_sample_level(const tiff::TiffFile& tiff, const tiff::Ifd& ifd, const ModelLimits& limits) {
+  return tiff_level(tiff, ifd, limits, false);
 }
 
 void add_associated_image(SlideModel& model, const std::string& name, const tiff::Ifd& ifd) {

@@ -13,6 +13,10 @@ namespace tilewise::formats {
 // The level of directory `ifd` of `tiff`: its tiles or strips are the level's units, as stored.
 Result<LevelModel> build_level(const tiff::TiffFile& tiff, const tiff::Ifd& ifd, const ModelLimits& limits = {});
 
+// As build_level, for a level read as its own samples (channels at their bit depth), which need not have an
+// RGB rendering: any number of interleaved samples, signed, float and 32-bit samples.
+Result<LevelModel> build_sample_level(const tiff::TiffFile& tiff, const tiff::Ifd& ifd, const ModelLimits& limits = {});
+
 // build_level for each directory, then compute_downsamples; the first directory is level 0.
 Result<std::vector<LevelModel>> build_levels(const tiff::TiffFile& tiff, const std::vector<const tiff::Ifd*>& ifds,
                                              const ModelLimits& limits = {});

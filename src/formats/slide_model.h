@@ -24,6 +24,7 @@
 #include "codecs/tile_desc.h"
 #include "io/source.h"
 #include "tiff/tiff_file.h"
+#include "tilewise/status.h"
 #include "tilewise/types.h"
 
 namespace tilewise::codecs {
@@ -127,10 +128,26 @@ struct AssociatedModel {
   std::vector<uint8_t> icc_profile;  // where the format gives it one (DICOM's own, Aperio's thumbnail)
 };
 
+// A stored 2-D image of a slide with several planes: `samples` channels from `channel` on (interleaved in
+// its units), at focal plane z and time point t, and its pyramid (the same level sizes as every plane's).
+struct PlaneModel {
+  int32_t channel = 0;
+  int32_t samples = 1;
+  int32_t z = 0;
+  int32_t t = 0;
+  std::vector<LevelModel> levels;
+};
+
 struct SlideModel {
   std::shared_ptr<const tiff::TiffFile> tiff;
   std::string vendor;
+  // The pyramid every RGB read uses: the image's, or its first plane's (planes[0].levels) where it has
+  // several.
   std::vector<LevelModel> levels;
+  ImageAxes axes;
+  // Every plane, when the image has more than one or its channels are not an RGB rendering; empty for
+  // brightfield (one plane, `levels`). planes[0] is (channel 0, z 0, t 0).
+  std::vector<PlaneModel> planes;
   Properties properties;  // sorted by key
   std::vector<AssociatedModel> associated;
   std::array<uint8_t, 3> background{255, 255, 255};
@@ -139,6 +156,18 @@ struct SlideModel {
   // Problems that did not stop the slide from opening (malformed metadata, ignored directories).
   std::vector<std::string> warnings;
 };
+
+// The plane holding channel `channel` at (z, t), and the sample of its units the channel is; nullptr when
+// the model has no such plane (the caller checks the indices against `axes` first).
+const PlaneModel* find_plane(const SlideModel& model, int32_t channel, int32_t z, int32_t t, int32_t* sample);
+
+// Checks a driver's planes against its axes and levels: every (channel, z, t) held by exactly one plane,
+// every plane's pyramid of the sizes of `levels`, its units' samples of the axes' type. Corrupt naming
+// `file` otherwise.
+Status check_planes(const SlideModel& model, const std::string& file);
+
+// The sample type units described by `desc` hold; Unsupported for sizes no SampleType has.
+Result<SampleType> sample_type_of(const codecs::TileDesc& desc);
 
 // Limits applied while building levels (decode units that cannot be decoded safely are refused).
 struct ModelLimits {

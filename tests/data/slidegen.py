@@ -108,15 +108,16 @@ def mirrored_tiling(src: np.ndarray, width: int, height: int, seed: int = 0) -> 
 
 
 def pyramid(image: np.ndarray, levels: int) -> list[np.ndarray]:
-    """Level k is level k-1 halved by 2x2 box averaging (odd edges dropped, as libvips does)."""
+    """Level k is level k-1 halved by 2x2 box averaging (odd edges dropped, as libvips does), in the image's
+    unsigned integer type."""
     out = [image]
     for _ in range(1, levels):
-        prev = out[-1].astype(np.uint16)
+        prev = out[-1].astype(np.uint64)
         h, w = prev.shape[0] // 2, prev.shape[1] // 2
         if h < 1 or w < 1:
             break
         p = prev[: h * 2, : w * 2]
-        out.append(((p[0::2, 0::2] + p[1::2, 0::2] + p[0::2, 1::2] + p[1::2, 1::2] + 2) // 4).astype(np.uint8))
+        out.append(((p[0::2, 0::2] + p[1::2, 0::2] + p[0::2, 1::2] + p[1::2, 1::2] + 2) // 4).astype(image.dtype))
     return out
 
 

@@ -408,7 +408,7 @@ class CuImage:
             x, y = (int(v) for v in locs[0])
             if self._slow_path and dev == Device("cpu"):
                 return self._read_slow_path(x, y, w, h, int(level))
-            array = self._slide.read_region((x, y), (w, h), level=int(level), fill=self._fill(), device=str(dev))
+            array = self._slide.read_region((x, y), (w, h), level=int(level), fill=self._fill(), device=str(dev), c="rgb")
             return CuImage._region(array, self._path, "YXC", dev, self._level_spacing(int(level)))
         batches = self._slide.read_regions(locs, (w, h), level=int(level), batch_size=int(batch_size),
                                            num_workers=int(num_workers), prefetch=max(1, int(prefetch_factor)),
@@ -430,7 +430,7 @@ class CuImage:
         lx, ly = int(x / ds), int(y / ds)
         if lx < 0 or ly < 0 or lx + w > lw or ly + h > lh:
             raise ValueError("Cannot handle the out-of-boundary cases.")
-        rgb = self._slide.read_region((x, y), (w, h), level=level)
+        rgb = self._slide.read_region((x, y), (w, h), level=level, c="rgb")
         alpha = np.full((h, w), 255, np.uint8)
         info = self._slide._slide.levels[level]
         if info.alpha_sample >= 0:  # libtiff's RGBA interface: unassociated alpha premultiplied, (v * a + 127) / 255

@@ -185,7 +185,7 @@ def _premultiplied(s: "_tilewise.Slide", level: int, ix: int, iy: int, w: int, h
     A level with an alpha sample keeps it; unassociated alpha is premultiplied as libtiff's RGBA reader does
     it ((v * a + 127) / 255)."""
     rgba = _np.zeros((h, w, 4), _np.int64)
-    rgba[..., :3] = s.read_level_region((ix, iy), (w, h), level=level, fill=(0, 0, 0))
+    rgba[..., :3] = s.read_level_region((ix, iy), (w, h), level=level, fill=(0, 0, 0), c="rgb")
     info = s._slide.levels[level]
     if info.alpha_sample < 0:
         for x, y, rw, rh in s._slide.stored_area(level, ix, iy, w, h):

@@ -43,6 +43,9 @@ Status CpuDecoder::supports(const TileDesc& desc) {
     return unsupported(std::string(compression_name(desc.compression)) + ": " + std::to_string(desc.planes) +
                        " planes (only JPEG in 3)");
   }
+  if (desc.samples_per_pixel < 1 || desc.samples_per_pixel > kMaxSamples) {
+    return unsupported(std::to_string(desc.samples_per_pixel) + " samples per pixel are not supported");
+  }
   if (desc.compression == Compression::kJpeg || desc.compression == Compression::kJpeg2000) {
     if (desc.bits_per_sample != 8) {
       return unsupported(std::to_string(desc.bits_per_sample) + "-bit JPEG is not supported");
@@ -59,16 +62,27 @@ Status CpuDecoder::supports(const TileDesc& desc) {
     return unsupported("predictor " + std::to_string(desc.predictor) + " on 32-bit samples is not supported");
   }
   if (desc.color == ColorSpace::kYCbCr) return unsupported("uncompressed YCbCr samples are not supported");
-  if (desc.samples_per_pixel == 2 || desc.samples_per_pixel > 4) {
-    if (desc.samples_per_pixel != 2) {
-      return unsupported(std::to_string(desc.samples_per_pixel) + " samples per pixel are not supported");
-    }
-  }
-  if (desc.samples_per_pixel >= 3 && desc.color != ColorSpace::kRgb && desc.color != ColorSpace::kBgr) {
-    return unsupported("multi-sample non-RGB images are not supported");
-  }
   if (desc.predictor != 1 && desc.predictor != 2) {
     return unsupported("predictor " + std::to_string(desc.predictor) + " is not supported");
+  }
+  return Status();
+}
+
+Status CpuDecoder::renders_rgb(const TileDesc& desc) {
+  TW_RETURN_IF_ERROR(supports(desc));
+  if (desc.samples_per_pixel > 4) {
+    return unsupported(std::to_string(desc.samples_per_pixel) + " samples per pixel have no RGB rendering");
+  }
+  const bool lossy = desc.compression == Compression::kJpeg || desc.compression == Compression::kJpeg2000;
+  if (!lossy && desc.samples_per_pixel >= 3 && desc.color != ColorSpace::kRgb && desc.color != ColorSpace::kBgr) {
+    return unsupported("multi-sample non-RGB images have no RGB rendering");
+  }
+  if (desc.bits_per_sample == 32 || desc.sample_format != SampleFormat::kUnsigned) {
+    return unsupported(std::to_string(desc.bits_per_sample) + "-bit " +
+                       (desc.sample_format == SampleFormat::kFloat    ? "floating-point"
+                        : desc.sample_format == SampleFormat::kSigned ? "signed"
+                                                                      : "unsigned") +
+                       " samples have no RGB rendering (read them as they are stored)");
   }
   return Status();
 }
@@ -95,7 +109,7 @@ bool output_matches(const TileDesc& desc, const ImageView& out) {
 }  // namespace
 
 Status CpuDecoder::decode(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out) {
-  TW_RETURN_IF_ERROR(supports(desc));
+  TW_RETURN_IF_ERROR(out.is_rgb8() ? renders_rgb(desc) : supports(desc));
   if (out.width != desc.width || out.height > desc.height || out.height <= 0 || !output_matches(desc, out)) {
     return internal_error("decoder output view does not match the tile");
   }
@@ -118,7 +132,7 @@ uint8_t* CpuDecoder::copy_to_scratch(const uint8_t* data, size_t bytes) {
 
 Status CpuDecoder::decode_window(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out,
                                  int32_t x, int32_t y) {
-  TW_RETURN_IF_ERROR(supports(desc));
+  TW_RETURN_IF_ERROR(out.is_rgb8() ? renders_rgb(desc) : supports(desc));
   if (x < 0 || y < 0 || out.width <= 0 || out.height <= 0 || x + out.width > desc.width ||
       y + out.height > desc.height || !output_matches(desc, out)) {
     return internal_error("decode window lies outside the tile");

@@ -31,8 +31,14 @@ class CpuDecoder final : public Decoder {
   CpuDecoder(const CpuDecoder&) = delete;
   CpuDecoder& operator=(const CpuDecoder&) = delete;
 
-  // Ok when this backend can decode chunks described by `desc`; Unsupported with the reason otherwise.
+  // Samples per pixel a lossless chunk may hold (channels interleaved in one plane).
+  static constexpr int32_t kMaxSamples = 64;
+  // Ok when this backend can decode chunks described by `desc` into their own samples; Unsupported with
+  // the reason otherwise.
   static Status supports(const TileDesc& desc);
+  // supports(), and the chunks have an 8-bit RGB rendering (at most 4 samples, several only as colour,
+  // unsigned samples of at most 16 bits): what brightfield reads decode to.
+  static Status renders_rgb(const TileDesc& desc);
 
   // The decoder contract. decode_batch() runs decode() for whole chunks and decode_window() for windows.
   const char* backend() const override { return "cpu"; }

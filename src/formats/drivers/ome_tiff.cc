@@ -1,15 +1,14 @@
 // OME-TIFF (Open Microscopy Environment): OME-XML in the first ImageDescription.
 //
-// The first <Image> is the slide: its <Pixels> give the size, type, physical pixel size (-> mpp) and
-// channels; its first <TiffData IFD="n"> (default 0) is level 0 and that directory's SubIFDs are the
-// pyramid (OME-TIFF 6 pyramids). Other images named label, macro or thumbnail become associated images.
-// Supported: 8- and 16-bit (16-bit read as its high byte), one interleaved RGB channel (brightfield) or one
-// grey channel. Several channels stored as separate planes (fluorescence) or Z/T stacks are refused with
-// Unsupported naming what is missing: tilewise returns RGB regions and has no channel/plane selection.
+// The first <Image> is the slide: its <Pixels> give the axes (channels, focal planes, time points), the
+// sample type, the physical pixel size (-> mpp) and the channels (drivers/ome_xml.h); its TiffData and
+// DimensionOrder say which directory holds each plane, and each such directory's SubIFDs are that plane's
+// pyramid (OME-TIFF 6 pyramids). One interleaved 8-bit RGB channel is a brightfield slide; everything else
+// reads as its own samples, a plane per stored channel. Other images named label, macro or thumbnail become
+// associated images. Planes stored in other files of a multi-file set are refused with Unsupported.
 #include <pugixml.hpp>
 
-#include <cstring>
-
+#include "formats/drivers/ome_xml.h"
 #include "formats/format_registry.h"
 #include "formats/level_builder.h"
 #include "formats/property_parsing.h"
@@ -18,27 +17,9 @@
 namespace tilewise::formats {
 namespace {
 
-// Element names may carry a namespace prefix ("ome:Pixels"); compare local names.
-bool is(const pugi::xml_node& n, const char* local) {
-  const char* name = n.name();
-  const char* colon = std::strrchr(name, ':');
-  return std::strcmp(colon ? colon + 1 : name, local) == 0;
-}
-
-pugi::xml_node child(const pugi::xml_node& n, const char* local) {
-  for (pugi::xml_node c : n.children()) {
-    if (c.type() == pugi::node_element && is(c, local)) return c;
-  }
-  return {};
-}
-
-std::vector<pugi::xml_node> children(const pugi::xml_node& n, const char* local) {
-  std::vector<pugi::xml_node> out;
-  for (pugi::xml_node c : n.children()) {
-    if (c.type() == pugi::node_element && is(c, local)) out.push_back(c);
-  }
-  return out;
-}
+using ome::child;
+using ome::children;
+using ome::is;
 
 bool looks_like_ome(const tiff::Ifd& ifd0) {
   return ifd0.image_description && ifd0.image_description->find("<OME") != std::string::npos;
@@ -56,16 +37,6 @@ Status detect(const Probe& probe) {
   return Status();
 }
 
-// Microns per unit of an OME length unit symbol; 0 when unknown.
-double microns_per(const std::string& unit) {
-  if (unit.empty() || unit == "\xC2\xB5m" || unit == "um" || unit == "\xCE\xBCm") return 1.0;
-  if (unit == "nm") return 1e-3;
-  if (unit == "mm") return 1e3;
-  if (unit == "cm") return 1e4;
-  if (unit == "m") return 1e6;
-  return 0.0;
-}
-
 const tiff::Ifd* ifd_at(const tiff::TiffFile& tiff, const pugi::xml_node& pixels) {
   int64_t index = 0;
   if (pugi::xml_node td = child(pixels, "TiffData")) {
@@ -73,6 +44,63 @@ const tiff::Ifd* ifd_at(const tiff::TiffFile& tiff, const pugi::xml_node& pixels
   }
   if (index < 0 || index >= static_cast<int64_t>(tiff.ifds().size())) return nullptr;
   return &tiff.ifds()[static_cast<size_t>(index)];
+}
+
+// The file name a TiffData's UUID gives, without folders.
+std::string base_name(const std::string& path) {
+  const size_t slash = path.find_last_of("/\\");
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// The pyramid of the plane in directory `index`: the directory, then its SubIFDs.
+Result<std::vector<LevelModel>> plane_levels(const tiff::TiffFile& tiff, int64_t index, bool rgb) {
+  if (index >= static_cast<int64_t>(tiff.ifds().size())) {
+    return corrupt("OME-XML TiffData points to IFD " + std::to_string(index) + ", past the file's " +
+                   std::to_string(tiff.ifds().size()) + " directories");
+  }
+  const tiff::Ifd& base = tiff.ifds()[static_cast<size_t>(index)];
+  std::vector<LevelModel> levels;
+  for (size_t i = 0; i <= base.sub_ifds.size(); ++i) {
+    const tiff::Ifd& ifd = i == 0 ? base : base.sub_ifds[i - 1];
+    TW_ASSIGN_OR_RETURN(LevelModel level, rgb ? build_level(tiff, ifd) : build_sample_level(tiff, ifd));
+    levels.push_back(std::move(level));
+  }
+  compute_downsamples(levels);
+  return levels;
+}
+
+// The model's levels and planes from the planes OME-XML names: a brightfield slide of one plane keeps its
+// levels only; every other image has a PlaneModel per stored plane.
+Status add_planes(const tiff::TiffFile& tiff, const ome::Pixels& pixels, SlideModel& model) {
+  model.axes = pixels.axes;
+  const std::string own = base_name(tiff.source().name());
+  for (const ome::StoredPlane& p : pixels.planes) {
+    if (!p.file.empty() && p.file != own) {
+      return unsupported("plane (channel " + std::to_string(p.channel) + ", z " + std::to_string(p.z) + ", t " +
+                         std::to_string(p.t) + ") is stored in \"" + p.file +
+                         "\": multi-file OME-TIFF sets are not supported");
+    }
+  }
+  const bool one_rgb_plane = pixels.axes.rgb && pixels.planes.size() == 1;
+  for (const ome::StoredPlane& p : pixels.planes) {
+    auto levels = plane_levels(tiff, p.ifd, pixels.axes.rgb);
+    if (!levels.ok()) {
+      return levels.status().with_context("plane (channel " + std::to_string(p.channel) + ", z " +
+                                          std::to_string(p.z) + ", t " + std::to_string(p.t) + ")");
+    }
+    if (model.levels.empty()) model.levels = *levels;
+    if (one_rgb_plane) break;
+    model.planes.push_back({p.channel, p.samples, p.z, p.t, std::move(levels).value()});
+  }
+  if (!pixels.axes.rgb) {
+    auto type = sample_type_of(model.levels[0].desc);
+    if (!type.ok() || *type != pixels.axes.sample_type) {
+      return corrupt(std::string("OME-XML says ") + sample_type_name(pixels.axes.sample_type) +
+                     " samples, the TIFF directories hold " + std::to_string(model.levels[0].desc.bits_per_sample) +
+                     "-bit ones");
+    }
+  }
+  return Status();
 }
 
 Result<SlideModel> open(const Probe& probe) {
@@ -95,32 +123,9 @@ Result<SlideModel> open(const Probe& probe) {
   const pugi::xml_node pixels = child(images[0], "Pixels");
   if (!pixels) return corrupt("OME-XML Image has no Pixels");
 
-  const int64_t size_c = parse_int64(pixels.attribute("SizeC").value()).value_or(1);
-  const int64_t size_z = parse_int64(pixels.attribute("SizeZ").value()).value_or(1);
-  const int64_t size_t_ = parse_int64(pixels.attribute("SizeT").value()).value_or(1);
-  const std::string type = pixels.attribute("Type").value();
-  if (size_z != 1 || size_t_ != 1) {
-    return unsupported("OME-TIFF with SizeZ=" + std::to_string(size_z) + " SizeT=" + std::to_string(size_t_) +
-                       ": Z and T planes are not supported (tilewise reads one 2-D plane, and has no plane argument)");
-  }
+  TW_ASSIGN_OR_RETURN(ome::Pixels planes, ome::read_pixels(pixels));
   const auto channels = children(pixels, "Channel");
-  int64_t samples_per_channel = 1;
-  if (!channels.empty()) samples_per_channel = parse_int64(channels[0].attribute("SamplesPerPixel").value()).value_or(1);
-  const bool rgb = size_c == 3 && samples_per_channel == 3;
-  if (!rgb && size_c != 1) {
-    return unsupported("OME-TIFF with " + std::to_string(size_c) + " channels of " + std::to_string(samples_per_channel) +
-                       " sample(s): multi-channel images are not supported (tilewise reads one interleaved RGB "
-                       "channel or one grey channel, and has no channel argument)");
-  }
-  if (type != "uint8" && type != "uint16") {
-    return unsupported("OME-TIFF pixel type '" + type + "' is not supported (uint8 and uint16 are)");
-  }
-
-  const tiff::Ifd* base = ifd_at(*tiff, pixels);
-  if (base == nullptr) return corrupt("OME-XML TiffData points to a missing IFD");
-  std::vector<const tiff::Ifd*> level_ifds{base};
-  for (const tiff::Ifd& sub : base->sub_ifds) level_ifds.push_back(&sub);
-  TW_ASSIGN_OR_RETURN(model.levels, build_levels(*tiff, level_ifds));
+  TW_RETURN_IF_ERROR(add_planes(*tiff, planes, model));
 
   for (size_t i = 1; i < images.size(); ++i) {
     const std::string name = images[i].attribute("Name").value();
@@ -141,7 +146,7 @@ Result<SlideModel> open(const Probe& probe) {
   }
   for (const char* axis : {"X", "Y"}) {
     auto size = parse_double(pixels.attribute((std::string("PhysicalSize") + axis).c_str()).value());
-    const double scale = microns_per(pixels.attribute((std::string("PhysicalSize") + axis + "Unit").c_str()).value());
+    const double scale = ome::microns_per(pixels.attribute((std::string("PhysicalSize") + axis + "Unit").c_str()).value());
     if (size && *size > 0 && scale > 0) {
       props[std::string("openslide.mpp-") + (axis[0] == 'X' ? "x" : "y")] = format_double(*size * scale);
     }
