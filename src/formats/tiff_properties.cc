@@ -85,7 +85,7 @@ void add_tiff_warnings(SlideModel& model) {
     for (const tiff::Ifd& sub : ifd.sub_ifds) skipped(sub);
   }
   for (const LevelModel& level : model.levels) {
-    if (level.ifd && level.desc.bits_per_sample == 16) {
+    if (model.axes.rgb && level.ifd && level.desc.bits_per_sample == 16) {  // other images read their own samples
       model.warnings.push_back(describe_ifd(*level.ifd) + ": 16-bit samples are read as their high byte (8-bit RGB)");
       break;
     }

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import tifffile
 from PIL import Image
 
 import slidegen
@@ -41,6 +42,22 @@ def test_info_text_and_json(slide_path):
     assert info["levels"][0]["width"] == 1024 and info["levels"][0]["tile_width"] == 256
     assert info["properties"]["openslide.level-count"] == str(len(info["levels"]))
     assert info["mpp"] == pytest.approx([0.25, 0.25])
+
+
+def test_info_shows_axes_and_channels(tmp_path, slide_path):
+    r = run("info", slide_path, "--json")
+    assert json.loads(r.stdout)["axes"]["rgb"] is True
+    path = tmp_path / "fluo.ome.tif"
+    meta = {"axes": "ZCYX", "Channel": {"Name": ["DAPI", "FITC"], "Color": [65535, -16776961]}}
+    tifffile.imwrite(path, np.zeros((3, 2, 32, 32), np.uint16), ome=True, metadata=meta)
+    r = run("info", path)
+    assert r.returncode == 0, r.stderr
+    assert "axes: 2 channels (uint16), 3 focal planes, 1 time point" in r.stdout
+    assert "DAPI  colour #0000ff" in r.stdout and "FITC  colour #ff0000" in r.stdout
+    axes = json.loads(run("info", path, "--json").stdout)["axes"]
+    assert (axes["channels"], axes["z"], axes["t"], axes["sample_type"], axes["rgb"]) == (2, 3, 1, "uint16", False)
+    assert [c["name"] for c in axes["channel_info"]] == ["DAPI", "FITC"]
+    assert axes["channel_info"][1]["color"] == [255, 0, 0]
 
 
 def test_region_writes_the_same_pixels_as_the_api(tmp_path, slide_path):
