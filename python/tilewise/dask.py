@@ -6,6 +6,9 @@ bag, for cohort-scale runs on a dask.distributed cluster).
     arr = tilewise.dask.level(tilewise.open("slide.svs"), level=1)     # dask.array (h, w, 3) uint8
     arr.mean(axis=(0, 1)).compute()                                   # reads every tile once, in parallel
 
+An image that is not brightfield RGB (``Slide.is_rgb`` false: channels, focal planes, time points) is a
+(t, c, z, y, x) array of its own sample type, each chunk every channel of one plane's region by default.
+
 Each chunk is one region read in the level's own pixel frame. Default chunks are tile-aligned and about
 1024 x 1024 pixels: each tile is decoded once, and a chunk holds enough work that dask's per-task cost does
 not show (one tile per chunk scaled 0.80 x 2 on 2 cores, ~1024^2 chunks 0.94: bench/bench_dask.py). The
@@ -48,15 +51,54 @@ class _LevelArray:
         return region[:, :, key[2]]
 
 
+class _PlanesArray:
+    """The array-like of an image with planes: shape (t, c, z, h, w) of its sample type; __getitem__ reads
+    the asked channels of each asked (t, z) plane's region."""
+
+    def __init__(self, slide: Slide, level: int):
+        self.slide, self.level = slide, level
+        self.shape = slide.shape(level)
+        self.dtype = slide.dtype
+        self.ndim = 5
+
+    def __getitem__(self, key) -> np.ndarray:
+        if not isinstance(key, tuple):
+            key = (key,)
+        key = key + (slice(None),) * (5 - len(key))
+        ranges = [range(*k.indices(n)) for k, n in zip(key, self.shape)]
+        ts, cs, zs, ys, xs = ranges
+        out = np.empty((len(ts), len(cs), len(zs), len(ys), len(xs)), self.dtype)
+        if out.size == 0:
+            return out
+        y0, x0 = ys.start, xs.start
+        for i, t in enumerate(ts):
+            for j, z in enumerate(zs):
+                region = self.slide.read_level_region((x0, y0), (xs[-1] - x0 + 1, ys[-1] - y0 + 1), level=self.level,
+                                                      c=list(cs), z=z, t=t)
+                out[i, :, j] = np.moveaxis(region[::ys.step, ::xs.step], -1, 0)
+        return out
+
+
 def level(slide: Slide, level: int = 0,
           chunks: Optional[Union[int, Tuple[int, int], Sequence]] = None):
-    """Level `level` of `slide` as a dask array (h, w, 3) uint8. `chunks`: (rows, columns) per chunk (or any
-    dask chunk spec); default: whole tiles, about 1024 x 1024 pixels."""
+    """Level `level` of `slide` as a dask array (h, w, 3) uint8, or (t, c, z, h, w) of its sample type for an
+    image with planes. `chunks`: (rows, columns) per chunk (or any dask chunk spec); default: whole tiles,
+    about 1024 x 1024 pixels (of every channel of one plane)."""
     da = _extras.require("dask.array", "dask", "tilewise.dask.level")
 
     if not 0 <= level < slide.level_count:
         raise ValueError(f"level {level} does not exist (the slide has {slide.level_count} levels)")
     tw, th = slide.levels[level].tile_size
+    if not slide.is_rgb:
+        channels = slide.shape()[1]
+        if chunks is None:
+            chunks = (1, channels, 1, *chunk_shape((tw, th)))
+        elif isinstance(chunks, int):
+            chunks = (1, channels, 1, chunks, chunks)
+        elif len(chunks) == 2:
+            chunks = (1, channels, 1, chunks[0], chunks[1])
+        return da.from_array(_PlanesArray(slide, level), chunks=chunks, asarray=False, fancy=False,
+                             name=f"tilewise-{slide.path}-planes{level}-{chunks}")
     if chunks is None:
         chunks = (*chunk_shape((tw, th)), 3)
     elif isinstance(chunks, int):

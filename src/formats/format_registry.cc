@@ -18,6 +18,7 @@ const FormatDriver kTable[] = {
     kDicomDriver,
     kHamamatsuVmsDriver,
     kHamamatsuNdpiDriver,
+    kQptiffDriver,
     kOmeTiffDriver,
     kGenericTiffDriver,
 };

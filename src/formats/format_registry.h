@@ -59,6 +59,7 @@ extern const FormatDriver kMiraxDriver;
 extern const FormatDriver kSakuraDriver;
 extern const FormatDriver kZeissDriver;
 extern const FormatDriver kDicomDriver;
+extern const FormatDriver kQptiffDriver;
 extern const FormatDriver kOmeTiffDriver;
 extern const FormatDriver kGenericTiffDriver;
 

@@ -30,6 +30,7 @@ import dicom_wsi  # noqa: E402
 import leica  # noqa: E402
 import mirax  # noqa: E402
 import ndpi  # noqa: E402
+import qptiff  # noqa: E402
 import sakura  # noqa: E402
 import slidegen  # noqa: E402
 import trestle  # noqa: E402
@@ -71,6 +72,18 @@ def base_files(out: Path) -> dict:
                  metadata={"axes": "YXS", "PhysicalSizeX": 0.5})
         tw.write(img[::2, ::2], subfiletype=1, tile=(64, 64), compression="deflate", photometric="rgb")
     files["ome"] = p
+    # Channels and focal planes: 2 x 2 planes of 16-bit samples, each with its SubIFD pyramid.
+    p = out / "ome-planes.ome.tif"
+    planes = np.stack([np.stack([img[..., c].astype(np.uint16) * 257 + z for c in (0, 2)]) for z in (0, 1)])
+    with tifffile.TiffWriter(p, ome=True) as tw:
+        tw.write(planes, subifds=1, tile=(64, 64), compression="zlib", photometric="minisblack",
+                 metadata={"axes": "ZCYX", "Channel": {"Name": ["red", "blue"]}})
+        tw.write(planes[..., ::2, ::2], subfiletype=1, tile=(64, 64), compression="zlib", photometric="minisblack")
+    files["ome-planes"] = p
+    p = out / "akoya.qptiff"
+    qptiff.write_qptiff(p, np.stack([img[..., c] for c in range(3)]), names=["DAPI", "CD8", "PanCK"], levels=2,
+                        tile=64, thumbnail=img[::4, ::4], label=img[:32, :32])
+    files["qptiff"] = p
     # Grey + alpha (2-component) JPEG tiles, as found in real files (OpenSlide reads them).
     p = out / "grey-alpha-jpeg.tif"
     tifffile.imwrite(p, np.dstack([img[..., 0], np.full(img.shape[:2], 255, np.uint8)]), tile=(64, 64),
@@ -153,7 +166,7 @@ def build(out: Path) -> list:
         add(f"good-{path.name}", path.read_bytes(), "reads")
 
     # Truncations at many offsets of several files.
-    for key in ("jpeg", "deflate", "vips", "aperio-j2k-ycbcr", "philips", "strips"):
+    for key in ("jpeg", "deflate", "vips", "aperio-j2k-ycbcr", "philips", "strips", "ome-planes", "qptiff"):
         data = files[key].read_bytes()
         for frac in (0.0, 0.001, 0.02, 0.1, 0.35, 0.6, 0.9, 0.999):
             cut = int(len(data) * frac)
@@ -170,6 +183,9 @@ def build(out: Path) -> list:
         "read-fails", r"level 0 tile \(2,0\) at offset \d+: .*past the end")
     add("offset-past-eof.tif", edit("jpeg", lambda t: t.set_array_item(t.ifds()[0], 324, 5, 0xFFFFFF00)),
         "read-fails", r"level 0 tile \(0,1\) at offset 4294967040")
+    add("plane-bytecount-past-eof.ome.tif",
+        edit("ome-planes", lambda t: t.set_array_item(t.ifds()[3], 325, 0, 0xFFFFFFF0)),
+        "read-fails", r"level 0 plane \(channel 1, z 1, t 0\) tile \(0,0\) at offset \d+: .*past the end")
     add("strip-offset-past-eof.tif", edit("strips", lambda t: t.set_array_item(t.ifds()[0], 273, 3, 0x7FFFFFFF)),
         "read-fails", r"level 0 tile \(0,3\)")
     add("short-tile-table.tif", edit("deflate", lambda t: struct.pack_into("<I", t.data, t.entry(t.ifds()[0], 325) + 4, 3)),

@@ -27,11 +27,14 @@ def outcome(path: Path):
     except tilewise.TilewiseError as e:
         return "open-fails", str(e)
     errors = []
+    t_size, _, z_size = slide.shape()[:3]
+    planes = [(0, 0)] if slide.is_rgb else [(z, t) for t in range(t_size) for z in range(z_size)]
     for level, lv in enumerate(slide.levels):
-        try:
-            slide.read_region((0, 0), lv.dimensions, level=level)
-        except tilewise.TilewiseError as e:
-            errors.append(str(e))
+        for z, t in planes:  # every channel of every plane
+            try:
+                slide.read_region((0, 0), lv.dimensions, level=level, z=z, t=t)
+            except tilewise.TilewiseError as e:
+                errors.append(str(e))
     for name in slide.associated_images:
         try:
             slide.associated_images[name]

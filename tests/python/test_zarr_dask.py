@@ -73,6 +73,38 @@ def test_zarr_reads_equal_region_reads_everywhere(slide):
     assert listed == {str(i) for i in range(slide.level_count)}
 
 
+def test_planes_are_tczyx_arrays_of_their_sample_type_with_omero_channels(tmp_path):
+    import tifffile
+
+    path = tmp_path / "fluo.ome.tif"
+    rng = np.random.default_rng(4)
+    data = rng.integers(0, 65535, (2, 3, 2, 300, 260), dtype=np.uint16)  # T C Z Y X
+    meta = {"axes": "TCZYX", "PhysicalSizeX": 0.5, "PhysicalSizeY": 0.5,
+            "Channel": {"Name": ["DAPI", "FITC", "Cy5"], "Color": [65535, 16711935, -16776961]}}
+    with tifffile.TiffWriter(path, ome=True) as tw:
+        tw.write(data, subifds=1, metadata=meta, tile=(64, 64), compression="zlib")
+        tw.write(data[..., ::2, ::2], subfiletype=1, tile=(64, 64), compression="zlib")
+    group = tilewise.open(path).zarr()
+    ome = group.attrs["ome"]
+    assert [a["name"] for a in ome["multiscales"][0]["axes"]] == ["t", "c", "z", "y", "x"]
+    assert ome["multiscales"][0]["datasets"][1]["coordinateTransformations"][0]["scale"] == [1.0, 1.0, 1.0, 1.0, 1.0]
+    assert [(c["label"], c["color"]) for c in ome["omero"]["channels"]] == [
+        ("DAPI", "0000FF"), ("FITC", "00FF00"), ("Cy5", "FF0000")]
+    assert ome["omero"]["channels"][0]["window"]["end"] == 65535
+    level0, level1 = group["0"], group["1"]
+    assert level0.shape == data.shape and level0.dtype == np.uint16 and level0.chunks[:3] == (1, 1, 1)
+    np.testing.assert_array_equal(level0[:], data)
+    np.testing.assert_array_equal(level1[:], data[..., ::2, ::2])
+    np.testing.assert_array_equal(level0[1, 2, 0, 17:201, 33:250], data[1, 2, 0, 17:201, 33:250])
+    np.testing.assert_array_equal(da.from_zarr(level1).compute(), data[..., ::2, ::2])
+    slide = tilewise.open(path)
+    arr = tilewise.dask.level(slide, 1)
+    assert arr.shape == (2, 3, 2, 150, 130) and arr.dtype == np.uint16 and arr.chunksize[:3] == (1, 3, 1)
+    np.testing.assert_array_equal(arr.compute(), data[..., ::2, ::2])
+    small = tilewise.dask.level(slide, 0, chunks=(1, 2, 2, 100, 90))
+    np.testing.assert_array_equal(small[1, ::2, :, 5:290:3, 7:250].compute(), data[1, ::2, :, 5:290:3, 7:250])
+
+
 def test_dask_levels_with_tile_and_custom_chunks_on_threads_and_processes(slide):
     import dask
 

@@ -31,6 +31,19 @@ Outcome run(const std::string& path) {
                                         ImageView{pixels.data(), l.width * 3, static_cast<int32_t>(l.width),
                                                   static_cast<int32_t>(l.height), 3, {}});
     if (!s.ok()) errors.push_back(s.message());
+    const ImageAxes& axes = slide->axes();
+    if (axes.rgb || l.width * l.height * axes.channels > (int64_t{64} << 20)) continue;
+    // Every channel of every plane, at its own sample type.
+    const int32_t bytes = sample_bytes(axes.sample_type);
+    std::vector<uint8_t> samples(static_cast<size_t>(l.width * l.height * axes.channels * bytes));
+    const ImageView view{samples.data(), l.width * axes.channels * bytes, static_cast<int32_t>(l.width),
+                         static_cast<int32_t>(l.height), axes.channels, {}, bytes};
+    for (int32_t t = 0; t < axes.t; ++t) {
+      for (int32_t z = 0; z < axes.z; ++z) {
+        s = slide->read_planes(level, 0, 0, l.width, l.height, PlaneSelection{{}, z, t}, view);
+        if (!s.ok()) errors.push_back(s.message());
+      }
+    }
   }
   for (const auto& a : slide->associated_images()) {
     auto image = slide->read_associated_image(a.name);

@@ -166,6 +166,7 @@ INSTANTIATE_TEST_SUITE_P(
     Drivers, FormatConformance,
     ::testing::Values(DriverCase{"good-aperio-jpeg-rgb.svs", "aperio"}, DriverCase{"good-aperio-j2k-ycbcr.svs", "aperio"},
                       DriverCase{"good-philips.tiff", "philips"}, DriverCase{"good-ome.ome.tif", "ome-tiff"},
+                      DriverCase{"good-ome-planes.ome.tif", "ome-tiff"}, DriverCase{"good-akoya.qptiff", "qptiff"},
                       DriverCase{"good-hamamatsu.ndpi", "hamamatsu"}, DriverCase{"good-vms/slide.vms", "hamamatsu"},
                       DriverCase{"good-vmu/slide.vmu", "hamamatsu"},
                       DriverCase{"good-jpeg.tif", "generic-tiff"}, DriverCase{"good-vips.tif", "generic-tiff"},
