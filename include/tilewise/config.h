@@ -51,8 +51,8 @@ int worker_threads();
 // with OutOfMemory instead of exhausting memory). Default 4 GiB, or TILEWISE_MAX_REGION_BYTES.
 void set_max_region_bytes(uint64_t bytes);
 uint64_t max_region_bytes();
-// OutOfMemory when width x height x 3 exceeds max_region_bytes() (or overflows); InvalidArgument when
-// negative.
-Status check_region_size(int64_t width, int64_t height);
+// OutOfMemory when width x height x pixel_bytes (3: 8-bit RGB) exceeds max_region_bytes() (or overflows);
+// InvalidArgument when negative.
+Status check_region_size(int64_t width, int64_t height, int64_t pixel_bytes = 3);
 
 }  // namespace tilewise

@@ -54,6 +54,13 @@ NB_MODULE(_core, m) {
   m.def("worker_threads", &worker_threads);
   m.def("set_max_region_bytes", &set_max_region_bytes, nb::arg("bytes"));
   m.def("max_region_bytes", &max_region_bytes);
+  m.def(
+      "check_region_size",
+      [](int64_t width, int64_t height, int64_t pixel_bytes) {
+        python::throw_if_error(check_region_size(width, height, pixel_bytes));
+      },
+      nb::arg("width"), nb::arg("height"), nb::arg("pixel_bytes") = 3,
+      "Raises OutOfMemoryError when width x height x pixel_bytes exceeds max_region_bytes().");
   m.def("gpu_status", &gpu_status, nb::arg("device") = 0,
         "A Status: ok when the CUDA device can be read to, else its code (INVALID_ARGUMENT for a device that "
         "does not exist, UNSUPPORTED otherwise) and the reason.");

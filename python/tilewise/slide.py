@@ -375,8 +375,7 @@ class Slide:
         channels = _channel_list(c, self._axes[1])
         shape = (h, w, len(channels))
         if out is None:
-            if w < 0 or h < 0:
-                raise InvalidArgumentError(f"size must not be negative, got ({w}, {h})")
+            _core.check_region_size(w, h, len(channels) * self.dtype.itemsize)
             out = np.empty(shape, self.dtype)
         elif out.shape != shape or out.dtype != self.dtype or not out.flags.c_contiguous:
             raise InvalidArgumentError(f"out must be a C-contiguous {shape} {self.dtype} array")

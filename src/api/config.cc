@@ -29,11 +29,12 @@ std::atomic<uint64_t> g_max_region_bytes{internal::settings().max_region_bytes};
 void set_max_region_bytes(uint64_t bytes) { g_max_region_bytes.store(bytes); }
 uint64_t max_region_bytes() { return g_max_region_bytes.load(); }
 
-Status check_region_size(int64_t width, int64_t height) {
-  if (width < 0 || height < 0) {
+Status check_region_size(int64_t width, int64_t height, int64_t pixel_bytes) {
+  if (width < 0 || height < 0 || pixel_bytes < 0) {
     return invalid_argument("region size " + std::to_string(width) + "x" + std::to_string(height) + " is negative");
   }
-  unsigned __int128 bytes = static_cast<unsigned __int128>(width) * static_cast<uint64_t>(height) * 3;
+  unsigned __int128 bytes = static_cast<unsigned __int128>(width) * static_cast<uint64_t>(height) *
+                                 static_cast<uint64_t>(pixel_bytes);
   if (bytes > max_region_bytes()) {
     return out_of_memory("a " + std::to_string(width) + "x" + std::to_string(height) + " region exceeds the " +
                          std::to_string(max_region_bytes()) + "-byte region limit (set_max_region_bytes)");

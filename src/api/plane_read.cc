@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "api/slide_impl.h"
+#include "tilewise/config.h"
 
 namespace tilewise {
 
@@ -81,7 +82,8 @@ Status Slide::read_planes(int level, int64_t x, int64_t y, int64_t width, int64_
   if (!out.device.is_cpu()) {
     return unsupported(impl.path + ": channels and planes are read into host memory only");
   }
-  if (width < 0 || height < 0 || out.channels != static_cast<int32_t>(channels.size()) || out.sample_bytes != bytes ||
+  TW_RETURN_IF_ERROR(check_region_size(width, height, static_cast<int64_t>(out.pixel_bytes())).with_context(impl.path));
+  if (out.channels != static_cast<int32_t>(channels.size()) || out.sample_bytes != bytes ||
       out.width < width || out.height < height || out.data == nullptr) {
     return impl.with_path(invalid_argument(
         "the output view must hold " + std::to_string(width) + "x" + std::to_string(height) + " pixels of " +
@@ -113,6 +115,7 @@ Status Slide::read_planes(int level, int64_t x, int64_t y, int64_t width, int64_
     for (size_t k = 0; direct && k < use.samples.size(); ++k) direct = use.samples[k] == static_cast<int32_t>(k);
     ImageView view = out;
     if (!direct) {
+      TW_RETURN_IF_ERROR(check_region_size(width, height, int64_t{held} * bytes).with_context(impl.path));
       buffer.resize(static_cast<size_t>(width) * static_cast<size_t>(height) * static_cast<size_t>(held) *
                     static_cast<size_t>(bytes));
       view = ImageView{buffer.data(), width * held * bytes, static_cast<int32_t>(width), static_cast<int32_t>(height),

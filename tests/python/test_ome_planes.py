@@ -219,3 +219,17 @@ def test_damaged_or_foreign_plane_tables_are_refused_clearly(tmp_path):
     tifffile.imwrite(path, random_data((3, 40, 40), "uint8"), description=xml, metadata=None, photometric="minisblack")
     with pytest.raises(tilewise.UnsupportedError, match="stored in \"other.ome.tif\": multi-file"):
         tilewise.open(path)
+
+
+def test_a_region_past_the_size_limit_is_out_of_memory(tmp_path):
+    path = tmp_path / "limit.ome.tif"
+    write_planes(path, random_data((2, 40, 40), "uint16"), "CYX", levels=1)
+    slide = tilewise.open(path)
+    limit = tilewise.max_region_bytes()
+    try:
+        tilewise.set_max_region_bytes(1000)
+        with pytest.raises(tilewise.OutOfMemoryError, match="region limit"):
+            slide.read_region((0, 0), (20, 20), c=[0, 1])  # 1,600 bytes
+        assert slide.read_region((0, 0), (20, 20), c=0).shape == (20, 20, 1)  # 800 bytes
+    finally:
+        tilewise.set_max_region_bytes(limit)
