@@ -187,7 +187,8 @@ class Slide:
         )
         self._properties = MappingProxyType(core.properties)
         axes = core.axes
-        self._axes = (axes.t, axes.channels, axes.z, axes.rgb, np.dtype(axes.sample_type))
+        # RGB of one plane: brightfield; RGB of several focal planes or time points reads as planes of 3 channels
+        self._axes = (axes.t, axes.channels, axes.z, axes.rgb and axes.z == 1 and axes.t == 1, np.dtype(axes.sample_type))
         self._channels = tuple(
             Channel(c.name, None if c.color is None else tuple(c.color), c.excitation_nm, c.emission_nm, c.exposure_s)
             for c in axes.channel_info

@@ -184,7 +184,10 @@ region::RegionRequest SlideImpl::request(int level, const LevelRegion& r, const 
 }
 
 Status SlideImpl::with_path(Status s) const {
-  if (!s.ok() && s.code() == StatusCode::kInvalidArgument) return s.with_context(path);
+  // a tile's error already names the file
+  if (!s.ok() && s.code() == StatusCode::kInvalidArgument && s.message().rfind(path + ":", 0) != 0) {
+    return s.with_context(path);
+  }
   return s;
 }
 

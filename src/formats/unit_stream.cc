@@ -45,13 +45,17 @@ Result<codecs::TileDesc> czi_unit(const codecs::TileDesc& level_desc, std::vecto
     return corrupt("czi: a " + std::to_string(w) + "x" + std::to_string(h) + " subblock in a level of " +
                    std::to_string(level_desc.width) + "x" + std::to_string(level_desc.height) + " units");
   }
-  if (pixel_type != 3 && pixel_type != 4) return unsupported("czi: pixel type " + std::to_string(pixel_type));
+  // GRAY8, GRAY16, GRAY32FLOAT, BGR24, BGR48: bytes per pixel
+  static constexpr int32_t kPixelBytes[] = {1, 2, 4, 3, 6};
+  if (pixel_type > 4) return unsupported("czi: pixel type " + std::to_string(pixel_type));
+  const int32_t pixel_bytes = kPixelBytes[pixel_type];
   codecs::TileDesc desc;
   desc.width = static_cast<int32_t>(w);
   desc.height = static_cast<int32_t>(h);
-  desc.samples_per_pixel = 3;
-  desc.bits_per_sample = pixel_type == 3 ? 8 : 16;
-  desc.color = codecs::ColorSpace::kBgr;
+  desc.samples_per_pixel = pixel_type <= 2 ? 1 : 3;
+  desc.bits_per_sample = 8 * pixel_bytes / desc.samples_per_pixel;
+  desc.color = pixel_type <= 2 ? codecs::ColorSpace::kMinIsBlack : codecs::ColorSpace::kBgr;
+  if (pixel_type == 2) desc.sample_format = codecs::SampleFormat::kFloat;
   size_t head = CziUnitHeader::kSize;
   switch (compression) {
     case 0: desc.compression = codecs::Compression::kNone; break;
@@ -72,8 +76,8 @@ Result<codecs::TileDesc> czi_unit(const codecs::TileDesc& level_desc, std::vecto
     }
     default: return unsupported("czi: compression " + std::to_string(compression));
   }
-  if (compression == 0 && bytes.size() - head != size_t{w} * h * (pixel_type == 3 ? 3 : 6)) {
-    return corrupt("czi: can't read " + std::to_string((bytes.size() - head) / (pixel_type == 3 ? 3 : 6)) +
+  if (compression == 0 && bytes.size() - head != size_t{w} * h * static_cast<size_t>(pixel_bytes)) {
+    return corrupt("czi: can't read " + std::to_string((bytes.size() - head) / static_cast<size_t>(pixel_bytes)) +
                    " pixels into a " + std::to_string(w) + "x" + std::to_string(h) + " image");
   }
   bytes.erase(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(head));

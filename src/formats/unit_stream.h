@@ -19,7 +19,7 @@
 namespace tilewise::formats {
 
 // The header before each Zeiss subblock's data in a UnitStream::kCziSubblock level's units: width, height
-// (32-bit little-endian), the CZI pixel type (3 BGR24, 4 BGR48) and compression (0 none, 4 JPEG XR, 5 zstd,
+// (32-bit little-endian), the CZI pixel type (0 GRAY8, 1 GRAY16, 2 GRAY32FLOAT, 3 BGR24, 4 BGR48) and compression (0 none, 4 JPEG XR, 5 zstd,
 // 6 zstd behind a header of its own), two zero bytes. The driver writes it because a level's subblocks may
 // differ in size and coding; read_unit turns it into the unit's description.
 struct CziUnitHeader {

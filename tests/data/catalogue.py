@@ -638,8 +638,8 @@ def build(out: Path) -> list:
     sakura_variant("sakura-missing-metadata", "reads", sql="DROP TABLE SVHRScanDataXPO;")
 
     # Zeiss CZI: ZISRAW segments edited as bytes.
-    def czi_variant(name, expect, pattern="", edit=None, **kw):
-        data = bytearray(czi.build_czi(img, **{"tile": 64, "levels": 2, "scenes": ((0, 0, 4, 3),), **kw}))
+    def czi_variant(name, expect, pattern="", edit=None, world=img, **kw):
+        data = bytearray(czi.build_czi(world, **{"tile": 64, "levels": 2, "scenes": ((0, 0, 4, 3),), **kw}))
         if edit:
             edit(data)
         add(f"{name}.czi", bytes(data), expect, pattern)
@@ -657,7 +657,16 @@ def build(out: Path) -> list:
                 edit=replace(b"ZISRAWDIRECTORY", b"ZISRAWDIRECTORX"))
     czi_variant("czi-dimension", "open-fails", r"Unrecognized subblock dimension", edit=replace(b"M\0\0\0", b"Q\0\0\0"))
     czi_variant("czi-scene", "open-fails", r"No subblocks for scene 1", edit=replace(b"<SizeS>1</SizeS>", b"<SizeS>2</SizeS>"))
-    czi_variant("czi-pixel-type", "open-fails", r"Pixel type GRAY8 is not supported",
+    planes = np.stack([np.stack([img[..., c].astype(np.uint16) * 200 + 50 * z for z in range(2)]) for c in range(3)])[None]
+    czi_variant("good-czi-gray16-planes", "reads", world=planes, compression=6, hilo=True)
+    czi_variant("good-czi-gray8-jpegxr", "reads", world=planes[:, :2, :1].astype(np.uint8), compression=4)
+    def third_subblock(d):  # tile 0 of channel 0, z 1 at level 0 (each plane's levels follow each other)
+        at = d.index(b"ZISRAWSUBBLOCK", d.index(b"ZISRAWSUBBLOCK", d.index(b"ZISRAWSUBBLOCK") + 1) + 1)
+        d[at + 300:at + 360] = bytes(60)
+
+    czi_variant("czi-plane-damaged-zstd", "read-fails", r"plane \(channel 0, z 1, t 0\) tile \(0,0\)", world=planes,
+                compression=5, edit=third_subblock)
+    czi_variant("czi-pixel-type", "open-fails", r"subblocks of pixel types GRAY8 and BGR24",
                 edit=lambda d: d.__setitem__(slice(d.index(b"DV", d.index(b"ZISRAWDIRECTORY")) + 2,
                                                    d.index(b"DV", d.index(b"ZISRAWDIRECTORY")) + 6), bytes(4)))
     czi_variant("czi-subblock-past-eof", "open-fails", r"past the end",

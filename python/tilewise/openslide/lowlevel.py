@@ -113,7 +113,31 @@ def open(filename: _Any) -> _OpenSlide:  # noqa: A001 - openslide-python's name
         raise OpenSlideError(str(e)) from None
     if _openslide_refuses(slide):
         raise OpenSlideUnsupportedFormatError("Unsupported or missing image file")
+    refusal = _zeiss_refusal(slide)
+    if refusal:
+        slide.close()
+        raise OpenSlideError(refusal)
     return _OpenSlide(slide)
+
+
+_CZI_PIXEL_TYPES = {"uint8": "GRAY8", "uint16": "GRAY16", "float32": "GRAY32FLOAT"}
+
+
+def _zeiss_refusal(slide: "_tilewise.Slide") -> _Optional[str]:
+    """OpenSlide 4.0.1's error for a Zeiss CZI that is not one brightfield image (tilewise reads its planes):
+    a Z or T subblock dimension, then a channel other than 0, then a grey pixel type, as it checks them."""
+    if slide.format != "zeiss":
+        return None
+    t, c, z = slide.shape(0)[:3]
+    if z > 1:
+        return 'Unrecognized subblock dimension "Z"'
+    if t > 1:
+        return 'Unrecognized subblock dimension "T"'
+    if slide.is_rgb:
+        return None
+    if c > 1:
+        return "Nonzero subblock channel 1"
+    return f"Pixel type {_CZI_PIXEL_TYPES.get(slide.dtype.name, slide.dtype.name)} is not supported"
 
 
 @_exported

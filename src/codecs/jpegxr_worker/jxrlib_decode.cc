@@ -47,6 +47,9 @@ Result<size_t> jxrlib_decode(std::span<const uint8_t> in, std::span<uint8_t> out
   int32_t bpp = 0;
   if (IsEqualGUID(format, GUID_PKPixelFormat24bppBGR) || IsEqualGUID(format, GUID_PKPixelFormat24bppRGB)) bpp = 3;
   if (IsEqualGUID(format, GUID_PKPixelFormat48bppRGB)) bpp = 6;
+  if (IsEqualGUID(format, GUID_PKPixelFormat8bppGray)) bpp = 1;
+  if (IsEqualGUID(format, GUID_PKPixelFormat16bppGray)) bpp = 2;
+  if (IsEqualGUID(format, GUID_PKPixelFormat32bppGrayFloat)) bpp = 4;
   if (bpp != bytes_per_pixel) {
     return corrupt("jpeg-xr: the stream's pixel format has " + std::to_string(bpp) + " bytes per pixel, the subblock " +
                    std::to_string(bytes_per_pixel));

@@ -23,7 +23,8 @@ int main(int argc, char** argv) {
         codecs::jpegxr_worker::Request r{};
         if (head.size() != sizeof r) return invalid_argument("jpeg-xr worker: malformed request");
         std::memcpy(&r, head.data(), sizeof r);
-        if (r.width <= 0 || r.height <= 0 || (r.bytes_per_pixel != 3 && r.bytes_per_pixel != 6) ||
+        if (r.width <= 0 || r.height <= 0 || (r.bytes_per_pixel != 1 && r.bytes_per_pixel != 2 && r.bytes_per_pixel != 3 && r.bytes_per_pixel != 4 &&
+                                                  r.bytes_per_pixel != 6) ||
             int64_t{r.width} * r.height > (int64_t{1} << 28)) {
           return invalid_argument("jpeg-xr worker: a " + std::to_string(r.width) + "x" + std::to_string(r.height) +
                                   " subblock of " + std::to_string(r.bytes_per_pixel) + " bytes per pixel");

@@ -3,18 +3,24 @@
 // - ZISRAWFILE at 0: the subblock directory, metadata and attachment directory positions and two GUIDs.
 //   ZISRAWDIRECTORY: one DV entry per subblock (pixel type, compression, file position, dimensions X, Y
 //   (start, size, stored size: size / stored size rounded is the subblock's downsample), S (scene), C
-//   (must be 0), M (mosaic index: where subblocks overlap, the lower index shows, as OpenSlide 4.0.1 draws
-//   them, measured); any other dimension is an error).
-//   Coordinates may be negative: every subblock is moved by the smallest X and Y.
+//   (channel), Z (focal plane), T (time point), M (mosaic index: where subblocks overlap, the lower index
+//   shows, as OpenSlide 4.0.1 draws them, measured); B, R, I, H and V only at index 0 (blocks, rotations,
+//   illuminations, phases and views of one image); any other dimension is an error).
+//   Coordinates may be negative: every subblock is moved by the smallest X and Y, and C, Z and T by their
+//   smallest index.
 // - ZISRAWMETADATA: the XML. Its AttachmentInfos, DisplaySetting, Information and Scaling elements become
 //   zeiss.<path> properties (attributes and non-blank text; members of a list element named by their Id or
 //   Name; elements whose name repeats among their siblings left out). Information.Image.SizeX/SizeY is the
 //   level-0 size, SizeS the scene count; Scaling's X/Y Value (metres) the mpp; the objective's
-//   NominalMagnification the objective power.
+//   NominalMagnification the objective power; Information.Image.Dimensions.Channels the channels' names,
+//   wavelengths (nm) and exposure (ns), their colour (#AARRGGBB) there or in DisplaySetting.
+// - Planes: one BGR24 or BGR48 channel at one (Z, T) is a brightfield slide, as OpenSlide reads it; GRAY8,
+//   GRAY16 and GRAY32FLOAT channels, and BGR images with several focal planes or time points, have a plane
+//   per (C, Z, T), each its own mosaic of every scene, with the levels every plane has.
 // - Levels: every downsample that all scenes have, each a positioned grid (formats::Placement) of its
 //   subblocks at (x / downsample, y / downsample), highest mosaic index first; its size is level 0's over the
 //   downsample. openslide.region[i].* give each scene's bounds at level 0.
-// - Pixels: BGR24 or BGR48 (high bytes), uncompressed, zstd ("zstd v0") or zstd behind a small header
+// - Pixels: GRAY8, GRAY16, GRAY32FLOAT, BGR24 or BGR48 (RGB from the high bytes), uncompressed, zstd ("zstd v0") or zstd behind a small header
 //   with optional HiLo byte packing ("zstd v1"), and JPEG XR (jxrlib; OpenSlide refuses it). Each subblock's data is a
 //   unit behind a 12-byte header of the driver's own (its size, pixel type, compression; formats::CziUnitHeader,
 //   which the level's unit stream turns into the unit's description) through an io::SplicedFile, so that units
@@ -28,7 +34,9 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <iterator>
 #include <set>
+#include <tuple>
 
 #include "formats/format_registry.h"
 #include "formats/level_builder.h"
@@ -82,11 +90,19 @@ Status detect(const Probe& probe) {
 struct Subblock {
   int64_t file_pos = 0;
   int32_t pixel_type = 0, compression = 0;
-  int64_t x = 0, y = 0, z = 0;
+  int64_t x = 0, y = 0, m = 0;
   uint32_t w = 0, h = 0;
-  int32_t scene = 0;
+  int32_t scene = 0, c = 0, z = 0, t = 0;
   int64_t downsample = 1;
 };
+
+constexpr int32_t kGray8 = 0, kGray16 = 1, kGray32Float = 2, kBgr24 = 3, kBgr48 = 4;
+
+const char* pixel_type_name(int32_t type) {
+  static const char* names[] = {"GRAY8",      "GRAY16", "GRAY32FLOAT",   "BGR24",         "BGR48",  "5",     "6", "7",
+                                "BGR96FLOAT", "BGRA32", "GRAY64COMPLEX", "BGR192COMPLEX", "GRAY32", "GRAY64"};
+  return type >= 0 && type < 14 ? names[type] : "unknown";
+}
 
 struct Czi {
   uint8_t primary_guid[16], file_guid[16];
@@ -143,15 +159,20 @@ Result<Czi> read_czi(const io::Source& src, int64_t offset) {
       } else if (name == "S") {
         b.scene = start;
       } else if (name == "C") {
-        // A valid fluorescence (or other multi-channel) file: OpenSlide refuses it too.
-        if (start) return unsupported("channel " + std::to_string(start) + " of several (fluorescence): only "
-                                      "brightfield CZI (one channel) is read");
-      } else if (name == "M") {
+        b.c = start;
+      } else if (name == "Z") {
         b.z = start;
-      } else if (name.size() == 1 && std::string_view("ZTRIHVB").find(name[0]) != std::string_view::npos) {
-        // Dimensions of valid files that tilewise, like OpenSlide, does not read: focal planes (Z), time
-        // points (T), rotations (R), illuminations (I), phases (H), views (V), blocks (B).
-        return unsupported("subblock dimension " + name + " (planes beyond one brightfield image) is not read");
+      } else if (name == "T") {
+        b.t = start;
+      } else if (name == "M") {
+        b.m = start;
+      } else if (name.size() == 1 && std::string_view("RIHVB").find(name[0]) != std::string_view::npos) {
+        // Dimensions of valid files that one image has at index 0: rotations (R), illuminations (I),
+        // phases (H), views (V), blocks (B). Several of them are images tilewise does not compose.
+        if (start != 0) {
+          return unsupported("subblock dimension " + name + " at index " + std::to_string(start) +
+                             " (images beyond channels, focal planes and time points) is not read");
+        }
       } else {
         return corrupt("Unrecognized subblock dimension \"" + name + "\"");
       }
@@ -163,17 +184,26 @@ Result<Czi> read_czi(const io::Source& src, int64_t offset) {
   if (at != dir.size())
     return corrupt("Found " + std::to_string(dir.size() - at) + " trailing bytes after subblock directory");
   int64_t min_x = INT64_MAX, min_y = INT64_MAX;
-  for (const Subblock& b : czi.subblocks) min_x = std::min(min_x, b.x), min_y = std::min(min_y, b.y);
-  for (Subblock& b : czi.subblocks) b.x -= min_x, b.y -= min_y;
+  int32_t min_c = INT32_MAX, min_z = INT32_MAX, min_t = INT32_MAX;
+  for (const Subblock& b : czi.subblocks) {
+    min_x = std::min(min_x, b.x), min_y = std::min(min_y, b.y);
+    min_c = std::min(min_c, b.c), min_z = std::min(min_z, b.z), min_t = std::min(min_t, b.t);
+  }
+  for (Subblock& b : czi.subblocks) {
+    b.x -= min_x, b.y -= min_y;
+    // in 64 bits: indices come from the file and may span all of int32
+    if (int64_t{b.c} - min_c > 65535 || int64_t{b.z} - min_z > 65535 || int64_t{b.t} - min_t > 65535) {
+      return corrupt("Subblock C, Z or T index spans more than 65536 planes");
+    }
+    b.c -= min_c, b.z -= min_z, b.t -= min_t;
+  }
   return czi;
 }
 
 Status validate(const Subblock& b) {
-  if (b.pixel_type != 3 && b.pixel_type != 4) {
-    static const char* names[] = {"GRAY8",      "GRAY16", "GRAY32FLOAT",   "BGR24",         "BGR48",  "5",     "6", "7",
-                                  "BGR96FLOAT", "BGRA32", "GRAY64COMPLEX", "BGR192COMPLEX", "GRAY32", "GRAY64"};
-    const std::string name =
-        b.pixel_type >= 0 && b.pixel_type < 14 ? names[b.pixel_type] : std::to_string(b.pixel_type);
+  if (b.pixel_type < kGray8 || b.pixel_type > kBgr48) {
+    const std::string name = b.pixel_type >= 0 && b.pixel_type < 14 ? pixel_type_name(b.pixel_type)
+                                                                      : std::to_string(b.pixel_type);
     return unsupported("Pixel type " + name + " is not supported");
   }
   if (b.compression != 0 && b.compression != 4 && b.compression != 5 && b.compression != 6) {
@@ -185,10 +215,21 @@ Status validate(const Subblock& b) {
   return Status();
 }
 
+int32_t bytes_per_pixel(int32_t pixel_type) {
+  switch (pixel_type) {
+    case kGray8: return 1;
+    case kGray16: return 2;
+    case kGray32Float: return 4;
+    case kBgr24: return 3;
+    default: return 6;
+  }
+}
+
 // A level's units are decoded into tiles of the largest subblock width by the largest height: bounded as
 // every driver's decode unit is (ModelLimits), so that a subblock that claims a huge size fails at open.
-Status check_unit_size(uint32_t w, uint32_t h, const std::string& what) {
-  if (!ModelLimits{}.unit_fits(w, h)) {
+Status check_unit_size(uint32_t w, uint32_t h, const std::string& what, int32_t pixel_type = kBgr24) {
+  // RGB renderings take 3 bytes a pixel, own samples their stored size
+  if (!ModelLimits{}.unit_fits(w, h, static_cast<uint64_t>(std::max(3, bytes_per_pixel(pixel_type))))) {
     return unsupported(what + ": subblocks of " + std::to_string(w) + " x " + std::to_string(h) + " pixels exceed the " +
                        std::to_string(ModelLimits{}.max_chunk_bytes >> 20) + " MiB decode limit");
   }
@@ -284,8 +325,11 @@ LevelModel czi_level_shell(uint32_t unit_w, uint32_t unit_h, const Subblock& b) 
                            : b.compression == 0 ? codecs::Compression::kNone
                                                 : codecs::Compression::kZstd;
   level.info.compression = codecs::compression_name(level.desc.compression);
-  level.desc.color = codecs::ColorSpace::kBgr;
-  level.desc.bits_per_sample = b.pixel_type == 4 ? 16 : 8;
+  const bool grey = b.pixel_type <= kGray32Float;
+  level.desc.color = grey ? codecs::ColorSpace::kMinIsBlack : codecs::ColorSpace::kBgr;
+  level.desc.samples_per_pixel = grey ? 1 : 3;
+  level.desc.bits_per_sample = b.pixel_type == kGray8 || b.pixel_type == kBgr24 ? 8 : b.pixel_type == kGray32Float ? 32 : 16;
+  if (b.pixel_type == kGray32Float) level.desc.sample_format = codecs::SampleFormat::kFloat;
   level.desc.width = static_cast<int32_t>(unit_w);
   level.desc.height = static_cast<int32_t>(unit_h);
   level.info.tile_width = level.desc.width;
@@ -302,10 +346,16 @@ struct Building {
     uint64_t offset, length;
     Subblock subblock;
   };
+  // A plane's levels, with each level's tiles and units until the spliced file is built.
+  struct Plane {
+    int32_t c = 0, z = 0, t = 0;
+    std::vector<LevelModel> levels;
+    std::vector<std::vector<PlacedTile>> placements;
+    std::vector<UnitTable> tables;
+  };
   SlideModel model;
   io::SplicedFile file;
-  std::vector<std::vector<PlacedTile>> placements;
-  std::vector<UnitTable> tables;
+  std::vector<Plane> planes;
   std::vector<Pending> pending;
   std::vector<AssociatedModel> jpegs;
 };
@@ -314,7 +364,52 @@ struct Metadata {
   std::string xml;
   PropertyMap props;
   int64_t width = 0, height = 0, scenes = 1;
+  std::vector<ChannelInfo> channels;  // as Information.Image.Dimensions.Channels lists them
 };
+
+// A colour "#AARRGGBB" or "#RRGGBB".
+std::optional<std::array<uint8_t, 3>> parse_colour(std::string_view text) {
+  if (text.empty() || text[0] != '#' || (text.size() != 9 && text.size() != 7)) return std::nullopt;
+  const std::string_view rgb = text.substr(text.size() - 6);
+  std::array<uint8_t, 3> out{};
+  for (size_t i = 0; i < 3; ++i) {
+    unsigned v = 0;
+    for (char ch : rgb.substr(2 * i, 2)) {
+      const int d = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
+      if (d < 0) return std::nullopt;
+      v = v * 16 + static_cast<unsigned>(d);
+    }
+    out[i] = static_cast<uint8_t>(v);
+  }
+  return out;
+}
+
+// The channels Information.Image.Dimensions.Channels lists, in order: name, colour (its own, else the
+// DisplaySetting channel of the same Id), wavelengths in nm, exposure (ns) in seconds.
+std::vector<ChannelInfo> read_channels(const pugi::xml_node& metadata) {
+  std::map<std::string, std::string> display;
+  for (pugi::xml_node c : metadata.child("DisplaySetting").child("Channels").children("Channel")) {
+    display[c.attribute("Id").value()] = c.child_value("Color");
+  }
+  std::vector<ChannelInfo> out;
+  const pugi::xml_node list = metadata.child("Information").child("Image").child("Dimensions").child("Channels");
+  for (pugi::xml_node c : list.children("Channel")) {
+    ChannelInfo info;
+    info.name = c.attribute("Name").value();
+    std::string colour = c.child_value("Color");
+    if (colour.empty()) colour = display[c.attribute("Id").value()];
+    info.color = parse_colour(colour);
+    auto number = [&](const char* name) -> std::optional<double> {
+      auto v = parse_double(c.child_value(name));
+      return v && std::isfinite(*v) && *v > 0 ? v : std::nullopt;
+    };
+    info.excitation_nm = number("ExcitationWavelength");
+    info.emission_nm = number("EmissionWavelength");
+    if (auto ns = number("ExposureTime")) info.exposure_s = *ns * 1e-9;
+    out.push_back(std::move(info));
+  }
+  return out;
+}
 
 // The metadata segment: its XML (up to its first NUL), flattened into zeiss.* properties, the level-0 size,
 // the scene count, the mpp and the objective power.
@@ -338,6 +433,7 @@ Result<Metadata> read_metadata(const io::Source& src, const Czi& czi) {
   for (const char* part : {"AttachmentInfos", "DisplaySetting", "Information", "Scaling"}) {
     if (pugi::xml_node n = metadata.child(part)) flatten.add(n);
   }
+  m.channels = read_channels(metadata);
   auto prop = [&](const std::string& k) -> const std::string* {
     auto it = props.find(k);
     return it == props.end() ? nullptr : &it->second;
@@ -399,26 +495,60 @@ Result<int64_t> add_scene_regions(const Czi& czi, int64_t scenes, PropertyMap& p
   return common_ds;
 }
 
-// The levels: one per downsample up to `common_ds`, each a positioned grid of its subblocks in mosaic order
-// (stable for equal M), their units added to the spliced file.
-Status add_levels(const io::Source& src, const Czi& czi, const Metadata& meta, int64_t common_ds, Building& b) {
-  std::map<int64_t, std::vector<size_t>> by_ds;
+// The subblocks of each plane, in directory order, keyed by (t, z, c) so that planes come in that order.
+using PlaneSubblocks = std::map<std::tuple<int32_t, int32_t, int32_t>, std::vector<size_t>>;
+
+PlaneSubblocks subblocks_by_plane(const Czi& czi) {
+  PlaneSubblocks planes;
   for (size_t i = 0; i < czi.subblocks.size(); ++i) {
-    if (czi.subblocks[i].downsample <= common_ds) by_ds[czi.subblocks[i].downsample].push_back(i);
+    const Subblock& b = czi.subblocks[i];
+    planes[{b.t, b.z, b.c}].push_back(i);
   }
-  if (by_ds.empty()) return corrupt("Found no levels in slide");
-  for (auto& [ds, ids] : by_ds) {
+  return planes;
+}
+
+// The downsamples up to `common_ds` that every plane has: each becomes a level.
+Result<std::set<int64_t>> plane_downsamples(const Czi& czi, const PlaneSubblocks& planes, int64_t common_ds) {
+  std::set<int64_t> shared;
+  bool first = true;
+  for (const auto& [key, ids] : planes) {
+    std::set<int64_t> own;
+    for (size_t i : ids) {
+      if (czi.subblocks[i].downsample <= common_ds) own.insert(czi.subblocks[i].downsample);
+    }
+    if (first) {
+      shared = std::move(own);
+      first = false;
+    } else {
+      std::set<int64_t> both;
+      std::set_intersection(shared.begin(), shared.end(), own.begin(), own.end(), std::inserter(both, both.end()));
+      shared.swap(both);
+    }
+  }
+  if (shared.empty() || *shared.begin() != 1) return corrupt("Found no levels in slide");
+  return shared;
+}
+
+// One plane's levels: one per downsample in `downsamples`, each a positioned grid of the plane's subblocks
+// in mosaic order (stable for equal M), their units added to the spliced file.
+Status add_plane_levels(const io::Source& src, const Czi& czi, const Metadata& meta, const std::vector<size_t>& ids,
+                        const std::set<int64_t>& downsamples, Building::Plane& plane, io::SplicedFile& file) {
+  std::map<int64_t, std::vector<size_t>> by_ds;
+  for (size_t i : ids) {
+    if (downsamples.count(czi.subblocks[i].downsample)) by_ds[czi.subblocks[i].downsample].push_back(i);
+  }
+  for (auto& [ds, members] : by_ds) {
     // Units in directory order (errors name a subblock as tile (k, 0): the level's k-th subblock); drawn in
     // paint order: OpenSlide 4.0.1 draws a lower mosaic index over a higher one (measured with overlapping
     // tiles in both numberings), so the highest index is painted first.
     uint32_t uw = 0, uh = 0;
     UnitTable table;
     std::vector<PlacedTile> placed;
-    for (size_t k = 0; k < ids.size(); ++k) {
-      const Subblock& sb = czi.subblocks[ids[k]];
+    for (size_t k = 0; k < members.size(); ++k) {
+      const Subblock& sb = czi.subblocks[members[k]];
       TW_RETURN_IF_ERROR(validate(sb));
       uw = std::max(uw, sb.w), uh = std::max(uh, sb.h);
-      TW_ASSIGN_OR_RETURN(auto range, add_unit(src, b.file, 0, sb));
+      TW_ASSIGN_OR_RETURN(auto range, add_unit(src, file, 0, sb));
       table.offsets.push_back(range.first);
       table.lengths.push_back(range.second);
       PlacedTile t;
@@ -429,26 +559,79 @@ Status add_levels(const io::Source& src, const Czi& czi, const Metadata& meta, i
       t.unit = static_cast<int64_t>(k);
       placed.push_back(t);
     }
-    TW_RETURN_IF_ERROR(check_unit_size(uw, uh, "Level of downsample " + std::to_string(ds)));
-    std::vector<size_t> order(ids.size());
+    const Subblock& first = czi.subblocks[members.front()];
+    TW_RETURN_IF_ERROR(check_unit_size(uw, uh, "Level of downsample " + std::to_string(ds), first.pixel_type));
+    std::vector<size_t> order(members.size());
     for (size_t k = 0; k < order.size(); ++k) order[k] = k;
-    const std::vector<size_t>& members = ids;  // a structured binding: not capturable before C++20 in clang 14
+    const std::vector<size_t>& in_level = members;  // a structured binding: not capturable before C++20 in clang 14
     std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return czi.subblocks[members[a]].z > czi.subblocks[members[b]].z; });
+                     [&](size_t a, size_t b) { return czi.subblocks[in_level[a]].m > czi.subblocks[in_level[b]].m; });
     std::vector<PlacedTile> painted;
     for (size_t k : order) painted.push_back(placed[k]);
-    placed.swap(painted);
-    LevelModel level = czi_level_shell(uw, uh, czi.subblocks[ids.front()]);
+    LevelModel level = czi_level_shell(uw, uh, first);
     level.info.width = meta.width / ds;
     level.info.height = meta.height / ds;
     level.info.downsample = static_cast<double>(ds);
-    level.tiles_across = static_cast<int64_t>(ids.size());
+    level.tiles_across = static_cast<int64_t>(members.size());
     level.tiles_down = 1;
-    b.model.levels.push_back(std::move(level));
-    b.placements.push_back(std::move(placed));
-    b.tables.push_back(std::move(table));
+    plane.levels.push_back(std::move(level));
+    plane.placements.push_back(std::move(painted));
+    plane.tables.push_back(std::move(table));
   }
+  return Status();
+}
 
+// The image's axes from its subblocks' pixel type and indices: one BGR channel at one (Z, T) is brightfield
+// RGB; grey channels read as their own samples; BGR images with several planes as RGB planes.
+Result<ImageAxes> image_axes(const Czi& czi, const PlaneSubblocks& planes, const Metadata& meta) {
+  const int32_t type = czi.subblocks.front().pixel_type;
+  for (const Subblock& b : czi.subblocks) {
+    if (b.pixel_type != type) {
+      TW_RETURN_IF_ERROR(validate(b));
+      return unsupported(std::string("subblocks of pixel types ") + pixel_type_name(type) + " and " +
+                         pixel_type_name(b.pixel_type) + " in one image are not read");
+    }
+  }
+  TW_RETURN_IF_ERROR(validate(czi.subblocks.front()));
+  ImageAxes axes;
+  axes.channels = 1;
+  for (const auto& [key, ids] : planes) {
+    axes.t = std::max(axes.t, std::get<0>(key) + 1);
+    axes.z = std::max(axes.z, std::get<1>(key) + 1);
+    axes.channels = std::max(axes.channels, std::get<2>(key) + 1);
+  }
+  if (type == kBgr24 || type == kBgr48) {
+    if (axes.channels > 1) {
+      return unsupported(std::to_string(axes.channels) + " channels of " + pixel_type_name(type) +
+                         " samples (several colour channels) are not read");
+    }
+    axes.channels = 3;
+    return axes;  // rgb, uint8: the channels are R, G and B
+  }
+  axes.rgb = false;
+  axes.sample_type = type == kGray8 ? SampleType::kUint8 : type == kGray16 ? SampleType::kUint16 : SampleType::kFloat32;
+  axes.channel_info = meta.channels;
+  axes.channel_info.resize(static_cast<size_t>(axes.channels));
+  for (size_t i = 0; i < axes.channel_info.size(); ++i) {
+    if (axes.channel_info[i].name.empty()) axes.channel_info[i].name = "C" + std::to_string(i);
+  }
+  return axes;
+}
+
+// Every plane's levels; a brightfield image keeps its one plane's as the slide's levels only.
+Status add_planes(const io::Source& src, const Czi& czi, const Metadata& meta, int64_t common_ds, Building& b) {
+  const PlaneSubblocks planes = subblocks_by_plane(czi);
+  TW_ASSIGN_OR_RETURN(b.model.axes, image_axes(czi, planes, meta));
+  TW_ASSIGN_OR_RETURN(const std::set<int64_t> downsamples, plane_downsamples(czi, planes, common_ds));
+  for (const auto& [key, ids] : planes) {
+    Building::Plane& plane = b.planes.emplace_back();
+    std::tie(plane.t, plane.z, plane.c) = key;
+    Status s = add_plane_levels(src, czi, meta, ids, downsamples, plane, b.file);
+    if (!s.ok()) {
+      return s.with_context("plane (channel " + std::to_string(plane.c) + ", z " + std::to_string(plane.z) + ", t " +
+                            std::to_string(plane.t) + ")");
+    }
+  }
   return Status();
 }
 
@@ -508,14 +691,24 @@ Status add_attachments(const std::shared_ptr<const io::Source>& source, const Cz
   return Status();
 }
 
-// The spliced file built, the levels and the embedded images read from it, the JPEGs after them.
+// The spliced file built, the planes' levels and the embedded images read from it, the JPEGs after them.
 void finish(Building& b) {
   const std::shared_ptr<const io::Source> spliced = b.file.build();
-  for (size_t i = 0; i < b.model.levels.size(); ++i) {
-    LevelModel& l = b.model.levels[i];
-    l.units = std::make_shared<const UnitTable>(std::move(b.tables[i]));
-    l.parts = single_part(spliced);
-    l.placement = make_placement(std::move(b.placements[i]));
+  const auto parts = single_part(spliced);
+  for (Building::Plane& plane : b.planes) {
+    for (size_t i = 0; i < plane.levels.size(); ++i) {
+      LevelModel& l = plane.levels[i];
+      l.units = std::make_shared<const UnitTable>(std::move(plane.tables[i]));
+      l.parts = parts;
+      l.placement = make_placement(std::move(plane.placements[i]));
+    }
+  }
+  SlideModel& model = b.model;
+  model.levels = b.planes.front().levels;
+  const bool brightfield = model.axes.rgb && b.planes.size() == 1;
+  for (Building::Plane& plane : b.planes) {
+    if (brightfield) break;
+    model.planes.push_back({plane.c, model.axes.rgb ? 3 : 1, plane.z, plane.t, std::move(plane.levels)});
   }
   for (const Building::Pending& p : b.pending) {  // embedded CZIs: their one subblock through the spliced file
     LevelModel image = czi_level_shell(p.subblock.w, p.subblock.h, p.subblock);
@@ -537,7 +730,7 @@ Result<SlideModel> open(const Probe& probe) {
   PropertyMap& props = meta.props;
   TW_ASSIGN_OR_RETURN(const int64_t common_ds, add_scene_regions(czi, meta.scenes, props));
   Building b(probe.source);
-  TW_RETURN_IF_ERROR(add_levels(src, czi, meta, common_ds, b));
+  TW_RETURN_IF_ERROR(add_planes(src, czi, meta, common_ds, b));
   TW_RETURN_IF_ERROR(add_attachments(probe.source, czi, b));
   finish(b);
   SlideModel& model = b.model;
