@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 
@@ -37,6 +39,8 @@ constexpr uint32_t kTransferSyntax = tag(0x0002, 0x0010);
 constexpr uint32_t kPerFrameGroups = tag(0x5200, 0x9230);
 constexpr uint32_t kColumnPosition = tag(0x0048, 0x021E);
 constexpr uint32_t kRowPosition = tag(0x0048, 0x021F);
+constexpr uint32_t kZOffset = tag(0x0040, 0x074A);
+constexpr uint32_t kOpticalPathIdentifier = tag(0x0048, 0x0106);
 constexpr uint32_t kExtendedOffsetTable = tag(0x7FE0, 0x0001);
 constexpr uint32_t kExtendedOffsetTableLengths = tag(0x7FE0, 0x0002);
 constexpr uint64_t kUndefined = 0xFFFFFFFFull;
@@ -179,6 +183,7 @@ Result<Header> read_header(Reader& r, bool explicit_vr) {
 struct TopLevel {
   std::optional<PixelData>* pixel_data;
   std::vector<FramePosition>* positions;
+  std::vector<std::string>* optical_paths;
 };
 
 class Parser {
@@ -220,6 +225,7 @@ class Parser {
         }
         if (top && h.tag == kPerFrameGroups) {
           pending_ = {};
+          top_ = top;
           TW_RETURN_IF_ERROR(sequence_items(h, end, depth, true, [&](DataSet&&) {
             top->positions->push_back(pending_);
             pending_ = {};
@@ -240,6 +246,24 @@ class Parser {
           TW_RETURN_IF_ERROR(r_.read(v, 4));
           (h.tag == kColumnPosition ? pending_.column : pending_.row) = static_cast<int32_t>(le32(v));
           pending_.has_position = true;
+          continue;
+        }
+        if (skim && top_ && (h.tag == kZOffset || h.tag == kOpticalPathIdentifier) && h.length <= 64) {
+          char v[65] = {};
+          TW_RETURN_IF_ERROR(r_.read(reinterpret_cast<uint8_t*>(v), h.length));
+          std::string text(v, strnlen(v, h.length));
+          while (!text.empty() && (text.back() == ' ' || text.back() == '\0')) text.pop_back();
+          while (!text.empty() && text.front() == ' ') text.erase(text.begin());
+          if (h.tag == kZOffset) {
+            char* stop = nullptr;
+            const double z = std::strtod(text.c_str(), &stop);
+            if (!text.empty() && stop && *stop == '\0' && std::isfinite(z)) pending_.z_offset = z, pending_.has_z = true;
+          } else {
+            std::vector<std::string>& ids = *top_->optical_paths;
+            auto it = std::find(ids.begin(), ids.end(), text);
+            if (it == ids.end() && ids.size() < FramePosition::kNoPath) it = ids.insert(ids.end(), text);
+            if (it != ids.end()) pending_.optical_path = static_cast<uint16_t>(it - ids.begin());
+          }
           continue;
         }
         if (h.length > limits_.max_value_bytes || group_length || skim) {
@@ -309,6 +333,7 @@ class Parser {
 
   Reader& r_;
   FramePosition pending_;  // the position of the per-frame item being skimmed
+  const TopLevel* top_ = nullptr;  // the file's top level, while its per-frame groups are skimmed
   bool explicit_;
   const ParseLimits& limits_;
 };
@@ -498,7 +523,7 @@ Result<File> parse(const io::Source& source, bool meta_only, const ParseLimits& 
     return unsupported("deflated transfer syntax 1.2.840.10008.1.2.1.99");
   }
   Parser parser(r, explicit_vr, limits);
-  const TopLevel top{&file.pixel_data, &file.frame_positions};
+  const TopLevel top{&file.pixel_data, &file.frame_positions, &file.frame_optical_paths};
   Status s = parser.dataset(r.size(), 0, file.dataset, &top);
   if (!s.ok()) return s;
   return file;

@@ -77,11 +77,17 @@ struct PixelData {
   bool encapsulated = false;
 };
 
-// One frame's position in the total pixel matrix (1-based pixels, as stored), from the per-frame groups.
+// One frame's place, from the per-frame groups: its position in the total pixel matrix (1-based pixels, as
+// stored), its focal plane (Z Offset in Slide Coordinate System, micrometres) and its optical path (an index
+// into File::frame_optical_paths).
 struct FramePosition {
+  static constexpr uint16_t kNoPath = 0xFFFF;
   int64_t column = 0;
   int64_t row = 0;
+  double z_offset = 0;
+  uint16_t optical_path = kNoPath;
   bool has_position = false;
+  bool has_z = false;
 };
 
 struct File {
@@ -90,6 +96,7 @@ struct File {
   std::string transfer_syntax;
   std::optional<PixelData> pixel_data;
   std::vector<FramePosition> frame_positions;  // per frame, when the file has per-frame functional groups
+  std::vector<std::string> frame_optical_paths;  // the Optical Path Identifiers the per-frame groups name
 };
 
 struct ParseLimits {

@@ -466,6 +466,29 @@ def build(out: Path) -> list:
     dicom_variant("dicom-lying-offset-one-frame", "clean", raw=shift_bot(1, 2))
     dicom_variant("dicom-damaged-frame", "read-fails", r"level 0 tile \(3,0\)",
                   raw=patch(lambda d: d.__setitem__(slice(frame_bytes(d), frame_bytes(d) + 40), bytes(40))))
+    # Optical paths (channels) and focal planes of MONOCHROME2 frames, one instance.
+    def dicom_planes_variant(name, expect, pattern="", raw=None, dtype=np.uint16, **kw):
+        folder = out / name
+        folder.mkdir(parents=True, exist_ok=True)
+        for f in folder.iterdir():
+            f.unlink()
+        stack = np.stack([np.stack([img[..., c].astype(dtype) * (251 if dtype == np.uint16 else 1) + z
+                                    for z in range(2)]) for c in range(2)])
+        first = dicom_wsi.write_instance(folder / "planes.dcm", stack, series=dicom_wsi.new_series(), tile=64,
+                                         paths=[{"id": "1", "description": "DAPI", "wavelength": 405.0},
+                                                {"id": "2", "description": "FITC", "wavelength": 488.0}],
+                                         z_offsets_um=[0.0, 1.5], **kw)
+        if raw:
+            first.write_bytes(bytes(raw(bytearray(first.read_bytes()))))
+        entries.append({"name": name, "file": f"{name}/{first.name}", "expect": expect, "pattern": pattern})
+
+    dicom_planes_variant("good-dicom-grey16-planes", "reads", codec="raw")
+    dicom_planes_variant("good-dicom-grey8-planes-j2k-sparse", "reads", codec="jpeg2000-lossless", dtype=np.uint8, sparse=True)
+    dicom_planes_variant("good-dicom-grey16-planes-jpegls", "reads", codec="jpegls")
+    # frame 23: path 1, focal plane 2, tile 3 (20 tiles a plane)
+    dicom_planes_variant("dicom-plane-damaged-frame", "read-fails", r"plane \(channel 0, z 1, t 0\) tile \(3,0\)",
+                         codec="jpeg2000-lossless",
+                         raw=patch(lambda d: d.__setitem__(slice(frame_bytes(d, 23), frame_bytes(d, 23) + 40), bytes(40))))
     dicom_variant("dicom-sparse-off-grid", "open-fails", r"is not on the 64x64 tile grid", sparse_missing=[1],
                   attrs=lambda ds: setattr(ds.PerFrameFunctionalGroupsSequence[1].PlanePositionSlideSequence[0],
                                            "ColumnPositionInTotalImagePixelMatrix", 70))

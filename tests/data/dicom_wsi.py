@@ -5,6 +5,11 @@ them. Frames are encoded here (Pillow's libjpeg-turbo for JPEG baseline, imageco
 JPEG-LS) and stored with pydicom: encapsulated with a Basic Offset Table, an Extended Offset Table, or
 neither (readers must then walk the fragments); native (explicit VR little endian) frames as they are.
 TILED_SPARSE files list each frame's position in the per-frame functional groups and may leave tiles out.
+
+Images of planes - (paths, focal planes, H, W) MONOCHROME2 samples (uint8 or uint16) or
+(paths, focal planes, H, W, 3) RGB - store every optical path's every focal plane: TILED_FULL frames tile by
+tile, then by focal plane, then by optical path; TILED_SPARSE frames with their Z offset and Optical Path
+Identification in the per-frame groups.
 """
 
 from __future__ import annotations
@@ -29,6 +34,20 @@ SYNTAXES = {"jpeg": JPEGBaseline8Bit, "jpeg2000": JPEG2000, "jpeg2000-lossless":
 
 def encode_frame(tile: np.ndarray, codec: str, *, quality: int = 85, subsampling: str = "4:2:2") -> Tuple[bytes, str]:
     """One frame's bytes and its Photometric Interpretation."""
+    if tile.ndim == 2:  # grey
+        if codec == "jpeg":
+            b = io.BytesIO()
+            Image.fromarray(tile).save(b, "JPEG", quality=quality)
+            return b.getvalue(), "MONOCHROME2"
+        if codec == "jpeg2000":
+            return imagecodecs.jpeg2k_encode(tile, level=40, codecformat="j2k"), "MONOCHROME2"
+        if codec == "jpeg2000-lossless":
+            return imagecodecs.jpeg2k_encode(tile, level=0, codecformat="j2k", reversible=True), "MONOCHROME2"
+        if codec == "jpegls":
+            return imagecodecs.jpegls_encode(tile, level=0), "MONOCHROME2"
+        if codec == "raw":
+            return np.ascontiguousarray(tile, dtype="<" + tile.dtype.str[1:]).tobytes(), "MONOCHROME2"
+        raise ValueError(codec)
     if codec == "jpeg":
         b = io.BytesIO()
         Image.fromarray(tile).save(b, "JPEG", quality=quality, subsampling=subsampling)
@@ -47,12 +66,13 @@ def encode_frame(tile: np.ndarray, codec: str, *, quality: int = 85, subsampling
 
 
 def _tiles(image: np.ndarray, th: int, tw: int) -> List[Tuple[int, int, np.ndarray]]:
-    """(row, column, tile) row-major, edge tiles padded with white to the full tile size."""
+    """(row, column, tile) row-major, edge tiles padded with white (grey: the type's maximum) to the full tile
+    size."""
     h, w = image.shape[:2]
     out = []
     for r in range(0, h, th):
         for c in range(0, w, tw):
-            t = np.full((th, tw, 3), 255, np.uint8)
+            t = np.full((th, tw) + image.shape[2:], np.iinfo(image.dtype).max, image.dtype)
             piece = image[r:r + th, c:c + tw]
             t[:piece.shape[0], :piece.shape[1]] = piece
             out.append((r, c, t))
@@ -85,41 +105,68 @@ def _common(ds: Dataset, series: Dict[str, str], image_type: Sequence[str]) -> N
     ds.VolumetricProperties = "VOLUME"
 
 
-def _optical_path(ds: Dataset, objective: Optional[float], icc: Optional[bytes]) -> None:
-    path = Dataset()
-    path.OpticalPathIdentifier = "1"
-    code = Dataset()
-    code.CodeValue, code.CodingSchemeDesignator, code.CodeMeaning = "414298005", "SCT", "Full Spectrum"
-    path.IlluminationColorCodeSequence = DicomSequence([code])
-    kind = Dataset()
-    kind.CodeValue, kind.CodingSchemeDesignator, kind.CodeMeaning = "111744", "DCM", "Brightfield illumination"
-    path.IlluminationTypeCodeSequence = DicomSequence([kind])
-    if objective is not None:
-        path.ObjectiveLensPower = objective
-    if icc is not None:
-        path.ICCProfile = icc
-    ds.OpticalPathSequence = DicomSequence([path])
-    ds.NumberOfOpticalPaths = 1
+def _optical_path(ds: Dataset, objective: Optional[float], icc: Optional[bytes],
+                  paths: Sequence[dict] = ({"id": "1"},)) -> None:
+    """The Optical Path Sequence: one item per `paths` entry (id; optional description and wavelength in nm,
+    which make it a fluorescence path)."""
+    items = []
+    for spec in paths:
+        path = Dataset()
+        path.OpticalPathIdentifier = spec["id"]
+        if "description" in spec:
+            path.OpticalPathDescription = spec["description"]
+        code = Dataset()
+        kind = Dataset()
+        if "wavelength" in spec:
+            path.IlluminationWaveLength = spec["wavelength"]
+            kind.CodeValue, kind.CodingSchemeDesignator, kind.CodeMeaning = "111743", "DCM", "Epifluorescence illumination"
+        else:
+            code.CodeValue, code.CodingSchemeDesignator, code.CodeMeaning = "414298005", "SCT", "Full Spectrum"
+            path.IlluminationColorCodeSequence = DicomSequence([code])
+            kind.CodeValue, kind.CodingSchemeDesignator, kind.CodeMeaning = "111744", "DCM", "Brightfield illumination"
+        path.IlluminationTypeCodeSequence = DicomSequence([kind])
+        if objective is not None:
+            path.ObjectiveLensPower = objective
+        if icc is not None:
+            path.ICCProfile = icc
+        items.append(path)
+    ds.OpticalPathSequence = DicomSequence(items)
+    ds.NumberOfOpticalPaths = len(items)
 
 
 def write_instance(path, image: np.ndarray, *, series: Dict[str, str], tile: int = 256, codec: str = "jpeg",
                    image_type: Sequence[str] = ("ORIGINAL", "PRIMARY", "VOLUME", "NONE"), spacing_mm: float = 0.00025,
                    objective: Optional[float] = 20.0, icc: Optional[bytes] = None, offsets: str = "basic",
                    sparse_missing: Optional[Sequence[int]] = None, fragments_per_frame: int = 1,
-                   subsampling: str = "4:2:2", instance_number: int = 1, quality: int = 85) -> Path:
+                   subsampling: str = "4:2:2", instance_number: int = 1, quality: int = 85,
+                   paths: Sequence[dict] = ({"id": "1"},), z_offsets_um: Sequence[float] = (0.0,),
+                   sparse: bool = False) -> Path:
     """Writes one WSI instance of `image` as `tile`-sized frames (tile 0: one frame of the whole image). offsets: "basic" (a Basic Offset Table),
     "extended" (an Extended Offset Table and an empty basic one) or "none"; sparse_missing: frame indices
     (row-major over the full grid) left out of a TILED_SPARSE file; fragments_per_frame > 1 splits each
-    encapsulated frame (only with offsets "basic")."""
+    encapsulated frame (only with offsets "basic"). An image of planes (see the module's docstring) names its
+    optical paths in `paths` and its focal planes' Z offsets (micrometres, evenly spaced) in `z_offsets_um`;
+    `sparse` writes TILED_SPARSE frames even with nothing missing."""
     path = Path(path)
-    h, w = image.shape[:2]
+    planar = image.ndim == 4 or (image.ndim == 5)
+    stack = image if planar else image[None, None]
+    assert stack.shape[:2] == (len(paths), len(z_offsets_um)), (stack.shape, paths, z_offsets_um)
+    h, w = stack.shape[2:4]
+    grey = stack.ndim == 4
     th, tw = (tile, tile) if tile else (h, w)
-    tiles = _tiles(image, th, tw)
-    keep = [i for i in range(len(tiles)) if not sparse_missing or i not in set(sparse_missing)]
-    frames, photometric = [], "RGB"
-    for i in keep:
-        data, photometric = encode_frame(tiles[i][2], codec, subsampling=subsampling, quality=quality)
-        frames.append(data)
+    frames, photometric, placed = [], "RGB", []
+    missing = set(sparse_missing or ())
+    for p in range(stack.shape[0]):
+        for z in range(stack.shape[1]):
+            tiles = _tiles(stack[p, z], th, tw)
+            for i, (r, c, t) in enumerate(tiles):
+                if i in missing:
+                    continue
+                data, photometric = encode_frame(t, codec, subsampling=subsampling, quality=quality)
+                frames.append(data)
+                placed.append((r, c, z, p))
+    if sparse and sparse_missing is None:
+        sparse_missing = ()
 
     meta = FileMetaDataset()
     meta.MediaStorageSOPClassUID = WSI_SOP_CLASS
@@ -135,7 +182,12 @@ def write_instance(path, image: np.ndarray, *, series: Dict[str, str], tile: int
     ds.PhotometricInterpretation = photometric
     ds.TotalPixelMatrixColumns = w
     ds.TotalPixelMatrixRows = h
-    ds.TotalPixelMatrixFocalPlanes = 1
+    ds.TotalPixelMatrixFocalPlanes = len(z_offsets_um)
+    if grey:
+        ds.SamplesPerPixel = 1
+        del ds.PlanarConfiguration
+        ds.BitsAllocated = ds.BitsStored = stack.dtype.itemsize * 8
+        ds.HighBit = ds.BitsStored - 1
     ds.NumberOfFrames = len(frames)
     ds.ImagedVolumeWidth = w * spacing_mm
     ds.ImagedVolumeHeight = h * spacing_mm
@@ -143,28 +195,33 @@ def write_instance(path, image: np.ndarray, *, series: Dict[str, str], tile: int
     origin = Dataset()
     origin.XOffsetInSlideCoordinateSystem = 20.0
     origin.YOffsetInSlideCoordinateSystem = 40.0
+    origin.ZOffsetInSlideCoordinateSystem = z_offsets_um[0]
     ds.TotalPixelMatrixOriginSequence = DicomSequence([origin])
     shared = Dataset()
     measures = Dataset()
     measures.PixelSpacing = [spacing_mm, spacing_mm]
     measures.SliceThickness = 0.001
+    if len(z_offsets_um) > 1:
+        measures.SpacingBetweenSlices = (z_offsets_um[1] - z_offsets_um[0]) / 1000.0  # millimetres
     shared.PixelMeasuresSequence = DicomSequence([measures])
     ds.SharedFunctionalGroupsSequence = DicomSequence([shared])
-    _optical_path(ds, objective, icc)
+    _optical_path(ds, objective, icc, paths)
     ds.LossyImageCompression = "01" if codec in ("jpeg", "jpeg-rgb", "jpeg2000") else "00"
     if sparse_missing is not None:
         ds.DimensionOrganizationType = "TILED_SPARSE"
         per_frame = []
-        for i in keep:
-            r, c, _ = tiles[i]
+        for r, c, z, p in placed:
             item = Dataset()
             pos = Dataset()
             pos.ColumnPositionInTotalImagePixelMatrix = c + 1
             pos.RowPositionInTotalImagePixelMatrix = r + 1
             pos.XOffsetInSlideCoordinateSystem = 20.0 + c * spacing_mm
             pos.YOffsetInSlideCoordinateSystem = 40.0 + r * spacing_mm
-            pos.ZOffsetInSlideCoordinateSystem = 0.0
+            pos.ZOffsetInSlideCoordinateSystem = z_offsets_um[z]
             item.PlanePositionSlideSequence = DicomSequence([pos])
+            ident = Dataset()
+            ident.OpticalPathIdentifier = paths[p]["id"]
+            item.OpticalPathIdentificationSequence = DicomSequence([ident])
             per_frame.append(item)
         ds.PerFrameFunctionalGroupsSequence = DicomSequence(per_frame)
     else:

@@ -137,8 +137,9 @@ def test_icc_profiles(tmp_path, image):
     assert slide.properties["openslide.icc-size"] == str(len(icc))
 
 
-def test_focal_planes_open_at_the_first(tmp_path, image):
-    """TILED_FULL with two focal planes: the first plane's frames are read, the others reported."""
+def test_focal_planes_without_a_spacing_read_as_planes(tmp_path, image):
+    """TILED_FULL with two focal planes and no Spacing Between Slices: frames 12-23 (of 24) are the second
+    focal plane, read as z 1; the plain read (and the drop-ins' RGB rendering) is the first."""
     series = dicom_wsi.new_series()
     # 6 x 4 frames of a 1000 x 1400 image, declared as 1000 x 700 in two planes: frames 12-23 are plane 2.
     path = dicom_wsi.write_instance(tmp_path / "z.dcm", np.concatenate([image, 255 - image]), series=series, tile=256,
@@ -149,8 +150,13 @@ def test_focal_planes_open_at_the_first(tmp_path, image):
     ds.save_as(path)
     slide = tilewise.open(path)
     assert slide.levels[0].dimensions == (1000, 700)
-    assert (slide.read_region((0, 0), (1000, 700)) == image).all()
-    assert any("12 frames of other focal planes" in w for w in slide.warnings), slide.warnings
+    assert slide.shape(0)[:3] == (1, 3, 2) and slide.warnings == ()
+    assert (slide.read_region((0, 0), (1000, 700), c="rgb") == image).all()
+    assert (slide.read_region((0, 0), (1000, 700), z=0) == image).all()
+    # the second plane is the stored image's tile rows 3-5 (from pixel row 768, its last rows white padding)
+    stored = np.full((1536, 1000, 3), 255, np.uint8)
+    stored[:1400] = np.concatenate([image, 255 - image])
+    assert (slide.read_region((0, 0), (1000, 700), z=1) == stored[768:1468]).all()
 
 
 def test_through_the_compatibility_modules_and_the_loader(tmp_path, image):

@@ -113,11 +113,26 @@ def open(filename: _Any) -> _OpenSlide:  # noqa: A001 - openslide-python's name
         raise OpenSlideError(str(e)) from None
     if _openslide_refuses(slide):
         raise OpenSlideUnsupportedFormatError("Unsupported or missing image file")
-    refusal = _zeiss_refusal(slide)
+    refusal = _zeiss_refusal(slide) or _dicom_refusal(slide, path)
     if refusal:
         slide.close()
         raise OpenSlideError(refusal)
     return _OpenSlide(slide)
+
+
+def _dicom_refusal(slide: "_tilewise.Slide", path: str) -> _Optional[str]:
+    """OpenSlide 4.0.1's error for a DICOM series that is not one RGB focal plane (tilewise reads grey samples
+    and focal planes): the attributes it checks, in its order."""
+    if slide.format != "dicom" or slide.is_rgb:
+        return None
+    props = slide.properties
+    if "dicom.PlanarConfiguration" not in props:
+        return f"Reading {path}: Couldn't read PlanarConfiguration"
+    for name, want in (("BitsAllocated", "8"), ("SamplesPerPixel", "3"), ("TotalPixelMatrixFocalPlanes", "1")):
+        have = props.get(f"dicom.{name}")
+        if have is not None and have != want:
+            return f"Reading {path}: Attribute {name} value {have} != {want}"
+    return None
 
 
 _CZI_PIXEL_TYPES = {"uint8": "GRAY8", "uint16": "GRAY16", "float32": "GRAY32FLOAT"}

@@ -47,8 +47,12 @@ Status CpuDecoder::supports(const TileDesc& desc) {
     return unsupported(std::to_string(desc.samples_per_pixel) + " samples per pixel are not supported");
   }
   if (desc.compression == Compression::kJpeg || desc.compression == Compression::kJpeg2000) {
-    if (desc.bits_per_sample != 8) {
-      return unsupported(std::to_string(desc.bits_per_sample) + "-bit JPEG is not supported");
+    // JPEG 2000 grey samples of up to 16 bits read as they are stored (medical and fluorescence images)
+    const bool grey16 = desc.compression == Compression::kJpeg2000 && desc.samples_per_pixel == 1 &&
+                        desc.bits_per_sample == 16 && desc.sample_format == SampleFormat::kUnsigned;
+    if (desc.bits_per_sample != 8 && !grey16) {
+      return unsupported(std::to_string(desc.bits_per_sample) + "-bit " + compression_name(desc.compression) +
+                         " is not supported");
     }
     return Status();
   }
@@ -222,7 +226,8 @@ Result<const uint8_t*> CpuDecoder::lossless_samples(std::span<const uint8_t> dat
     }
     case Compression::kJpegLs: {
       TW_ASSIGN_OR_RETURN(
-          produced, jpegls_decode(data, {scratch_.data(), whole}, desc.width, desc.height, desc.samples_per_pixel));
+          produced, jpegls_decode(data, {scratch_.data(), whole}, desc.width, desc.height, desc.samples_per_pixel,
+                                  desc.bits_per_sample));
       break;
     }
     case Compression::kPng: {
@@ -275,12 +280,13 @@ Status CpuDecoder::decode_native(std::span<const uint8_t> data, const TileDesc& 
                                  int32_t y) {
   const int32_t rows = y + out.height;
   if (desc.compression == Compression::kJpeg || desc.compression == Compression::kJpeg2000) {
-    // 8-bit samples of these codecs: the RGB rendering's first channel is the grey sample (a 3-sample tile
-    // is RGB itself and never comes here).
+    // Grey samples of these codecs: JPEG 2000 writes them itself; JPEG's are its RGB rendering's first
+    // channel (a 3-sample tile is RGB itself and never comes here).
     if (desc.samples_per_pixel != 1) {
       return unsupported(std::string(compression_name(desc.compression)) + ": " +
                          std::to_string(desc.samples_per_pixel) + " samples cannot be read as they are stored");
     }
+    if (desc.compression == Compression::kJpeg2000) return jpeg2000_->decode_window(data, desc, out, x, y);
     window_rgb_.resize(static_cast<size_t>(out.width) * static_cast<size_t>(out.height) * 3);
     const ImageView rgb{window_rgb_.data(), int64_t{out.width} * 3, out.width, out.height, 3, {}};
     TW_RETURN_IF_ERROR(desc.compression == Compression::kJpeg ? jpeg_->decode_window(data, desc, rgb, x, y, true)

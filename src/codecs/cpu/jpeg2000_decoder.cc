@@ -173,11 +173,20 @@ Status Jpeg2000Decoder::decode_window(std::span<const uint8_t> data, const TileD
   }
   const int n = static_cast<int>(image.p->numcomps);
   const opj_image_comp_t* comps = image.p->comps;
+  // Own samples (one channel of 8 or 16 bits) take components of up to that precision; RGB takes 8-bit
+  // colour components, or one grey component of up to 16 bits rendered by its high byte.
+  const bool own = out.channels == 1;
+  const int max_prec = own ? 8 * out.sample_bytes : n == 1 ? 16 : 8;
+  if (own && n != 1) return unsupported("jpeg2000: " + std::to_string(n) + " components read as one channel");
   for (int c = 0; c < n; ++c) {
-    if (comps[c].data == nullptr || comps[c].prec != 8 || comps[c].dx == 0 || comps[c].dy == 0) {
-      return unsupported("jpeg2000: component " + std::to_string(c) + " is not 8-bit");
+    if (comps[c].data == nullptr || comps[c].prec == 0 || static_cast<int>(comps[c].prec) > max_prec ||
+        (n == 3 && comps[c].prec != 8) || comps[c].sgnd || comps[c].dx == 0 || comps[c].dy == 0) {
+      return unsupported("jpeg2000: component " + std::to_string(c) + " holds " + (comps[c].sgnd ? "signed " : "") +
+                         std::to_string(comps[c].prec) + "-bit samples, not unsigned ones of up to " +
+                         std::to_string(n == 3 ? 8 : max_prec) + " bits");
     }
   }
+  const int grey_shift = n == 1 && !own ? std::max(0, static_cast<int>(comps[0].prec) - 8) : 0;
   // Component c's sample for window pixel (i, j) sits at ((ax + i) / dx - comp.x0, ...) in its plane. The
   // columns are computed once per window and everything the loops read is local: the output's uint8_t
   // stores may alias any memory, so fields read through pointers inside the loop were reloaded (and the
@@ -203,9 +212,21 @@ Status Jpeg2000Decoder::decode_window(std::span<const uint8_t> data, const TileD
     }
     uint8_t* d = out.row(j);
     const int32_t* col0 = columns.data();
+    if (own) {
+      const OPJ_INT32* r0 = row[0];
+      if (out.sample_bytes == 1) {
+        for (size_t i = 0; i < width; ++i) d[i] = clamp8(r0[col0[i]]);
+      } else {
+        for (size_t i = 0; i < width; ++i) {
+          const uint16_t v = static_cast<uint16_t>(std::clamp<OPJ_INT32>(r0[col0[i]], 0, 65535));
+          std::memcpy(d + 2 * i, &v, 2);
+        }
+      }
+      continue;
+    }
     if (n == 1) {
       const OPJ_INT32* r0 = row[0];
-      for (size_t i = 0; i < width; ++i, d += 3) d[0] = d[1] = d[2] = clamp8(r0[col0[i]]);
+      for (size_t i = 0; i < width; ++i, d += 3) d[0] = d[1] = d[2] = clamp8(r0[col0[i]] >> grey_shift);
       continue;
     }
     const int32_t* col1 = col0 + width;

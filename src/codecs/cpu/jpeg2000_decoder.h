@@ -23,7 +23,8 @@ namespace tilewise::codecs {
 class Jpeg2000Decoder {
  public:
   Jpeg2000Decoder();
-  // Decodes the window of out's size at (x, y) of the tile into out (RGB).
+  // Decodes the window of out's size at (x, y) of the tile into out: RGB, or (out of one channel) a
+  // one-component stream's own 8- or 16-bit samples.
   Status decode_window(std::span<const uint8_t> data, const TileDesc& desc, const ImageView& out, int32_t x,
                        int32_t y);
 

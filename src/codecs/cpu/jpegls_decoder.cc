@@ -21,7 +21,10 @@ bool jpegls_ends_with_eoi(std::span<const uint8_t> in) {
 }
 
 Result<size_t> jpegls_decode(std::span<const uint8_t> in, std::span<uint8_t> out, int32_t width, int32_t height,
-                             int32_t samples) {
+                             int32_t samples, int32_t bits) {
+  if (bits != 8 && !(bits == 16 && samples == 1)) {
+    return unsupported("jpeg-ls: " + std::to_string(samples) + " samples of " + std::to_string(bits) + " bits");
+  }
   std::vector<uint8_t> terminated;
   if (!jpegls_ends_with_eoi(in)) {  // see lossless_decoders.h: without its EOI CharLS may take seconds
     terminated.reserve(in.size() + 2);
@@ -41,17 +44,18 @@ Result<size_t> jpegls_decode(std::span<const uint8_t> in, std::span<uint8_t> out
   charls_frame_info info{};
   if (auto e = charls_jpegls_decoder_get_frame_info(d.get(), &info); e != charls::jpegls_errc::success)
     return charls_error(e);
-  if (info.bits_per_sample != 8 || info.component_count != samples || static_cast<int64_t>(info.width) != width ||
+  const bool depth_fits = bits == 8 ? info.bits_per_sample == 8 : info.bits_per_sample > 8 && info.bits_per_sample <= 16;
+  if (!depth_fits || info.component_count != samples || static_cast<int64_t>(info.width) != width ||
       static_cast<int64_t>(info.height) > height) {
     return corrupt("jpeg-ls: the stream is " + std::to_string(info.width) + "x" + std::to_string(info.height) + ", " +
                    std::to_string(info.component_count) + " components of " + std::to_string(info.bits_per_sample) +
                    " bits; the tile is " + std::to_string(width) + "x" + std::to_string(height) + ", " +
-                   std::to_string(samples) + " 8-bit samples");
+                   std::to_string(samples) + " " + std::to_string(bits) + "-bit samples");
   }
   charls::interleave_mode mode{};
   if (auto e = charls_jpegls_decoder_get_interleave_mode(d.get(), &mode); e != charls::jpegls_errc::success)
     return charls_error(e);
-  const size_t bytes = size_t{info.width} * info.height * static_cast<size_t>(samples);
+  const size_t bytes = size_t{info.width} * info.height * static_cast<size_t>(samples) * static_cast<size_t>(bits / 8);
   if (bytes > out.size()) return corrupt("jpeg-ls: the stream holds more pixels than the tile");
   if (mode != charls::interleave_mode::none || samples == 1) {
     if (auto e = charls_jpegls_decoder_decode_to_buffer(d.get(), out.data(), bytes, 0);

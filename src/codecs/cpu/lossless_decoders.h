@@ -51,13 +51,14 @@ class ZstdDecoder {
 Result<size_t> lzw_decode(std::span<const uint8_t> in, std::span<uint8_t> out);
 
 // JPEG-LS through CharLS (DICOM transfer syntaxes .80/.81): the stream must be width x (at most) height
-// pixels of `samples` 8-bit components; the output is sample-interleaved. Returns the bytes written.
+// pixels of `samples` components of `bits` (8, or 16 for streams of 9 to 16 bits: grey only); the output is
+// sample-interleaved (16-bit samples in host order). Returns the bytes written.
 // Whether a JPEG-LS stream ends with its EOI marker (DICOM's one pad byte after it allowed). One that does
 // not (a damaged or cut frame) is decoded with an EOI appended: CharLS 2.4 otherwise spends seconds at the
 // end of the scan (5-6 s on a damaged 64 x 64 frame the fuzzer found, 0 ms with the EOI).
 bool jpegls_ends_with_eoi(std::span<const uint8_t> in);
 Result<size_t> jpegls_decode(std::span<const uint8_t> in, std::span<uint8_t> out, int32_t width, int32_t height,
-                             int32_t samples);
+                             int32_t samples, int32_t bits = 8);
 
 // PNG (libpng) and 24-bit uncompressed BMP files of exactly width x height, as 8-bit RGB. Returns the bytes
 // written (width * height * 3).

@@ -10,25 +10,36 @@
 // warning, as are copies of an instance already seen (same SOP Instance UID). Over HTTP(S) or from memory
 // there is no folder to scan: the opened instance alone is the slide.
 //
-// A level is a grid of frames: TILED_FULL frames in row-major order (frames past the first focal plane or
-// optical path are reported in a warning and not read; OpenSlide refuses such files), TILED_SPARSE frames
-// where their Plane Position (Slide) puts them, tiles no frame covers absent (read as background; the
-// openslide module makes them transparent, as OpenSlide does). Encapsulated frames are found through the
-// Extended or Basic Offset Table or by walking the fragments (dicom/data_set.h); a frame of several
+// A level is a grid of frames per plane: TILED_FULL frames in row-major order, then by focal plane, then by
+// optical path (as the instance's Optical Path Sequence lists them), TILED_SPARSE frames where their Plane
+// Position (Slide) puts them, in the focal plane of their Z offset and the optical path their Optical Path
+// Identification names; tiles no frame covers absent (read as background; the openslide module makes them
+// transparent, as OpenSlide does). Several instances of one size are one level: the parts of a
+// concatenation, or instances of other optical paths or focal planes. Encapsulated frames are found through
+// the Extended or Basic Offset Table or by walking the fragments (dicom/data_set.h); a frame of several
 // fragments is read as a run of items (UnitStream::kItems).
 //
-// Transfer syntaxes: explicit and implicit VR little endian (RGB), JPEG baseline (YBR_FULL_422, YBR_FULL
-// or RGB components), JPEG 2000 and JPEG 2000 lossless (RGB, YBR_ICT, YBR_RCT: the codestream's own colour
-// transform), and JPEG-LS lossless and near-lossless (CharLS; OpenSlide refuses these).
+// Planes: the optical paths are the channels (named by their description, else their identifier; the
+// illumination wavelength is the excitation), the focal planes (Z offsets in micrometres: TILED_FULL
+// planes at the instance's Z offset plus its Spacing Between Slices) the Z axis, in ascending order. One RGB
+// plane is a brightfield slide; RGB images with several focal planes or optical paths read as RGB planes,
+// MONOCHROME2 ones as their own 8- or 16-bit samples.
+//
+// Transfer syntaxes: explicit and implicit VR little endian (RGB; grey of 8 or 16 bits), JPEG baseline
+// (YBR_FULL_422, YBR_FULL or RGB components; 8-bit grey), JPEG 2000 and JPEG 2000 lossless (RGB, YBR_ICT,
+// YBR_RCT: the codestream's own colour transform; grey of 8 or 16 bits), and JPEG-LS lossless and
+// near-lossless (CharLS; RGB, grey of 8 or 16 bits; OpenSlide refuses these).
 //
 // Properties: `dicom.*` from the level-0 instance (formats/dicom_properties.h); openslide.mpp-x/-y from its
 // Pixel Spacing (column and row spacing, millimetres), objective power from the first optical path;
 // quickhash-1 over the Series Instance UID; the ICC profile of the first optical path, per associated
 // image too.
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "dicom/data_set.h"
 #include "formats/dicom_properties.h"
@@ -71,15 +82,57 @@ constexpr uint32_t kOpticalPathSequence = tag(0x0048, 0x0105);
 constexpr uint32_t kNumberOfOpticalPaths = tag(0x0048, 0x0302);
 constexpr uint32_t kTotalFocalPlanes = tag(0x0048, 0x0303);
 constexpr uint32_t kDimensionOrganization = tag(0x0020, 0x9311);
+constexpr uint32_t kInstanceNumber = tag(0x0020, 0x0013);
+constexpr uint32_t kOpticalPathIdentifier = tag(0x0048, 0x0106);
+constexpr uint32_t kOpticalPathDescription = tag(0x0048, 0x0107);
+constexpr uint32_t kIlluminationWavelength = tag(0x0022, 0x0055);
+constexpr uint32_t kTotalPixelMatrixOrigin = tag(0x0048, 0x0008);
+constexpr uint32_t kSharedGroups = tag(0x5200, 0x9229);
+constexpr uint32_t kPlanePositionSlide = tag(0x0048, 0x021A);
+constexpr uint32_t kPixelMeasures = tag(0x0028, 0x9110);
+constexpr uint32_t kSpacingBetweenSlices = tag(0x0018, 0x0088);
+constexpr uint32_t kZOffset = tag(0x0040, 0x074A);
 
 // One instance (file) of the series.
 struct Instance {
   std::shared_ptr<const io::Source> source;
   dicom::File file;
   std::string series, pyramid, sop_instance, flavour, concatenation;
-  int64_t width = 0, height = 0, frames = 1, concat_number = 1, frame_offset = 0;
+  int64_t width = 0, height = 0, frames = 1, concat_number = 1, frame_offset = 0, instance_number = 0;
   int32_t tile_width = 0, tile_height = 0;
+  std::vector<std::string> paths;  // Optical Path Identifiers, in the sequence's order ("" if it has none)
+  int64_t focal_planes = 1;
+  double z0 = 0, z_spacing = 0;  // micrometres: the first focal plane, the spacing of TILED_FULL ones
 };
+
+// A number stored as a decimal string (DS) or a binary float (FL, FD).
+std::optional<double> decimal(const dicom::DataSet* d, uint32_t t) {
+  const dicom::Element* e = d ? d->find(t) : nullptr;
+  if (e == nullptr) return std::nullopt;
+  std::optional<double> v;
+  if (e->vr_view() == "FL" || e->vr_view() == "FD") {
+    const std::vector<double> values = dicom::float_values(*e);
+    if (!values.empty()) v = values[0];
+  } else if (auto text = d->string(t)) {
+    v = parse_double(*text);
+  }
+  return v && std::isfinite(*v) ? v : std::nullopt;
+}
+
+// The instance's optical paths and focal planes (see the header comment).
+void read_planes(Instance& in) {
+  const dicom::DataSet& d = in.file.dataset;
+  if (const dicom::Element* seq = d.find(kOpticalPathSequence)) {
+    for (const dicom::DataSet& item : seq->items) in.paths.push_back(item.string(kOpticalPathIdentifier).value_or(""));
+  }
+  if (in.paths.empty()) in.paths.push_back("");
+  in.focal_planes = std::clamp<int64_t>(d.integer(kTotalFocalPlanes).value_or(1), 1, 65535);
+  const dicom::DataSet* shared = d.item(kSharedGroups);
+  auto z = decimal(d.item(kTotalPixelMatrixOrigin), kZOffset);
+  if (!z && shared) z = decimal(shared->item(kPlanePositionSlide), kZOffset);
+  in.z0 = z.value_or(0);
+  if (shared) in.z_spacing = decimal(shared->item(kPixelMeasures), kSpacingBetweenSlices).value_or(0) * 1000.0;
+}
 
 std::string name_of(const Instance& i) { return i.source->name(); }
 
@@ -111,6 +164,7 @@ Result<Instance> load(std::shared_ptr<const io::Source> source) {
   in.concat_number = d.integer(kInConcatenationNumber).value_or(1);
   in.frame_offset = d.integer(kConcatenationFrameOffset).value_or(0);
   in.frames = d.integer(kNumberOfFrames).value_or(1);
+  in.instance_number = d.integer(kInstanceNumber).value_or(0);
   auto w = d.integer(kTotalColumns), h = d.integer(kTotalRows), tw = d.integer(kColumns), th = d.integer(kRows);
   if (!tw || !th) return corrupt("Couldn't read the frame size (Rows, Columns)");
   in.tile_width = static_cast<int32_t>(std::clamp<int64_t>(*tw, 0, 1 << 30));
@@ -124,6 +178,7 @@ Result<Instance> load(std::shared_ptr<const io::Source> source) {
   }
   if (in.frames <= 0 || in.frames > 50'000'000) return corrupt("invalid NumberOfFrames " + std::to_string(in.frames));
   if (in.frame_offset < 0) return corrupt("invalid ConcatenationFrameOffsetNumber");
+  read_planes(in);
   return in;
 }
 
@@ -140,9 +195,15 @@ Status expect(const dicom::DataSet& d, uint32_t t, int64_t value, const char* na
 // The codec description of an instance's frames, refusing what tilewise cannot decode.
 Result<codecs::TileDesc> describe(const Instance& in) {
   const dicom::DataSet& d = in.file.dataset;
-  TW_RETURN_IF_ERROR(expect(d, kSamplesPerPixel, 3, "SamplesPerPixel", true));
-  TW_RETURN_IF_ERROR(expect(d, kBitsAllocated, 8, "BitsAllocated", true));
-  TW_RETURN_IF_ERROR(expect(d, kBitsStored, 8, "BitsStored", true));
+  const int64_t samples = d.integer(kSamplesPerPixel).value_or(0);
+  if (samples != 1 && samples != 3) {
+    TW_RETURN_IF_ERROR(expect(d, kSamplesPerPixel, 3, "SamplesPerPixel", true));
+  }
+  const bool grey = samples == 1;
+  const int64_t bits = d.integer(kBitsAllocated).value_or(0);
+  if (!(bits == 8 || (grey && bits == 16))) TW_RETURN_IF_ERROR(expect(d, kBitsAllocated, 8, "BitsAllocated", true));
+  const int64_t stored = d.integer(kBitsStored).value_or(0);
+  if (stored < 1 || stored > bits) TW_RETURN_IF_ERROR(expect(d, kBitsStored, bits, "BitsStored", true));
   TW_RETURN_IF_ERROR(expect(d, kPixelRepresentation, 0, "PixelRepresentation", true));
   TW_RETURN_IF_ERROR(expect(d, kPlanarConfiguration, 0, "PlanarConfiguration", false));
   const std::string photometric = d.string(kPhotometric).value_or("");
@@ -150,26 +211,29 @@ Result<codecs::TileDesc> describe(const Instance& in) {
   codecs::TileDesc desc;
   desc.width = in.tile_width;
   desc.height = in.tile_height;
-  desc.samples_per_pixel = 3;
-  desc.bits_per_sample = 8;
-  desc.color = codecs::ColorSpace::kRgb;
+  desc.samples_per_pixel = static_cast<int32_t>(samples);
+  desc.bits_per_sample = static_cast<int32_t>(bits);
+  desc.color = grey ? codecs::ColorSpace::kMinIsBlack : codecs::ColorSpace::kRgb;
   auto refuse = [&] { return unsupported("Unsupported photometric interpretation " + photometric + " for " + ts); };
+  if (grey && photometric != "MONOCHROME2") return refuse();
+  const bool rgb = !grey && photometric == "RGB";
   if (ts == "1.2.840.10008.1.2.1" || ts == "1.2.840.10008.1.2") {
     desc.compression = codecs::Compression::kNone;
-    if (photometric != "RGB") return refuse();
+    if (!grey && !rgb) return refuse();
   } else if (ts == "1.2.840.10008.1.2.4.50") {
     desc.compression = codecs::Compression::kJpeg;
+    if (bits != 8) return unsupported(std::to_string(bits) + "-bit samples in " + ts);
     if (photometric == "YBR_FULL_422" || photometric == "YBR_FULL") {
       desc.color = codecs::ColorSpace::kYCbCr;
-    } else if (photometric != "RGB") {
+    } else if (!grey && !rgb) {
       return refuse();
     }
   } else if (ts == "1.2.840.10008.1.2.4.90" || ts == "1.2.840.10008.1.2.4.91") {
     desc.compression = codecs::Compression::kJpeg2000;  // the codestream's component transform gives RGB
-    if (photometric != "RGB" && photometric != "YBR_ICT" && photometric != "YBR_RCT") return refuse();
+    if (!grey && !rgb && photometric != "YBR_ICT" && photometric != "YBR_RCT") return refuse();
   } else if (ts == "1.2.840.10008.1.2.4.80" || ts == "1.2.840.10008.1.2.4.81") {
     desc.compression = codecs::Compression::kJpegLs;
-    if (photometric != "RGB") return refuse();
+    if (!grey && !rgb) return refuse();
   } else {
     return unsupported("Unsupported transfer syntax " + ts);
   }
@@ -189,7 +253,8 @@ Result<codecs::TileDesc> describe(const Instance& in) {
 Result<std::vector<dicom::FrameRange>> frame_ranges(const Instance& in, const codecs::TileDesc& desc) {
   const dicom::PixelData& pd = *in.file.pixel_data;
   if (pd.encapsulated) return dicom::locate_frames(*in.source, in.file, static_cast<uint64_t>(in.frames));
-  const uint64_t frame_bytes = uint64_t(desc.width) * uint64_t(desc.height) * 3;
+  const uint64_t frame_bytes = uint64_t(desc.width) * uint64_t(desc.height) *
+                               static_cast<uint64_t>(desc.samples_per_pixel * desc.bits_per_sample / 8);
   auto total = internal::checked_mul(frame_bytes, static_cast<uint64_t>(in.frames));
   if (!total || pd.length < *total || !internal::range_inside(pd.offset, *total, in.source->size())) {
     return corrupt("Pixel Data holds " + std::to_string(pd.length) + " bytes, " + std::to_string(in.frames) +
@@ -201,28 +266,78 @@ Result<std::vector<dicom::FrameRange>> frame_ranges(const Instance& in, const co
   return out;
 }
 
-// One level (or associated image) from the instances of one size: a concatenation, or a single instance.
-Result<LevelModel> build_grid(const std::vector<const Instance*>& files, std::vector<std::string>& warnings,
-                              const std::string& what) {
+// A plane of a level: its optical path and focal plane (micrometres, rounded to 0.1 nm so that equal
+// offsets computed two ways compare equal).
+struct PlaneKey {
+  std::string path;
+  double z = 0;
+  bool operator==(const PlaneKey& o) const { return path == o.path && z == o.z; }
+};
+
+double rounded_z(double z) { return std::round(z * 1e4) / 1e4; }
+
+// Where frame i of an instance goes: its plane and its tile index, or false for a frame past the instance's
+// planes (TILED_FULL) or off the grid. `tiles`: the level's tile count per plane.
+struct FramePlace {
+  PlaneKey key;
+  int64_t index = 0;
+};
+
+Result<std::optional<FramePlace>> place_frame(const Instance& in, int64_t i, bool positioned, const LevelModel& level,
+                                              const codecs::TileDesc& desc, int64_t width, int64_t height) {
+  FramePlace place;
+  if (positioned) {
+    const dicom::FramePosition& p = in.file.frame_positions[static_cast<size_t>(i)];
+    if (!p.has_position) return corrupt(name_of(in) + ": frame " + std::to_string(i + 1) + " has no Plane Position (Slide)");
+    const int64_t x = p.column - 1, y = p.row - 1;
+    if (x < 0 || y < 0 || x % desc.width || y % desc.height || x >= width || y >= height) {
+      return unsupported(name_of(in) + ": frame " + std::to_string(i + 1) + " at (" + std::to_string(p.column) + "," +
+                         std::to_string(p.row) + ") is not on the " + std::to_string(desc.width) + "x" +
+                         std::to_string(desc.height) + " tile grid");
+    }
+    place.index = (y / desc.height) * level.tiles_across + x / desc.width;
+    place.key.path = p.optical_path < in.file.frame_optical_paths.size() ? in.file.frame_optical_paths[p.optical_path]
+                                                                         : in.paths[0];
+    place.key.z = rounded_z(p.has_z ? p.z_offset : in.z0);
+    return std::optional<FramePlace>(place);
+  }
+  const int64_t tiles = level.tiles_across * level.tiles_down;
+  const int64_t frame = in.frame_offset + i, plane = frame / tiles;
+  const int64_t path = plane / in.focal_planes;
+  if (path >= static_cast<int64_t>(in.paths.size())) return std::optional<FramePlace>();
+  place.index = frame % tiles;
+  place.key.path = in.paths[static_cast<size_t>(path)];
+  const double spacing = in.z_spacing > 0 ? in.z_spacing : 1.0;  // planes without a spacing: 1 um apart
+  place.key.z = rounded_z(in.z0 + static_cast<double>(plane % in.focal_planes) * spacing);
+  return std::optional<FramePlace>(place);
+}
+
+// One level (or associated image) from the instances of one size - a concatenation, instances of other
+// optical paths or focal planes, or a single instance - as one LevelModel per plane, in the order the
+// frames name them.
+Result<std::vector<std::pair<PlaneKey, LevelModel>>> build_planes(const std::vector<const Instance*>& files,
+                                                                  std::vector<std::string>& warnings,
+                                                                  const std::string& what) {
   const Instance& first = *files[0];
   auto described = describe(first);
   if (!described.ok()) return described.status().with_context(name_of(first));
   const codecs::TileDesc desc = *described;
   LevelModel level = grid_level(first.width, first.height, desc);
-  level.info.samples_per_pixel = 3;
+  level.info.samples_per_pixel = desc.samples_per_pixel;
   // The frames first: where they lie is checked against the file, so their number bounds the grid below.
   std::vector<std::vector<dicom::FrameRange>> ranges_of(files.size());
   uint64_t frames = 0;
   for (size_t f = 0; f < files.size(); ++f) {
     const Instance& in = *files[f];
-    codecs::TileDesc d = desc;  // the first file's, described above; the others of a concatenation must agree
+    codecs::TileDesc d = desc;  // the first file's, described above; the others of the level must agree
     if (f > 0) {
       auto other = describe(in);
       if (!other.ok()) return other.status().with_context(name_of(in));  // the instance that failed
       d = *other;
     }
     if (d.width != desc.width || d.height != desc.height || d.compression != desc.compression ||
-        d.color != desc.color) {
+        d.color != desc.color || d.samples_per_pixel != desc.samples_per_pixel ||
+        d.bits_per_sample != desc.bits_per_sample || in.width != first.width || in.height != first.height) {
       return corrupt(name_of(in) + ": frames differ from the level's (" + std::to_string(d.width) + "x" +
                      std::to_string(d.height) + " " + codecs::compression_name(d.compression) + ")");
     }
@@ -231,9 +346,9 @@ Result<LevelModel> build_grid(const std::vector<const Instance*>& files, std::ve
     ranges_of[f] = std::move(ranges).value();
     frames += ranges_of[f].size();
   }
-  // The unit tables hold every grid position. A sparse (TILED_SPARSE) level may leave most of them empty, but
-  // not more than 1,023 in 1,024: a small file that claims a huge matrix fails here instead of allocating
-  // gigabytes of tables (a fuzz input asked for 1.3 GB).
+  // The unit tables hold every grid position of every plane. A sparse (TILED_SPARSE) level may leave most of
+  // them empty, but not more than 1,023 in 1,024: a small file that claims a huge matrix fails here instead
+  // of allocating gigabytes of tables (a fuzz input asked for 1.3 GB).
   const auto count =
       internal::checked_mul(static_cast<uint64_t>(level.tiles_across), static_cast<uint64_t>(level.tiles_down));
   if (!count || *count > 200'000'000 || *count > std::max<uint64_t>(frames * 1024, uint64_t{1} << 20)) {
@@ -241,11 +356,28 @@ Result<LevelModel> build_grid(const std::vector<const Instance*>& files, std::ve
                    (count ? std::to_string(*count) : std::string("an overflowing number of")) + " for " +
                    std::to_string(frames) + " frames)");
   }
-  UnitTable units;
-  units.offsets.assign(*count, 0);
-  units.lengths.assign(*count, 0);
-  if (files.size() > 1) units.part.assign(*count, 0);
-  std::vector<bool> items_form(*count, false);
+  struct Building {
+    PlaneKey key;
+    UnitTable units;
+    std::vector<bool> items_form;
+  };
+  std::vector<Building> planes;
+  auto plane_of = [&](const PlaneKey& key) -> Result<Building*> {
+    for (Building& b : planes) {
+      if (b.key == key) return &b;
+    }
+    if (planes.size() >= 4096 || (planes.size() + 1) * *count > std::max<uint64_t>(frames * 1024, uint64_t{1} << 20)) {
+      return corrupt(name_of(first) + ": " + what + ": frames name too many planes (" + std::to_string(planes.size() + 1) +
+                     " for " + std::to_string(frames) + " frames)");
+    }
+    Building& b = planes.emplace_back();
+    b.key = key;
+    b.units.offsets.assign(*count, 0);
+    b.units.lengths.assign(*count, 0);
+    if (files.size() > 1) b.units.part.assign(*count, 0);
+    b.items_form.assign(*count, false);
+    return &b;
+  };
   auto parts = std::make_shared<std::vector<UnitPart>>();
   int64_t extra = 0;
   for (size_t f = 0; f < files.size(); ++f) {
@@ -256,53 +388,59 @@ Result<LevelModel> build_grid(const std::vector<const Instance*>& files, std::ve
         organisation != "TILED_FULL" && in.file.frame_positions.size() == static_cast<size_t>(in.frames);
     parts->push_back({in.source, {}, nullptr});
     for (int64_t i = 0; i < in.frames; ++i) {
-      int64_t index;
-      if (positioned) {
-        const dicom::FramePosition& p = in.file.frame_positions[static_cast<size_t>(i)];
-        if (!p.has_position)
-          return corrupt(name_of(in) + ": frame " + std::to_string(i + 1) + " has no Plane Position (Slide)");
-        const int64_t x = p.column - 1, y = p.row - 1;
-        if (x < 0 || y < 0 || x % desc.width || y % desc.height || x >= first.width || y >= first.height) {
-          return unsupported(name_of(in) + ": frame " + std::to_string(i + 1) + " at (" + std::to_string(p.column) +
-                             "," + std::to_string(p.row) + ") is not on the " + std::to_string(desc.width) + "x" +
-                             std::to_string(desc.height) + " tile grid");
-        }
-        index = (y / desc.height) * level.tiles_across + x / desc.width;
-      } else {
-        index = in.frame_offset + i;
+      TW_ASSIGN_OR_RETURN(const std::optional<FramePlace> place,
+                          place_frame(in, i, positioned, level, desc, first.width, first.height));
+      if (!place) {
+        ++extra;
+        continue;
       }
-      if (index >= static_cast<int64_t>(*count) || units.lengths[static_cast<size_t>(index)] != 0) {
-        ++extra;  // another focal plane or optical path: the first one is read
+      TW_ASSIGN_OR_RETURN(Building* plane, plane_of(place->key));
+      const size_t index = static_cast<size_t>(place->index);
+      if (plane->units.lengths[index] != 0) {
+        ++extra;  // a second frame for one tile of a plane: the first is read
         continue;
       }
       const dicom::FrameRange& r = ranges[static_cast<size_t>(i)];
       if (r.length == 0) continue;
-      units.offsets[static_cast<size_t>(index)] = r.offset;
-      units.lengths[static_cast<size_t>(index)] = r.length;
-      items_form[static_cast<size_t>(index)] = r.items;
-      if (!units.part.empty()) units.part[static_cast<size_t>(index)] = static_cast<uint32_t>(f);
+      plane->units.offsets[index] = r.offset;
+      plane->units.lengths[index] = r.length;
+      plane->items_form[index] = r.items;
+      if (!plane->units.part.empty()) plane->units.part[index] = static_cast<uint32_t>(f);
     }
   }
   if (extra > 0) {
-    const dicom::DataSet& d = first.file.dataset;
-    warnings.push_back(what + ": " + std::to_string(extra) + " frames of other focal planes or optical paths (" +
-                       std::to_string(d.integer(kTotalFocalPlanes).value_or(1)) + " focal planes, " +
-                       std::to_string(d.integer(kNumberOfOpticalPaths).value_or(1)) +
-                       " optical paths) are not read: the first is");
+    warnings.push_back(what + ": " + std::to_string(extra) +
+                       " frames beyond the instances' optical paths or repeating a tile of their plane are not read");
   }
-  // A level with any frame of several fragments reads every frame as a run of items.
-  if (std::find(items_form.begin(), items_form.end(), true) != items_form.end()) {
-    level.stream = UnitStream::kItems;
-    for (size_t i = 0; i < *count; ++i) {
-      if (units.lengths[i] != 0 && !items_form[i]) {
-        units.offsets[i] -= 8;
-        units.lengths[i] += 8;
+  if (planes.empty()) planes.push_back({PlaneKey{first.paths[0], rounded_z(first.z0)}, {}, {}});  // no frames
+  std::vector<std::pair<PlaneKey, LevelModel>> out;
+  for (Building& b : planes) {
+    LevelModel plane = level;
+    if (b.units.offsets.empty()) {
+      b.units.offsets.assign(*count, 0);
+      b.units.lengths.assign(*count, 0);
+    }
+    // A level with any frame of several fragments reads every frame as a run of items.
+    if (std::find(b.items_form.begin(), b.items_form.end(), true) != b.items_form.end()) {
+      plane.stream = UnitStream::kItems;
+      for (size_t i = 0; i < *count; ++i) {
+        if (b.units.lengths[i] != 0 && !b.items_form[i]) {
+          b.units.offsets[i] -= 8;
+          b.units.lengths[i] += 8;
+        }
       }
     }
+    plane.units = std::make_shared<const UnitTable>(std::move(b.units));
+    plane.parts = parts;
+    out.emplace_back(std::move(b.key), std::move(plane));
   }
-  level.units = std::make_shared<const UnitTable>(std::move(units));
-  level.parts = std::move(parts);
-  return level;
+  return out;
+}
+
+// An associated image: the first plane of its instance.
+Result<LevelModel> build_grid(const Instance& in, std::vector<std::string>& warnings, const std::string& what) {
+  TW_ASSIGN_OR_RETURN(auto planes, build_planes({&in}, warnings, what));
+  return std::move(planes.front().second);
 }
 
 std::vector<uint8_t> icc_of(const Instance& in) {
@@ -349,6 +487,85 @@ std::vector<std::string> folder_files(const io::Source& source, std::vector<std:
   return out;
 }
 
+// The channel an optical path is: its description (else its identifier) and illumination wavelength, from
+// the level-0 instance that lists it.
+ChannelInfo channel_of(const std::string& path, const std::vector<const Instance*>& level0) {
+  ChannelInfo info;
+  info.name = path;
+  for (const Instance* in : level0) {
+    const dicom::Element* seq = in->file.dataset.find(kOpticalPathSequence);
+    for (const dicom::DataSet& item : seq ? seq->items : std::vector<dicom::DataSet>{}) {
+      if (item.string(kOpticalPathIdentifier).value_or("") != path) continue;
+      if (auto d = item.string(kOpticalPathDescription); d && !d->empty()) info.name = *d;
+      if (auto nm = decimal(&item, kIlluminationWavelength); nm && *nm > 0) info.excitation_nm = nm;
+      return info;
+    }
+  }
+  return info;
+}
+
+// The model's levels and planes: the optical paths level 0 has are the channels, its focal planes the Z
+// axis (ascending). One RGB plane is a brightfield slide; RGB images keep the first optical path only. A
+// smaller level without every plane is left out with a warning.
+Status add_planes(std::vector<std::vector<std::pair<PlaneKey, LevelModel>>>& levels,
+                  const std::vector<const Instance*>& level0, SlideModel& model, std::vector<std::string>& warnings) {
+  const std::vector<std::pair<PlaneKey, LevelModel>>& base = levels.front();
+  const bool rgb = base.front().second.desc.samples_per_pixel == 3;
+  std::vector<std::string> paths;
+  std::vector<double> zs;
+  for (const auto& [key, level] : base) {
+    if (std::find(paths.begin(), paths.end(), key.path) == paths.end()) paths.push_back(key.path);
+    if (std::find(zs.begin(), zs.end(), key.z) == zs.end()) zs.push_back(key.z);
+  }
+  std::sort(zs.begin(), zs.end());
+  if (rgb && paths.size() > 1) {
+    warnings.push_back(std::to_string(paths.size()) + " optical paths of RGB frames: the first (\"" + paths[0] +
+                             "\") is read");
+    paths.resize(1);
+  }
+  ImageAxes& axes = model.axes;
+  axes.z = static_cast<int32_t>(zs.size());
+  if (!rgb) {
+    axes.rgb = false;
+    axes.channels = static_cast<int32_t>(paths.size());
+    axes.sample_type = base.front().second.desc.bits_per_sample == 16 ? SampleType::kUint16 : SampleType::kUint8;
+    for (const std::string& p : paths) axes.channel_info.push_back(channel_of(p, level0));
+  }
+  // plane (c, z) -> its level in each pyramid level, where that level has it
+  auto find = [](const std::vector<std::pair<PlaneKey, LevelModel>>& level, const std::string& path,
+                 double z) -> const LevelModel* {
+    for (const auto& [key, model] : level) {
+      if (key.path == path && key.z == z) return &model;
+    }
+    return nullptr;
+  };
+  std::vector<size_t> kept;
+  for (size_t l = 0; l < levels.size(); ++l) {
+    bool complete = true;
+    for (const std::string& p : paths) {
+      for (double z : zs) complete = complete && find(levels[l], p, z) != nullptr;
+    }
+    if (complete) {
+      kept.push_back(l);
+    } else {
+      warnings.push_back("level of " + std::to_string(levels[l].front().second.info.width) + "x" +
+                               std::to_string(levels[l].front().second.info.height) +
+                               " pixels left out: it lacks planes level 0 has");
+    }
+  }
+  for (size_t c = 0; c < paths.size(); ++c) {
+    for (size_t zi = 0; zi < zs.size(); ++zi) {
+      PlaneModel plane{static_cast<int32_t>(c), rgb ? 3 : 1, static_cast<int32_t>(zi), 0, {}};
+      for (size_t l : kept) plane.levels.push_back(*find(levels[l], paths[c], zs[zi]));
+      compute_downsamples(plane.levels);
+      model.planes.push_back(std::move(plane));
+    }
+  }
+  model.levels = model.planes.front().levels;
+  if (rgb && model.planes.size() == 1) model.planes.clear();  // brightfield
+  return Status();
+}
+
 Status detect(const Probe& probe) { return is_dicom_wsi(*probe.source); }
 
 Result<SlideModel> open(const Probe& probe) {
@@ -385,10 +602,15 @@ Result<SlideModel> open(const Probe& probe) {
     if (!in.sop_instance.empty() && !seen.insert(in.sop_instance).second) continue;  // a copy of one already seen
     if (in.flavour == "VOLUME") {
       auto& files = by_size[{in.width, in.height}];
-      if (!files.empty() && (in.concatenation.empty() || in.concatenation != files[0]->concatenation)) {
+      // Instances of one size: the parts of a concatenation, or images of other optical paths or focal planes
+      const bool joins = std::all_of(files.begin(), files.end(), [&](const Instance* other) {
+        return (!in.concatenation.empty() && in.concatenation == other->concatenation) || in.paths != other->paths ||
+               in.z0 != other->z0 || in.focal_planes != other->focal_planes;
+      });
+      if (!joins) {
         warnings.push_back(name_of(in) + ": ignored: another instance of the series has its size (" +
                            std::to_string(in.width) + "x" + std::to_string(in.height) +
-                           ") and is not of its concatenation");
+                           "), optical paths and focal planes and is not of its concatenation");
         continue;
       }
       files.push_back(&in);
@@ -402,20 +624,25 @@ Result<SlideModel> open(const Probe& probe) {
     }
   }
   if (by_size.empty()) return corrupt("No pyramid levels found");
+  std::vector<std::vector<std::pair<PlaneKey, LevelModel>>> levels;
   for (auto& [size, files] : by_size) {
-    std::sort(files.begin(), files.end(),
-              [](const Instance* a, const Instance* b) { return a->concat_number < b->concat_number; });
-    const std::string what = "level " + std::to_string(model.levels.size());
-    auto level = build_grid(files, warnings, what);
+    // concatenation parts in their order; instances of other planes by instance number, then name, so that
+    // the channels' order does not depend on which file was opened
+    std::stable_sort(files.begin(), files.end(), [](const Instance* a, const Instance* b) {
+      return std::make_tuple(a->concat_number, a->instance_number, name_of(*a)) <
+             std::make_tuple(b->concat_number, b->instance_number, name_of(*b));
+    });
+    const std::string what = "level " + std::to_string(levels.size());
+    auto level = build_planes(files, warnings, what);
     if (!level.ok()) return level.status();  // it names the instance that failed
-    model.levels.push_back(std::move(level).value());
+    levels.push_back(std::move(level).value());
   }
-  compute_downsamples(model.levels);
   const Instance& level0 = *by_size.begin()->second[0];
+  TW_RETURN_IF_ERROR(add_planes(levels, by_size.begin()->second, model, warnings));
 
   PropertyMap props;
   for (const auto& [name, in] : associated) {
-    auto image = build_grid({in}, warnings, "associated image " + name);
+    auto image = build_grid(*in, warnings, "associated image " + name);
     if (!image.ok()) {
       warnings.push_back("associated image " + name + " not readable: " + image.status().message());
       continue;
