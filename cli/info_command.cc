@@ -1,5 +1,5 @@
-// tilewise info SLIDE [--json] [--check]: format, axes (channels with their metadata, focal planes, time
-// points, sample type), levels, tile sizes, compression, mpp, associated images, properties, warnings; with --check, every tile decoded (exit status 5 when any fails).
+// tilewise info SLIDE [--json] [--check] [--scene S]: format, scenes, axes (channels with their metadata,
+// focal planes, time points, sample type), levels, tile sizes, compression, mpp, associated images, properties, warnings; with --check, every tile decoded (exit status 5 when any fails).
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -17,6 +17,7 @@ struct InfoOptions {
   bool json = false;
   bool check = false;
   int threads = 0;  // 0: one per core
+  int scene = -1;    // -1: the format's default
 };
 
 constexpr size_t kFailuresShown = 20;
@@ -53,7 +54,9 @@ std::string channel_line(const ChannelInfo& c) {
 std::string dump(const nlohmann::json& j) { return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace); }
 
 int run_info(const InfoOptions& opt) {
-  auto slide = Slide::open(opt.path);
+  OpenOptions open;
+  if (opt.scene >= 0) open.scene = opt.scene;
+  auto slide = Slide::open(opt.path, open);
   if (!slide.ok()) return report(slide.status());
   const Slide& s = *slide;
   TileCheck check;
@@ -65,6 +68,9 @@ int run_info(const InfoOptions& opt) {
     nlohmann::json j;
     j["path"] = s.path();
     j["format"] = s.format();
+    j["scene"] = s.scene() ? nlohmann::json(*s.scene()) : nlohmann::json(nullptr);
+    j["scenes"] = nlohmann::json::array();
+    for (const SceneInfo& sc : s.scenes()) j["scenes"].push_back({{"name", sc.name}, {"width", sc.width}, {"height", sc.height}});
     const ImageAxes& axes = s.axes();
     j["axes"] = {{"channels", axes.channels}, {"z", axes.z}, {"t", axes.t}, {"rgb", axes.rgb},
                  {"sample_type", sample_type_name(axes.rgb ? SampleType::kUint8 : axes.sample_type)},
@@ -93,6 +99,15 @@ int run_info(const InfoOptions& opt) {
     return status;
   }
   std::printf("%s\n  format: %s\n", s.path().c_str(), s.format().c_str());
+  if (!s.scenes().empty()) {
+    std::printf("  scenes: %zu (reading %s)\n", s.scenes().size(),
+                s.scene() ? ("scene " + std::to_string(*s.scene())).c_str() : "the format's default");
+    for (size_t i = 0; i < s.scenes().size(); ++i) {
+      const SceneInfo& sc = s.scenes()[i];
+      std::printf("    %-3zu %s: %lld x %lld\n", i, sc.name.c_str(), static_cast<long long>(sc.width),
+                  static_cast<long long>(sc.height));
+    }
+  }
   const ImageAxes& axes = s.axes();
   std::printf("  axes: %d channel%s (%s%s), %d focal plane%s, %d time point%s\n", axes.channels,
               axes.channels == 1 ? "" : "s", axes.rgb ? "RGB, " : "",
@@ -148,6 +163,7 @@ Runner add_info_command(CLI::App& app) {
   cmd->add_flag("--json", opt->json, "Print JSON");
   cmd->add_flag("--check", opt->check, "Decode every tile; exit status 5 when any cannot be read");
   cmd->add_option("--threads", opt->threads, "Threads for --check (default: one per core)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--scene", opt->scene, "Image of a file of several (default: the format's)")->check(CLI::NonNegativeNumber);
   return [opt] { return run_info(*opt); };
 }
 

@@ -1,5 +1,6 @@
-// tilewise thumbnail SLIDE -o out.png [--size N]: the whole slide scaled to fit N x N (box filter from the
-// smallest level at least that large).
+// tilewise thumbnail SLIDE -o out.png [--size N] [--scene S] [--channel C ...] [--z Z] [--t T]: the whole
+// slide scaled to fit N x N (box filter from the smallest level at least that large), of its RGB rendering
+// or of channels of one plane (render.h).
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -7,7 +8,7 @@
 #include "commands.h"
 #include "exit_codes.h"
 #include "png_writer.h"
-#include "progress.h"
+#include "render.h"
 #include "tilewise/tilewise.h"
 
 namespace tilewise::cli {
@@ -16,22 +17,20 @@ namespace {
 struct ThumbnailOptions {
   std::string path, output;
   int size = 512;
+  PlaneOptions planes;
 };
 
 int run_thumbnail(const ThumbnailOptions& opt) {
-  auto slide = Slide::open(opt.path);
+  auto slide = open_slide(opt.path, opt.planes);
   if (!slide.ok()) return report(slide.status());
   if (opt.size <= 0) return report(invalid_argument("--size must be positive"));
   const LevelInfo& base = slide->level(0);
   const double scale = std::max(static_cast<double>(base.width) / opt.size, static_cast<double>(base.height) / opt.size);
   const int level = slide->best_level_for_downsample(std::max(scale, 1.0));
   const LevelInfo& l = slide->level(level);
-  Status size_ok = check_region_size(l.width, l.height);
-  if (!size_ok.ok()) return report(size_ok);
-  std::vector<uint8_t> src(static_cast<size_t>(l.width * l.height * 3));
-  ImageView src_view{src.data(), l.width * 3, static_cast<int32_t>(l.width), static_cast<int32_t>(l.height), 3, {}};
-  Status s = read_level_region_with_progress(*slide, level, 0, 0, l.width, l.height, src_view);
-  if (!s.ok()) return report(s);
+  auto src = render_rgb(*slide, opt.planes, level, 0, 0, l.width, l.height);
+  if (!src.ok()) return report(src.status());
+  const ImageView src_view{src->data(), l.width * 3, static_cast<int32_t>(l.width), static_cast<int32_t>(l.height), 3, {}};
   const int64_t tw = std::max<int64_t>(1, std::llround(base.width / std::max(scale, 1.0)));
   const int64_t th = std::max<int64_t>(1, std::llround(base.height / std::max(scale, 1.0)));
   std::vector<uint8_t> dst(static_cast<size_t>(tw * th * 3));
@@ -58,6 +57,7 @@ Runner add_thumbnail_command(CLI::App& app) {
   cmd->add_option("slide", opt->path, "Slide file")->required();
   cmd->add_option("-o,--output", opt->output, "Output PNG")->required();
   cmd->add_option("--size", opt->size, "Largest side in pixels")->default_val(512);
+  add_plane_options(*cmd, opt->planes);
   return [opt] { return run_thumbnail(*opt); };
 }
 

@@ -17,6 +17,7 @@ namespace {
 struct TileJob {
   int level;
   int64_t col, row;
+  int32_t z = 0, t = 0;
 };
 
 }  // namespace
@@ -24,6 +25,10 @@ struct TileJob {
 TileCheck check_tiles(const Slide& slide, int threads) {
   TileCheck result;
   std::vector<TileJob> jobs;
+  // Images with planes: each tile of each (z, t), every channel read at its own sample type.
+  const ImageAxes& axes = slide.axes();
+  const bool planes = !axes.rgb || axes.z > 1 || axes.t > 1;
+  const int32_t pixel_bytes = planes ? axes.channels * sample_bytes(axes.rgb ? SampleType::kUint8 : axes.sample_type) : 3;
   for (int level = 0; level < slide.level_count(); ++level) {
     const LevelInfo& l = slide.level(level);
     const int64_t tw = std::max<int32_t>(1, l.tile_width), th = std::max<int32_t>(1, l.tile_height);
@@ -33,7 +38,10 @@ TileCheck check_tiles(const Slide& slide, int threads) {
     result.absent += static_cast<int64_t>(absent.size());
     for (int64_t row = 0; row < down; ++row) {
       for (int64_t col = 0; col < across; ++col) {
-        if (!skip.count(row * across + col)) jobs.push_back({level, col, row});
+        if (skip.count(row * across + col)) continue;
+        for (int32_t t = 0; t < (planes ? axes.t : 1); ++t) {
+          for (int32_t z = 0; z < (planes ? axes.z : 1); ++z) jobs.push_back({level, col, row, z, t});
+        }
       }
     }
   }
@@ -52,9 +60,17 @@ TileCheck check_tiles(const Slide& slide, int threads) {
       const int64_t x = job.col * l.tile_width, y = job.row * l.tile_height;
       const int32_t w = static_cast<int32_t>(std::min<int64_t>(l.tile_width, l.width - x));
       const int32_t h = static_cast<int32_t>(std::min<int64_t>(l.tile_height, l.height - y));
-      pixels.resize(static_cast<size_t>(w) * h * 3);
-      statuses[i] = slide.read_level_region(job.level, x, y, w, h, ImageView{pixels.data(), w * 3, w, h, 3, {}},
-                                            options);
+      pixels.resize(static_cast<size_t>(w) * h * static_cast<size_t>(pixel_bytes));
+      if (planes) {
+        const int32_t channels = axes.channels;
+        statuses[i] = slide.read_planes(job.level, x, y, w, h, PlaneSelection{{}, job.z, job.t},
+                                        ImageView{pixels.data(), int64_t{w} * pixel_bytes, w, h, channels, {},
+                                                  pixel_bytes / channels},
+                                        options);
+      } else {
+        statuses[i] = slide.read_level_region(job.level, x, y, w, h, ImageView{pixels.data(), w * 3, w, h, 3, {}},
+                                              options);
+      }
       const size_t finished = ++done;
       if (bar && (finished % 256 == 0 || finished == jobs.size())) {
         std::lock_guard<std::mutex> lock(bar_mutex);
@@ -69,9 +85,10 @@ TileCheck check_tiles(const Slide& slide, int threads) {
   if (bar) std::fprintf(stderr, "\n");
   for (size_t i = 0; i < jobs.size(); ++i) {
     if (!statuses[i].ok()) {
-      result.failures.push_back({"level " + std::to_string(jobs[i].level) + " tile (" + std::to_string(jobs[i].col) +
-                                     "," + std::to_string(jobs[i].row) + ")",
-                                 statuses[i]});
+      std::string where = "level " + std::to_string(jobs[i].level) + " tile (" + std::to_string(jobs[i].col) + "," +
+                          std::to_string(jobs[i].row) + ")";
+      if (planes) where += " at z " + std::to_string(jobs[i].z) + ", t " + std::to_string(jobs[i].t);
+      result.failures.push_back({std::move(where), statuses[i]});
     }
   }
   result.tiles = static_cast<int64_t>(jobs.size());

@@ -1,5 +1,6 @@
-// `tilewise info --check`: every tile of every level and every associated image decoded once, each
-// failure kept with where it happened, so a slide whose tiles cannot be read is found before a job meets it.
+// `tilewise info --check`: every tile of every level (of every plane, for images with channels, focal
+// planes or time points) and every associated image decoded once, each failure kept with where it
+// happened, so a slide whose tiles cannot be read is found before a job meets it.
 #pragma once
 
 #include <cstdint>

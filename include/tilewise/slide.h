@@ -40,14 +40,16 @@ class Slide {
   // Opens a slide file, or a folder of DICOM files (through its first DICOM WSI file by name). Errors:
   // NotFound (no such file), Unsupported (not a format tilewise reads), Corrupt (a recognised format that
   // violates its rules), IoError.
-  static Result<Slide> open(const std::string& path);
+  static Result<Slide> open(const std::string& path, const OpenOptions& options = {});
   // Opens a slide held in memory (tests, fuzzing, network buffers). `name` is used in error messages.
-  static Result<Slide> open_memory(std::vector<uint8_t> bytes, const std::string& name = "<memory>");
+  static Result<Slide> open_memory(std::vector<uint8_t> bytes, const std::string& name = "<memory>",
+                                   const OpenOptions& options = {});
   // Opens a slide of `size` bytes read through `read(out, offset)`, which fills `out` with the bytes at
   // `offset` or fails; it is called from reading threads at once (file objects: the Python binding's
   // fsspec and open files). Formats of several files need a path.
   using ReadAt = std::function<Status(std::span<uint8_t> out, uint64_t offset)>;
-  static Result<Slide> open_reader(ReadAt read, uint64_t size, const std::string& name);
+  static Result<Slide> open_reader(ReadAt read, uint64_t size, const std::string& name,
+                                   const OpenOptions& options = {});
 
   const std::string& path() const;
   const std::string& format() const;  // the format driver's vendor name, e.g. "generic-tiff"
@@ -80,6 +82,10 @@ class Slide {
 
   // The image's channels, focal planes, time points and sample type (types.h). A brightfield slide is rgb.
   const ImageAxes& axes() const;
+  // The images of a file that holds several (CZI scenes, OME-TIFF images); empty for one. scene(): the one
+  // this slide reads (OpenOptions::scene), unset for the format's default.
+  const std::vector<SceneInfo>& scenes() const;
+  std::optional<int32_t> scene() const;
   // Reads the width x height region at (x, y) of `level` (its own pixel frame) of the channels `selection`
   // names, at its focal plane and time point, into `out`: a host view of as many channels as it names
   // (every channel when it names none), of samples of axes().sample_type, channel after channel in each

@@ -59,6 +59,20 @@ struct PlaneSelection {
   int32_t t = 0;
 };
 
+// One image of a file that holds several (CZI scenes, OME-TIFF images): its name and level-0 size.
+struct SceneInfo {
+  std::string name;
+  int64_t width = 0;
+  int64_t height = 0;
+};
+
+// How a slide is opened: `scene`, for a file of several images, the one to read (by index into
+// Slide::scenes()); unset, the format's default - every CZI scene on one canvas (as OpenSlide shows them),
+// an OME-TIFF's first image.
+struct OpenOptions {
+  std::optional<int32_t> scene;
+};
+
 struct AssociatedImageInfo {
   std::string name;  // "thumbnail", "label", "macro", ...
   int64_t width = 0;

@@ -199,21 +199,25 @@ void bind_slide(nb::module_& m) {
       .def_ro("name", &AssociatedImageInfo::name)
       .def_ro("width", &AssociatedImageInfo::width)
       .def_ro("height", &AssociatedImageInfo::height);
+  nb::class_<SceneInfo>(m, "SceneInfo")
+      .def_ro("name", &SceneInfo::name)
+      .def_ro("width", &SceneInfo::width)
+      .def_ro("height", &SceneInfo::height);
 
   nb::class_<Slide>(m, "Slide")
       .def_static(
           "open",
-          [](const std::string& path) {
+          [](const std::string& path, std::optional<int32_t> scene) {
             Result<Slide> r = [&] {
               nb::gil_scoped_release release;
-              return Slide::open(path);
+              return Slide::open(path, OpenOptions{scene});
             }();
             return value_or_throw(std::move(r));
           },
-          nb::arg("path"))
+          nb::arg("path"), nb::arg("scene") = nb::none())
       .def_static(
           "open_reader",
-          [](nb::callable read, uint64_t size, const std::string& name) {
+          [](nb::callable read, uint64_t size, const std::string& name, std::optional<int32_t> scene) {
             // `read(offset, length) -> bytes` is called from reading threads, each taking the interpreter's
             // lock; the callable is released with that lock held, whichever thread drops the last reference.
             auto held = std::shared_ptr<nb::callable>(new nb::callable(std::move(read)), [](nb::callable* c) {
@@ -242,11 +246,11 @@ void bind_slide(nb::module_& m) {
             };
             Result<Slide> r = [&] {
               nb::gil_scoped_release release;
-              return Slide::open_reader(std::move(read_at), size, name);
+              return Slide::open_reader(std::move(read_at), size, name, OpenOptions{scene});
             }();
             return value_or_throw(std::move(r));
           },
-          nb::arg("read"), nb::arg("size"), nb::arg("name"))
+          nb::arg("read"), nb::arg("size"), nb::arg("name"), nb::arg("scene") = nb::none())
       .def_static(
           "open_bytes",
           [](nb::bytes data, const std::string& name) {
@@ -260,6 +264,8 @@ void bind_slide(nb::module_& m) {
       .def_prop_ro("level_count", &Slide::level_count)
       .def_prop_ro("levels", &Slide::levels)
       .def_prop_ro("axes", &Slide::axes, nb::rv_policy::reference_internal)
+      .def_prop_ro("scenes", &Slide::scenes, nb::rv_policy::reference_internal)
+      .def_prop_ro("scene", &Slide::scene)
       .def_prop_ro(
           "properties",
           [](const Slide& s) {

@@ -21,13 +21,14 @@ from ._core import (
 )
 from .errors import *  # noqa: F401,F403
 from .errors import __all__ as _error_names
-from .slide import Channel, Level, RegionBatches, Slide, open
+from .slide import Channel, Level, RegionBatches, Scene, Slide, open
 
 __all__ = [
     "open",
     "Slide",
     "Level",
     "Channel",
+    "Scene",
     "RegionBatches",
     "set_cache_capacity",
     "cache_capacity",

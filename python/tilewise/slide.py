@@ -34,6 +34,13 @@ class Channel(NamedTuple):
     exposure_s: Optional[float]
 
 
+class Scene(NamedTuple):
+    """One image of a file that holds several: its name and level-0 (width, height)."""
+
+    name: str
+    dimensions: Tuple[int, int]
+
+
 def _channel_list(c, count: int) -> "list[int]":
     """The channel indices ``c`` asks for (None: every channel), each checked against ``count``."""
     if c is None:
@@ -168,16 +175,19 @@ class Slide:
     is not picklable, and formats of several files need a path.
     """
 
-    def __init__(self, path: "str | os.PathLike[str] | BinaryIO"):
+    def __init__(self, path: "str | os.PathLike[str] | BinaryIO", scene: Optional[int] = None):
+        if scene is not None and (not isinstance(scene, (int, np.integer)) or isinstance(scene, bool)):
+            raise InvalidArgumentError(f"scene must be an index or None, got {scene!r}")
+        scene = None if scene is None else int(scene)
         if hasattr(path, "read") and hasattr(path, "seek"):
             self._file = path
             self._path = str(getattr(path, "path", None) or getattr(path, "name", None) or "<file object>")
             self._core: Optional[_core.Slide] = _core.Slide.open_reader(_file_reader(path), _file_size(path),
-                                                                        self._path)
+                                                                        self._path, scene)
         else:
             self._file = None
             self._path = os.fspath(path)
-            self._core = _core.Slide.open(self._path)
+            self._core = _core.Slide.open(self._path, scene)
         self._init_metadata()
 
     def _init_metadata(self) -> None:
@@ -189,6 +199,8 @@ class Slide:
         axes = core.axes
         # RGB of one plane: brightfield; RGB of several focal planes or time points reads as planes of 3 channels
         self._axes = (axes.t, axes.channels, axes.z, axes.rgb and axes.z == 1 and axes.t == 1, np.dtype(axes.sample_type))
+        self._scenes = tuple(Scene(s.name, (s.width, s.height)) for s in core.scenes)
+        self._scene = core.scene
         self._channels = tuple(
             Channel(c.name, None if c.color is None else tuple(c.color), c.excitation_nm, c.emission_nm, c.exposure_s)
             for c in axes.channel_info
@@ -241,6 +253,18 @@ class Slide:
     def is_rgb(self) -> bool:
         """Whether the image is a brightfield RGB slide: three 8-bit channels (R, G, B) of one plane."""
         return self._axes[3]
+
+    @property
+    def scenes(self) -> Tuple["Scene", ...]:
+        """The images of a file that holds several (CZI scenes, OME-TIFF images), each a :class:`Scene`; empty
+        for a file of one. ``tilewise.open(path, scene=k)`` reads scene k."""
+        return self._scenes
+
+    @property
+    def scene(self) -> Optional[int]:
+        """The scene this slide reads, or None for the format's default: every CZI scene on one canvas (as
+        OpenSlide shows them), an OME-TIFF's first image."""
+        return self._scene
 
     @property
     def channels(self) -> Tuple[Channel, ...]:
@@ -456,13 +480,13 @@ class Slide:
     def __reduce__(self):
         if self._file is not None:
             raise TypeError(f"{self._path}: a slide read through a file object cannot be pickled; open it by path")
-        return (Slide, (self._path,))
+        return (Slide, (self._path, self._scene))
 
     def __repr__(self) -> str:
         return f"tilewise.Slide({_shown_path(self._path)!r})"
 
 
-def open(path: "str | os.PathLike[str] | BinaryIO") -> Slide:  # noqa: A001 - mirrors openslide.open_slide
+def open(path: "str | os.PathLike[str] | BinaryIO", scene: Optional[int] = None) -> Slide:  # noqa: A001
     """Opens a slide: a path, a folder of DICOM files, an http(s)://, s3:// or gs:// URL, or a binary file
-    object (see Slide)."""
-    return Slide(path)
+    object (see Slide); ``scene``: which image of a file of several (:attr:`Slide.scenes`) to read."""
+    return Slide(path, scene)

@@ -64,33 +64,40 @@ std::vector<Status> SlideImpl::read_batch(std::span<const region::RegionRequest>
 
 namespace {
 Result<Slide> open_source(Result<std::shared_ptr<const io::Source>> source, const std::string& path,
-                          Slide (*make)(std::shared_ptr<const internal::SlideImpl>)) {
+                          Slide (*make)(std::shared_ptr<const internal::SlideImpl>), const OpenOptions& options) {
   if (!source.ok()) return source.status();
-  auto model = formats::open_model(*source);
+  auto model = formats::open_model(*source, options);
   if (!model.ok()) return model.status();
   return make(std::make_shared<const internal::SlideImpl>(std::move(model).value(), path));
 }
 }  // namespace
 
-Result<Slide> Slide::open(const std::string& path) {
+Result<Slide> Slide::open(const std::string& path, const OpenOptions& options) {
   if (formats::is_folder(path)) {  // the slide keeps the folder as its path (pickled slides reopen it)
     TW_ASSIGN_OR_RETURN(std::string entry, formats::slide_file_in_folder(path));
-    return open_source(io::open_file(entry), path,
-                       [](std::shared_ptr<const internal::SlideImpl> impl) { return Slide(std::move(impl)); });
+    return open_source(
+        io::open_file(entry), path,
+        [](std::shared_ptr<const internal::SlideImpl> impl) { return Slide(std::move(impl)); }, options);
   }
-  return open_source(io::open_file(path), path,
-                     [](std::shared_ptr<const internal::SlideImpl> impl) { return Slide(std::move(impl)); });
+  return open_source(
+      io::open_file(path), path, [](std::shared_ptr<const internal::SlideImpl> impl) { return Slide(std::move(impl)); },
+      options);
 }
 
-Result<Slide> Slide::open_reader(ReadAt read, uint64_t size, const std::string& name) {
-  return open_source(io::callback_source(std::move(read), size, name), name,
-                     [](std::shared_ptr<const internal::SlideImpl> impl) { return Slide(std::move(impl)); });
+Result<Slide> Slide::open_reader(ReadAt read, uint64_t size, const std::string& name, const OpenOptions& options) {
+  return open_source(
+      io::callback_source(std::move(read), size, name), name,
+      [](std::shared_ptr<const internal::SlideImpl> impl) { return Slide(std::move(impl)); }, options);
 }
 
-Result<Slide> Slide::open_memory(std::vector<uint8_t> bytes, const std::string& name) {
-  return open_source(io::memory_source(std::move(bytes), name), name,
-                     [](std::shared_ptr<const internal::SlideImpl> impl) { return Slide(std::move(impl)); });
+Result<Slide> Slide::open_memory(std::vector<uint8_t> bytes, const std::string& name, const OpenOptions& options) {
+  return open_source(
+      io::memory_source(std::move(bytes), name), name,
+      [](std::shared_ptr<const internal::SlideImpl> impl) { return Slide(std::move(impl)); }, options);
 }
+
+const std::vector<SceneInfo>& Slide::scenes() const { return impl_->model.scenes; }
+std::optional<int32_t> Slide::scene() const { return impl_->model.scene; }
 
 const std::string& Slide::path() const { return impl_->path; }
 const std::string& Slide::format() const { return impl_->model.vendor; }

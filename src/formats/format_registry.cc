@@ -73,13 +73,23 @@ const FormatDriver* recognising_driver(const Probe& probe, std::string& reasons)
 
 }  // namespace
 
-Result<SlideModel> open_model(std::shared_ptr<const io::Source> source) {
+Result<SlideModel> open_model(std::shared_ptr<const io::Source> source, const OpenOptions& options) {
   const std::string name = source->name();
-  TW_ASSIGN_OR_RETURN(const Probe probe, probe_of(std::move(source)));
+  TW_ASSIGN_OR_RETURN(Probe probe, probe_of(std::move(source)));
+  if (options.scene && *options.scene < 0) {
+    return invalid_argument(name + ": scene " + std::to_string(*options.scene) + " does not exist");
+  }
+  probe.scene = options.scene;
   std::string reasons;
   if (const FormatDriver* driver = recognising_driver(probe, reasons)) {
     auto model = driver->open(probe);
     if (!model.ok()) return driver_error(model.status(), name, driver->name);
+    const size_t scene_count = std::max<size_t>(model->scenes.size(), 1);
+    if (options.scene && static_cast<size_t>(*options.scene) >= scene_count) {
+      return invalid_argument(name + ": scene " + std::to_string(*options.scene) + " does not exist (the file has " +
+                              std::to_string(scene_count) + ")");
+    }
+    model->scene = options.scene;
     TW_RETURN_IF_ERROR(check_planes(*model, name));
     if (model->axes.rgb && model->axes.channel_info.empty()) {
       for (const char* c : {"R", "G", "B"}) model->axes.channel_info.push_back({c, {}, {}, {}, {}});

@@ -18,6 +18,9 @@ namespace tilewise::formats {
 struct Probe {
   std::shared_ptr<const io::Source> source;
   std::shared_ptr<const tiff::TiffFile> tiff;  // null: not read as TIFF (a dual-personality DICOM file is DICOM)
+  // The image to open, for formats of several (OpenOptions::scene): a driver that reads scenes checks it
+  // against the scenes it lists; for the others open_model accepts only scene 0.
+  std::optional<int32_t> scene;
 };
 
 // Which files a driver is asked about: those read as TIFF (probe.tiff set) or the others.
@@ -35,7 +38,7 @@ std::span<const FormatDriver> format_table();
 
 // Parses the source and opens it with the first driver that recognises it. The returned error names the
 // file: Unsupported when no driver recognises it, otherwise the driver's error.
-Result<SlideModel> open_model(std::shared_ptr<const io::Source> source);
+Result<SlideModel> open_model(std::shared_ptr<const io::Source> source, const OpenOptions& options = {});
 
 // The vendor name of the driver that recognises the file, without opening it; empty when none.
 std::string detect_vendor(std::shared_ptr<const io::Source> source);

@@ -155,6 +155,9 @@ struct SlideModel {
   std::optional<std::pair<double, double>> mpp;
   // Problems that did not stop the slide from opening (malformed metadata, ignored directories).
   std::vector<std::string> warnings;
+  // The file's images when it holds several, and the one this model is (unset: the format's default).
+  std::vector<SceneInfo> scenes;
+  std::optional<int32_t> scene;
 };
 
 // The plane holding channel `channel` at (z, t), and the sample of its units the channel is; nullptr when

@@ -60,6 +60,49 @@ def test_info_shows_axes_and_channels(tmp_path, slide_path):
     assert axes["channel_info"][1]["color"] == [255, 0, 0]
 
 
+def test_channels_focal_planes_and_scenes(tmp_path):
+    """--channel draws one channel as grey (stretched between its 0.1st and 99.9th percentiles), several as a
+    false-colour composite in the file's colours; --z picks the focal plane, --scene the image; info lists the
+    scenes and --check reads every plane."""
+    path = tmp_path / "fluo.ome.tif"
+    rng = np.random.default_rng(1)
+    data = rng.integers(0, 4000, (2, 2, 96, 128), np.uint16)  # Z, C
+    meta = {"axes": "ZCYX", "Channel": {"Name": ["DAPI", "FITC"], "Color": [65535, 16711935]}}
+    with tifffile.TiffWriter(path, ome=True) as tw:
+        tw.write(data, tile=(64, 64), photometric="minisblack", metadata=meta)
+        tw.write(data[0, 0, :40, :50], tile=(64, 64), photometric="minisblack", metadata={"axes": "YX", "Name": "other"})
+    grey, composite = tmp_path / "grey.png", tmp_path / "composite.png"
+    r = run("region", path, "--width", 128, "--height", 96, "--channel", 1, "--z", 1, "-o", grey)
+    assert r.returncode == 0, r.stderr
+    g = np.asarray(Image.open(grey).convert("RGB")).astype(int)
+    assert (g[..., 0] == g[..., 1]).all() and (g[..., 1] == g[..., 2]).all()
+    plane = data[1, 1].astype(float)
+    lo, hi = np.percentile(plane.ravel()[::7], [0.1, 99.9])
+    want = np.clip((plane - lo) / (hi - lo), 0, 1) * 255
+    assert np.abs(g[..., 0] - want).mean() < 2
+    r = run("region", path, "--width", 128, "--height", 96, "--channel", 0, "--channel", 1, "-o", composite)
+    assert r.returncode == 0, r.stderr
+    c = np.asarray(Image.open(composite).convert("RGB")).astype(int)
+    # DAPI blue (0, 0, 255), FITC green (0, 255, 0): red stays empty
+    assert c[..., 0].max() == 0 and c[..., 1].max() > 200 and c[..., 2].max() > 200
+    r = run("thumbnail", path, "-o", tmp_path / "t.png", "--size", 64, "--channel", 0)
+    assert r.returncode == 0, r.stderr
+    assert Image.open(tmp_path / "t.png").size == (64, 48)
+    r = run("region", path, "--width", 50, "--height", 40, "--scene", 1, "-o", tmp_path / "s.png")
+    assert r.returncode == 0, r.stderr
+    s1 = np.asarray(Image.open(tmp_path / "s.png").convert("RGB"))
+    assert np.array_equal(s1[..., 0], (data[0, 0, :40, :50] >> 8).astype(np.uint8))  # the RGB rendering: high byte
+    info = run("info", path)
+    assert "scenes: 2 (reading the format's default)" in info.stdout and "1   other: 50 x 40" in info.stdout
+    j = json.loads(run("info", path, "--json", "--scene", 1).stdout)
+    assert j["scene"] == 1 and [x["name"] for x in j["scenes"]] == ["Image0", "other"]  # tifffile's name for the first
+    assert j["levels"][0]["width"] == 50
+    r = run("info", path, "--check")
+    assert r.returncode == 0 and "tiles: 8 decoded" in r.stdout  # 4 tiles at each of 2 focal planes
+    r = run("region", path, "--width", 10, "--height", 10, "--channel", 2, "-o", tmp_path / "x.png")
+    assert r.returncode != 0 and "channel 2 does not exist" in r.stderr
+
+
 def test_region_writes_the_same_pixels_as_the_api(tmp_path, slide_path):
     out = tmp_path / "r.png"
     r = run("region", slide_path, "--level", 1, "--x", 100, "--y", 60, "--width", 300, "--height", 200, "-o", out)

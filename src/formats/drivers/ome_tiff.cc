@@ -5,7 +5,7 @@
 // DimensionOrder say which directory holds each plane, and each such directory's SubIFDs are that plane's
 // pyramid (OME-TIFF 6 pyramids). One interleaved 8-bit RGB channel is a brightfield slide; everything else
 // reads as its own samples, a plane per stored channel. Other images named label, macro or thumbnail become
-// associated images. Planes stored in other files of a multi-file set are refused with Unsupported.
+// associated images; the rest, with the first, are the file's scenes (OpenOptions::scene picks one). Planes stored in other files of a multi-file set are refused with Unsupported.
 #include <pugixml.hpp>
 
 #include "formats/drivers/ome_xml.h"
@@ -20,6 +20,10 @@ namespace {
 using ome::child;
 using ome::children;
 using ome::is;
+
+bool is_associated(const std::string& image_name) {
+  return image_name == "label" || image_name == "macro" || image_name == "thumbnail";
+}
 
 bool looks_like_ome(const tiff::Ifd& ifd0) {
   return ifd0.image_description && ifd0.image_description->find("<OME") != std::string::npos;
@@ -120,8 +124,22 @@ Result<SlideModel> open(const Probe& probe) {
                        "\" (a multi-file OME-TIFF set, which tilewise does not read)");
   }
   if (images.empty()) return corrupt("OME-XML has no Image");
-  const pugi::xml_node pixels = child(images[0], "Pixels");
+  // The images: the first, and every other not named as an associated image, each a scene
+  std::vector<pugi::xml_node> series{images[0]};
+  for (size_t i = 1; i < images.size(); ++i) {
+    if (!is_associated(images[i].attribute("Name").value())) series.push_back(images[i]);
+  }
+  const size_t chosen = probe.scene && static_cast<size_t>(*probe.scene) < series.size() ? static_cast<size_t>(*probe.scene) : 0;
+  const pugi::xml_node image = series[chosen];
+  const pugi::xml_node pixels = child(image, "Pixels");
   if (!pixels) return corrupt("OME-XML Image has no Pixels");
+  for (size_t i = 0; series.size() > 1 && i < series.size(); ++i) {
+    const pugi::xml_node p = child(series[i], "Pixels");
+    const std::string name = series[i].attribute("Name").value();
+    model.scenes.push_back({name.empty() ? "Image " + std::to_string(i) : name,
+                            parse_int64(p.attribute("SizeX").value()).value_or(0),
+                            parse_int64(p.attribute("SizeY").value()).value_or(0)});
+  }
 
   TW_ASSIGN_OR_RETURN(ome::Pixels planes, ome::read_pixels(pixels));
   const auto channels = children(pixels, "Channel");
@@ -129,7 +147,7 @@ Result<SlideModel> open(const Probe& probe) {
 
   for (size_t i = 1; i < images.size(); ++i) {
     const std::string name = images[i].attribute("Name").value();
-    if (name != "label" && name != "macro" && name != "thumbnail") continue;
+    if (!is_associated(name)) continue;
     const tiff::Ifd* ifd = ifd_at(*tiff, child(images[i], "Pixels"));
     if (ifd != nullptr) add_associated_image(model, name, *ifd);
   }
@@ -137,7 +155,7 @@ Result<SlideModel> open(const Probe& probe) {
   model.icc_profile = ifd0.icc_profile;
   PropertyMap props;
   add_tiff_properties(ifd0, props);
-  props["ome.Image.Name"] = images[0].attribute("Name").value();
+  props["ome.Image.Name"] = image.attribute("Name").value();
   for (pugi::xml_attribute a : pixels.attributes()) props[std::string("ome.Pixels.") + a.name()] = a.value();
   for (size_t i = 0; i < channels.size(); ++i) {
     for (pugi::xml_attribute a : channels[i].attributes()) {

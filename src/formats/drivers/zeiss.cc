@@ -8,12 +8,8 @@
 //   illuminations, phases and views of one image); any other dimension is an error).
 //   Coordinates may be negative: every subblock is moved by the smallest X and Y, and C, Z and T by their
 //   smallest index.
-// - ZISRAWMETADATA: the XML. Its AttachmentInfos, DisplaySetting, Information and Scaling elements become
-//   zeiss.<path> properties (attributes and non-blank text; members of a list element named by their Id or
-//   Name; elements whose name repeats among their siblings left out). Information.Image.SizeX/SizeY is the
-//   level-0 size, SizeS the scene count; Scaling's X/Y Value (metres) the mpp; the objective's
-//   NominalMagnification the objective power; Information.Image.Dimensions.Channels the channels' names,
-//   wavelengths (nm) and exposure (ns), their colour (#AARRGGBB) there or in DisplaySetting.
+// - ZISRAWMETADATA: the XML (drivers/zeiss_metadata.h): zeiss.* properties, the level-0 size, the scenes,
+//   the mpp, the objective power and the channels.
 // - Planes: one BGR24 or BGR48 channel at one (Z, T) is a brightfield slide, as OpenSlide reads it; GRAY8,
 //   GRAY16 and GRAY32FLOAT channels, and BGR images with several focal planes or time points, have a plane
 //   per (C, Z, T), each its own mosaic of every scene, with the levels every plane has.
@@ -38,6 +34,7 @@
 #include <set>
 #include <tuple>
 
+#include "formats/drivers/zeiss_metadata.h"
 #include "formats/format_registry.h"
 #include "formats/level_builder.h"
 #include "formats/property_parsing.h"
@@ -50,6 +47,9 @@
 
 namespace tilewise::formats {
 namespace {
+
+using zeiss::Metadata;
+using zeiss::parse_metadata;
 
 constexpr size_t kSubblockHeader = 288;
 constexpr size_t kDirectoryEntry = 32;
@@ -257,64 +257,6 @@ Result<std::pair<uint64_t, uint64_t>> add_unit(const io::Source& src, io::Splice
   return std::make_pair(start, file.size() - start);
 }
 
-// OpenSlide's XML flattening (see the header comment).
-class XmlProperties {
- public:
-  explicit XmlProperties(PropertyMap& props) : props_(props) {}
-  void add(const pugi::xml_node& node) { add(node, {"zeiss"}); }
-
- private:
-  static bool blank(const char* s) {
-    for (; *s; ++s) {
-      if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r') return false;
-    }
-    return true;
-  }
-  static std::optional<std::string> element_name(const std::vector<std::string>& path, const pugi::xml_node& node) {
-    const std::string name = node.name();
-    const std::string& parent = path.back();
-    if (parent == name + "s" || (parent == "Items" && name == "Distance")) {
-      if (pugi::xml_attribute id = node.attribute("Id")) return std::string(id.value());
-      if (pugi::xml_attribute id = node.attribute("Name")) return std::string(id.value());
-      return std::nullopt;  // a list member without a name: left out
-    }
-    return name;
-  }
-  std::string joined(const std::vector<std::string>& path) const {
-    std::string s;
-    for (const std::string& p : path) s += (s.empty() ? "" : ".") + p;
-    return s;
-  }
-  void add(const pugi::xml_node& node, std::vector<std::string> path) {
-    auto name = element_name(path, node);
-    if (!name) return;
-    path.push_back(*name);
-    for (pugi::xml_attribute a : node.attributes()) {
-      if (!blank(a.value())) {
-        path.push_back(a.name());
-        props_[joined(path)] = a.value();
-        path.pop_back();
-      }
-    }
-    std::map<std::string, int> seen;
-    for (pugi::xml_node c : node.children()) {
-      if (c.type() != pugi::node_element) continue;
-      if (auto n = element_name(path, c)) ++seen[*n];
-    }
-    for (pugi::xml_node c : node.children()) {
-      if (c.type() == pugi::node_pcdata || c.type() == pugi::node_cdata) {
-        if (!blank(c.value())) props_[joined(path)] = c.value();
-        continue;
-      }
-      if (c.type() != pugi::node_element) continue;
-      auto n = element_name(path, c);
-      if (!n || seen[*n] > 1) continue;
-      add(c, path);
-    }
-  }
-  PropertyMap& props_;
-};
-
 // A level of units up to unit_w x unit_h, described as its subblock `b`: each unit's own description comes
 // from its header (UnitStream::kCziSubblock).
 LevelModel czi_level_shell(uint32_t unit_w, uint32_t unit_h, const Subblock& b) {
@@ -360,112 +302,28 @@ struct Building {
   std::vector<AssociatedModel> jpegs;
 };
 
-struct Metadata {
-  std::string xml;
-  PropertyMap props;
-  int64_t width = 0, height = 0, scenes = 1;
-  std::vector<ChannelInfo> channels;  // as Information.Image.Dimensions.Channels lists them
-};
-
-// A colour "#AARRGGBB" or "#RRGGBB".
-std::optional<std::array<uint8_t, 3>> parse_colour(std::string_view text) {
-  if (text.empty() || text[0] != '#' || (text.size() != 9 && text.size() != 7)) return std::nullopt;
-  const std::string_view rgb = text.substr(text.size() - 6);
-  std::array<uint8_t, 3> out{};
-  for (size_t i = 0; i < 3; ++i) {
-    unsigned v = 0;
-    for (char ch : rgb.substr(2 * i, 2)) {
-      const int d = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
-      if (d < 0) return std::nullopt;
-      v = v * 16 + static_cast<unsigned>(d);
-    }
-    out[i] = static_cast<uint8_t>(v);
-  }
-  return out;
-}
-
-// The channels Information.Image.Dimensions.Channels lists, in order: name, colour (its own, else the
-// DisplaySetting channel of the same Id), wavelengths in nm, exposure (ns) in seconds.
-std::vector<ChannelInfo> read_channels(const pugi::xml_node& metadata) {
-  std::map<std::string, std::string> display;
-  for (pugi::xml_node c : metadata.child("DisplaySetting").child("Channels").children("Channel")) {
-    display[c.attribute("Id").value()] = c.child_value("Color");
-  }
-  std::vector<ChannelInfo> out;
-  const pugi::xml_node list = metadata.child("Information").child("Image").child("Dimensions").child("Channels");
-  for (pugi::xml_node c : list.children("Channel")) {
-    ChannelInfo info;
-    info.name = c.attribute("Name").value();
-    std::string colour = c.child_value("Color");
-    if (colour.empty()) colour = display[c.attribute("Id").value()];
-    info.color = parse_colour(colour);
-    auto number = [&](const char* name) -> std::optional<double> {
-      auto v = parse_double(c.child_value(name));
-      return v && std::isfinite(*v) && *v > 0 ? v : std::nullopt;
-    };
-    info.excitation_nm = number("ExcitationWavelength");
-    info.emission_nm = number("EmissionWavelength");
-    if (auto ns = number("ExposureTime")) info.exposure_s = *ns * 1e-9;
-    out.push_back(std::move(info));
-  }
-  return out;
-}
-
-// The metadata segment: its XML (up to its first NUL), flattened into zeiss.* properties, the level-0 size,
-// the scene count, the mpp and the objective power.
+// The metadata segment's XML (up to its first NUL), parsed (drivers/zeiss_metadata.h).
 Result<Metadata> read_metadata(const io::Source& src, const Czi& czi) {
-  Metadata m;
-  PropertyMap& props = m.props;
   uint8_t mh[kSubblockHeader];
   TW_RETURN_IF_ERROR(read_at(src, static_cast<uint64_t>(czi.meta_pos), mh, "metadata header"));
   TW_RETURN_IF_ERROR(check_magic(mh, "ZISRAWMETADATA"));
   const int32_t xml_size = le32(mh + 32);
   if (xml_size < 0 || xml_size > (1 << 28)) return corrupt("Bad metadata size");
-  std::string& xml = m.xml;
-  xml.assign(static_cast<size_t>(xml_size), '\0');
+  std::string xml(static_cast<size_t>(xml_size), '\0');
   TW_RETURN_IF_ERROR(read_at(src, static_cast<uint64_t>(czi.meta_pos) + sizeof mh,
                              {reinterpret_cast<uint8_t*>(xml.data()), xml.size()}, "metadata XML"));
   xml.resize(strnlen(xml.c_str(), xml.size()));
-  pugi::xml_document doc;
-  if (!doc.load_buffer(xml.data(), xml.size())) return corrupt("Couldn't parse metadata XML");
-  XmlProperties flatten(props);
-  const pugi::xml_node metadata = doc.child("ImageDocument").child("Metadata");
-  for (const char* part : {"AttachmentInfos", "DisplaySetting", "Information", "Scaling"}) {
-    if (pugi::xml_node n = metadata.child(part)) flatten.add(n);
-  }
-  m.channels = read_channels(metadata);
-  auto prop = [&](const std::string& k) -> const std::string* {
-    auto it = props.find(k);
-    return it == props.end() ? nullptr : &it->second;
-  };
-  const std::string *sx = prop("zeiss.Information.Image.SizeX"), *sy = prop("zeiss.Information.Image.SizeY");
-  if (!sx || !sy) return corrupt("Couldn't read image dimensions");
-  const auto width = parse_int64(*sx), height = parse_int64(*sy);
-  if (!width || !height || *width <= 0 || *height <= 0) return corrupt("Couldn't parse image dimensions");
-  m.width = *width;
-  m.height = *height;
-  if (const std::string* ss = prop("zeiss.Information.Image.SizeS")) {
-    auto n = parse_int64(*ss);
-    if (!n || *n <= 0 || *n > 100000) return corrupt("Couldn't parse image scene dimension");
-    m.scenes = *n;
-  }
-  for (const char* axis : {"X", "Y"}) {
-    if (const std::string* m = prop(std::string("zeiss.Scaling.Items.") + axis + ".Value")) {
-      if (auto d = parse_double(*m))
-        props[std::string("openslide.mpp-") + (axis[0] == 'X' ? "x" : "y")] = format_double(*d * 1e6);
-    }
-  }
-  if (const std::string* id = prop("zeiss.Information.Image.ObjectiveSettings.ObjectiveRef.Id")) {
-    if (const std::string* mag = prop("zeiss.Information.Instrument.Objectives." + *id + ".NominalMagnification")) {
-      if (auto d = parse_double(*mag)) props["openslide.objective-power"] = format_double(*d);
-    }
-  }
-
-  return m;
+  return parse_metadata(std::move(xml));
 }
 
-// Each scene's bounds at level 0 (openslide.region[i].*); returns the largest downsample every scene has.
-Result<int64_t> add_scene_regions(const Czi& czi, int64_t scenes, PropertyMap& props) {
+// A scene's bounds at level 0: [x1, x2) x [y1, y2).
+struct Bounds {
+  int64_t x1, y1, x2, y2;
+};
+
+// Each scene's bounds at level 0 (openslide.region[i].*, and `bounds`); returns the largest downsample every
+// scene has.
+Result<int64_t> add_scene_regions(const Czi& czi, int64_t scenes, PropertyMap& props, std::vector<Bounds>* bounds = nullptr) {
   std::vector<int64_t> x1(static_cast<size_t>(scenes), INT64_MAX), y1(x1), x2(static_cast<size_t>(scenes), INT64_MIN),
       y2(x2), max_ds(static_cast<size_t>(scenes), 0);
   for (size_t i = 0; i < czi.subblocks.size(); ++i) {
@@ -489,6 +347,7 @@ Result<int64_t> add_scene_regions(const Czi& czi, int64_t scenes, PropertyMap& p
     props[p + "y"] = std::to_string(y1[i]);
     props[p + "width"] = std::to_string(x2[i] - x1[i]);
     props[p + "height"] = std::to_string(y2[i] - y1[i]);
+    if (bounds) bounds->push_back({x1[i], y1[i], x2[i], y2[i]});
     common_ds = std::min(common_ds, max_ds[i]);
   }
 
@@ -723,13 +582,36 @@ void finish(Building& b) {
 
 }
 
+// The file's subblocks narrowed to scene `scene`, moved so that its bounds start at (0, 0): the image of
+// OpenOptions::scene, one scene of the level-0 size of its bounds.
+void narrow_to_scene(Czi& czi, int32_t scene, const Bounds& bounds, Metadata& meta) {
+  std::erase_if(czi.subblocks, [&](const Subblock& b) { return b.scene != scene; });
+  for (Subblock& b : czi.subblocks) b.scene = 0, b.x -= bounds.x1, b.y -= bounds.y1;
+  meta.width = bounds.x2 - bounds.x1;
+  meta.height = bounds.y2 - bounds.y1;
+  meta.scenes = 1;
+  std::erase_if(meta.props, [](const auto& p) { return p.first.rfind("openslide.region[", 0) == 0; });
+}
+
 Result<SlideModel> open(const Probe& probe) {
   const io::Source& src = *probe.source;
-  TW_ASSIGN_OR_RETURN(const Czi czi, read_czi(src, 0));
+  TW_ASSIGN_OR_RETURN(Czi czi, read_czi(src, 0));
   TW_ASSIGN_OR_RETURN(Metadata meta, read_metadata(src, czi));
   PropertyMap& props = meta.props;
-  TW_ASSIGN_OR_RETURN(const int64_t common_ds, add_scene_regions(czi, meta.scenes, props));
+  std::vector<Bounds> bounds;
+  TW_ASSIGN_OR_RETURN(int64_t common_ds, add_scene_regions(czi, meta.scenes, props, &bounds));
+  std::vector<SceneInfo> scenes;
+  for (size_t i = 0; meta.scenes > 1 && i < bounds.size(); ++i) {
+    auto name = meta.scene_names.find(static_cast<int64_t>(i));
+    scenes.push_back({name != meta.scene_names.end() && !name->second.empty() ? name->second : "Scene " + std::to_string(i),
+                      bounds[i].x2 - bounds[i].x1, bounds[i].y2 - bounds[i].y1});
+  }
+  if (probe.scene && *probe.scene < static_cast<int64_t>(scenes.size())) {
+    narrow_to_scene(czi, *probe.scene, bounds[static_cast<size_t>(*probe.scene)], meta);
+    TW_ASSIGN_OR_RETURN(common_ds, add_scene_regions(czi, 1, props));
+  }
   Building b(probe.source);
+  b.model.scenes = std::move(scenes);
   TW_RETURN_IF_ERROR(add_planes(src, czi, meta, common_ds, b));
   TW_RETURN_IF_ERROR(add_attachments(probe.source, czi, b));
   finish(b);
