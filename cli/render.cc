@@ -47,7 +47,7 @@ void add_plane_options(CLI::App& cmd, PlaneOptions& options) {
   cmd.add_option("--channel", options.channels,
                  "Channel to draw (repeat for a false-colour composite; default: the RGB rendering)")
       ->check(CLI::NonNegativeNumber);
-  cmd.add_option("--z", options.z, "Focal plane")->default_val(0)->check(CLI::NonNegativeNumber);
+  cmd.add_option("--z", options.z, "Focal plane (default: the file's nominal focus)")->check(CLI::NonNegativeNumber);
   cmd.add_option("--t", options.t, "Time point")->default_val(0)->check(CLI::NonNegativeNumber);
 }
 
@@ -63,11 +63,12 @@ Result<std::vector<uint8_t>> render_rgb(const Slide& slide, const PlaneOptions& 
   const size_t pixels = static_cast<size_t>(width) * static_cast<size_t>(height);
   std::vector<uint8_t> rgb(pixels * 3);
   const ImageView rgb_view{rgb.data(), width * 3, static_cast<int32_t>(width), static_cast<int32_t>(height), 3, {}};
-  if (options.channels.empty() && options.z == 0 && options.t == 0) {
+  const ImageAxes& axes = slide.axes();
+  const int32_t z = options.z < 0 ? axes.default_z : options.z;
+  if (options.channels.empty() && z == axes.default_z && options.t == 0) {  // the RGB rendering
     TW_RETURN_IF_ERROR(read_level_region_with_progress(slide, level, x, y, width, height, rgb_view));
     return rgb;
   }
-  const ImageAxes& axes = slide.axes();
   std::vector<int32_t> channels = options.channels;
   if (channels.empty()) {
     for (int32_t c = 0; c < axes.channels; ++c) channels.push_back(c);
@@ -79,7 +80,7 @@ Result<std::vector<uint8_t>> render_rgb(const Slide& slide, const PlaneOptions& 
   std::vector<uint8_t> native(pixels * static_cast<size_t>(pixel));
   const ImageView view{native.data(), width * pixel, static_cast<int32_t>(width), static_cast<int32_t>(height),
                        static_cast<int32_t>(channels.size()), {}, bytes};
-  TW_RETURN_IF_ERROR(slide.read_planes(level, x, y, width, height, PlaneSelection{channels, options.z, options.t}, view));
+  TW_RETURN_IF_ERROR(slide.read_planes(level, x, y, width, height, PlaneSelection{channels, z, options.t}, view));
   if (axes.rgb && channels.size() == 3 && channels == std::vector<int32_t>{0, 1, 2}) return native;  // RGB planes
   std::vector<double> sum(pixels * 3, 0.0), values(pixels);
   for (size_t k = 0; k < channels.size(); ++k) {

@@ -15,7 +15,8 @@ namespace tilewise::cli {
 
 struct PlaneOptions {
   std::vector<int32_t> channels;  // empty: the RGB rendering (with z and t at 0)
-  int32_t z = 0, t = 0;
+  int32_t z = -1;  // -1: the default focal plane (ImageAxes::default_z)
+  int32_t t = 0;
   int32_t scene = -1;  // -1: the format's default
 };
 

@@ -35,6 +35,9 @@ struct BatchOptions {
   // Where batches are made: host memory, or a CUDA device (decoded there by the GPU path; the device's
   // scheduler decides how many workers read whole regions on the CPU beside the GPU).
   Device device;
+  // Channels of one (z, t) at the image's own sample type (Slide::read_planes), instead of the RGB
+  // rendering; host memory only.
+  std::optional<PlaneSelection> planes;
 };
 
 // The pixels of one batch; shared and immutable once delivered.
@@ -60,7 +63,8 @@ struct Batch {
   int64_t index = 0;                // batch number, from 0
   int64_t count = 0;                // regions in this batch (the last may be short)
   int64_t width = 0, height = 0;
-  std::shared_ptr<BatchBuffer> pixels;            // count x height x width x 3
+  int32_t channels = 3, sample_bytes = 1;         // per pixel: RGB, or the planes' channels and sample size
+  std::shared_ptr<BatchBuffer> pixels;            // count x height x width x channels samples
   std::vector<int64_t> locations_index;           // position of each item in the caller's location list
   std::vector<Status> statuses;                   // one per item
   bool ok() const;

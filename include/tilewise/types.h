@@ -48,6 +48,9 @@ struct ImageAxes {
   int32_t t = 1;
   SampleType sample_type = SampleType::kUint8;
   bool rgb = true;
+  // The focal plane an RGB read (Slide::read_region, the drop-ins) and a read that names no plane show: the
+  // file's nominal focus (NDPI's focal plane 0, between the planes above and below it); 0 elsewhere.
+  int32_t default_z = 0;
   std::vector<ChannelInfo> channel_info;  // one per channel
 };
 

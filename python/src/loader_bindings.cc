@@ -41,6 +41,12 @@ void bind_loader(nb::module_& m) {
       .def_rw("shuffle", &BatchOptions::shuffle)
       .def_rw("seed", &BatchOptions::seed)
       .def_rw("drop_last", &BatchOptions::drop_last)
+      .def(
+          "set_planes",
+          [](BatchOptions& o, std::vector<int32_t> channels, int32_t z, int32_t t) {
+            o.planes = PlaneSelection{std::move(channels), z, t};
+          },
+          nb::arg("channels"), nb::arg("z"), nb::arg("t"))
       .def_prop_rw(
           "fill", [](const BatchOptions& o) { return o.read.fill; },
           [](BatchOptions& o, std::optional<std::array<uint8_t, 3>> fill) { o.read.fill = fill; })
@@ -86,8 +92,10 @@ void bind_loader(nb::module_& m) {
             if (!batch) return nb::none();
             self.last_indices = batch->locations_index;
             throw_if_error(batch->first_error(self.locations));
+            // RGB, or the planes' samples as bytes (tilewise.slide views them as the image's type)
             const std::vector<size_t> shape = {static_cast<size_t>(batch->count), static_cast<size_t>(batch->height),
-                                               static_cast<size_t>(batch->width), 3};
+                                               static_cast<size_t>(batch->width),
+                                               static_cast<size_t>(batch->channels * batch->sample_bytes)};
             if (!batch->pixels->device().is_cpu()) {
               return nb::cast(DeviceBuffer{batch->pixels, batch->pixels->data(), batch->pixels->device().index, shape});
             }

@@ -89,8 +89,9 @@ class RegionBatches:
 
     Stopping early (``break``, ``close()``, or dropping the iterator) cancels the reads not yet started."""
 
-    def __init__(self, loader: "_core.BatchLoader"):
+    def __init__(self, loader: "_core.BatchLoader", dtype: Optional[np.dtype] = None):
         self._loader = loader
+        self._dtype = dtype  # planes: the image's sample type (the loader hands their bytes)
 
     @property
     def last_indices(self) -> list:
@@ -109,7 +110,7 @@ class RegionBatches:
             raise StopIteration
         if isinstance(pixels, _core.DeviceBuffer):
             return _gpu.DeviceArray(pixels)
-        return pixels
+        return pixels if self._dtype is None else pixels.view(self._dtype)
 
     def close(self) -> None:
         self._loader.close()
@@ -199,6 +200,8 @@ class Slide:
         axes = core.axes
         # RGB of one plane: brightfield; RGB of several focal planes or time points reads as planes of 3 channels
         self._axes = (axes.t, axes.channels, axes.z, axes.rgb and axes.z == 1 and axes.t == 1, np.dtype(axes.sample_type))
+        # RGB reads (the brightfield path, any device) are those of the RGB planes' default focal plane
+        self._rgb_planes, self._default_z = axes.rgb, axes.default_z
         self._scenes = tuple(Scene(s.name, (s.width, s.height)) for s in core.scenes)
         self._scene = core.scene
         self._channels = tuple(
@@ -355,16 +358,16 @@ class Slide:
         use_cache: bool = True,
         *,
         c=None,
-        z: int = 0,
+        z: Optional[int] = None,
         t: int = 0,
     ) -> np.ndarray:
         """Reads ``size`` = (w, h) pixels of ``level`` at level-0 ``location`` = (x, y).
 
         Returns a (h, w, C) array of the image's :attr:`dtype`, channel axis last: an RGB slide's (h, w, 3)
         uint8 RGB, other images' channels ``c`` (an index, a sequence of indices, or None for every channel)
-        of focal plane ``z`` and time point ``t``, as the file stores them. ``c="rgb"`` gives any image's 8-bit
-        RGB rendering (what OpenSlide shows: grey as grey, 16-bit samples by their high byte) of its first
-        plane. Pixels outside the level are ``fill`` in RGB (default: the format's background, white), 0 in
+        of focal plane ``z`` (default: the file's nominal focus, :attr:`default_z`) and time point ``t``, as the
+        file stores them. ``c="rgb"`` gives any image's 8-bit RGB rendering (what OpenSlide shows: grey as grey,
+        16-bit samples by their high byte) of its default plane. Pixels outside the level are ``fill`` in RGB (default: the format's background, white), 0 in
         channels. With ``out``, reads into that array (C-contiguous pixels, of the result's shape and type)
         instead. Channels and planes are read into host memory (``device="cpu"``).
         """
@@ -384,15 +387,24 @@ class Slide:
             return out
         return self._slide.read_region(x, y, int(level), w, h, fill_rgb, use_cache)
 
-    def _rgb_read(self, c, z: int, t: int) -> bool:
-        """Whether a read of channels ``c`` at (z, t) is the RGB rendering (the brightfield path)."""
+    @property
+    def default_z(self) -> int:
+        """The focal plane a read that names none shows (and the drop-ins): the file's nominal focus (an NDPI's
+        focal plane 0, between those below and above it); 0 for other files."""
+        return self._default_z
+
+    def _rgb_read(self, c, z: Optional[int], t: int) -> bool:
+        """Whether a read of channels ``c`` at (z, t) is the RGB rendering (the brightfield path): RGB channels
+        (or c='rgb') of the default focal plane at time point 0."""
+        default = z is None or z == self._default_z
         if isinstance(c, str):
             if c != "rgb":
                 raise InvalidArgumentError(f"c must be a channel index, a sequence of them, None or 'rgb', got {c!r}")
-            if z or t:
-                raise InvalidArgumentError("the RGB rendering (c='rgb') is of the first plane: z and t must be 0")
+            if not default or t:
+                raise InvalidArgumentError(f"the RGB rendering (c='rgb') is of the default plane: z must be "
+                                           f"{self._default_z} (or None) and t 0")
             return True
-        return self.is_rgb and c is None and z == 0 and t == 0
+        return self._rgb_planes and c is None and default and t == 0
 
     def _read_planes(self, x, y, level, w, h, c, z, t, kind, fill_rgb, out, use_cache, level_frame) -> np.ndarray:
         if kind != "cpu":
@@ -404,12 +416,13 @@ class Slide:
             out = np.empty(shape, self.dtype)
         elif out.shape != shape or out.dtype != self.dtype or not out.flags.c_contiguous:
             raise InvalidArgumentError(f"out must be a C-contiguous {shape} {self.dtype} array")
+        z = self._default_z if z is None else z
         self._slide.read_planes(x, y, level, channels, int(z), int(t), out, fill_rgb, use_cache, level_frame)
         return out
 
     def read_level_region(self, location: Sequence[int], size: Sequence[int], level: int = 0,
-                          fill: Optional[Sequence[int]] = None, use_cache: bool = True, *, c=None, z: int = 0,
-                          t: int = 0) -> np.ndarray:
+                          fill: Optional[Sequence[int]] = None, use_cache: bool = True, *, c=None,
+                          z: Optional[int] = None, t: int = 0) -> np.ndarray:
         """As :meth:`read_region`, with ``location`` in the pixel frame of ``level`` itself (no mapping from
         level 0), into host memory."""
         x, y = _pair(location, "location")
@@ -433,6 +446,10 @@ class Slide:
         device: str = "cpu",
         fill: Optional[Sequence[int]] = None,
         use_cache: bool = True,
+        *,
+        c=None,
+        z: Optional[int] = None,
+        t: int = 0,
     ) -> "RegionBatches":
         """Reads many regions of ``size`` at level-0 ``locations`` ((N, 2) array or sequence of (x, y)) in
         batches of (B, h, w, 3) uint8 arrays, on a persistent worker pool (``num_workers`` concurrent reads,
@@ -440,8 +457,13 @@ class Slide:
         batches, up to 8, so that the GPU's decoders are kept fed).
         Order follows ``locations``, or a shuffle
         reproducible from ``seed``. Every array stays valid while you hold it. A region that cannot be read
-        raises its error (naming the batch, item and location) when its batch is reached."""
+        raises its error (naming the batch, item and location) when its batch is reached. ``c``, ``z`` and
+        ``t`` choose channels of one plane as :meth:`read_region` does: batches of (B, h, w, C) of the image's
+        :attr:`dtype`, read into host memory."""
         kind, index = _gpu.parse_device(device)
+        planes = not self._rgb_read(c, z, t)
+        if planes and kind != "cpu":
+            raise UnsupportedError(f"{self._path}: channels and planes are read into host memory only (device='cpu')")
         if kind == "cuda":
             _gpu.check(index)
         options = _core.BatchOptions()
@@ -456,7 +478,10 @@ class Slide:
         options.fill = _fill(fill)
         options.use_cache = bool(use_cache)
         options.cuda_device = index if kind == "cuda" else None
-        return RegionBatches(_core.BatchLoader(self._slide, _locations(locations), options))
+        if planes:
+            options.set_planes(_channel_list(c, self._axes[1]), self._default_z if z is None else int(z), int(t))
+        return RegionBatches(_core.BatchLoader(self._slide, _locations(locations), options),
+                             self.dtype if planes else None)
 
     # --- arrays ---------------------------------------------------------------------------------
     def zarr(self):

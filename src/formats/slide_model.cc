@@ -49,6 +49,10 @@ Result<SampleType> sample_type_of(const codecs::TileDesc& desc) {
 Status check_planes(const SlideModel& model, const std::string& file) {
   const ImageAxes& a = model.axes;
   if (model.planes.empty()) return Status();
+  if (a.default_z < 0 || a.default_z >= a.z) {
+    return corrupt(file + ": the default focal plane " + std::to_string(a.default_z) + " lies outside the image's " +
+                   std::to_string(a.z));
+  }
   std::vector<uint8_t> held(static_cast<size_t>(a.channels) * static_cast<size_t>(a.z) * static_cast<size_t>(a.t));
   for (size_t i = 0; i < model.planes.size(); ++i) {
     const PlaneModel& p = model.planes[i];

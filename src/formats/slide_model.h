@@ -141,8 +141,8 @@ struct PlaneModel {
 struct SlideModel {
   std::shared_ptr<const tiff::TiffFile> tiff;
   std::string vendor;
-  // The pyramid every RGB read uses: the image's, or its first plane's (planes[0].levels) where it has
-  // several.
+  // The pyramid every RGB read uses: the image's, or where it has several planes that of channel 0 at
+  // (axes.default_z, t 0).
   std::vector<LevelModel> levels;
   ImageAxes axes;
   // Every plane, when the image has more than one or its channels are not an RGB rendering; empty for

@@ -36,6 +36,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <mutex>
 #include <random>
@@ -98,6 +99,7 @@ struct BatchLoader::State {
   BatchOptions options;
   int64_t batches = 0;
   size_t item_bytes = 0;
+  int32_t channels = 3, sample_bytes = 1;  // per pixel (BatchOptions::planes: the selection's)
   int64_t chunk = 1;  // items per task (never across batches)
   int64_t ahead = 1;  // batches started ahead of the consumer (loader/batches_ahead.h)
 
@@ -163,8 +165,9 @@ struct BatchLoader::State {
 
   // Slot `slot` of a buffer of items on `device`: the batch's own (view_of) or a shared batch's host staging.
   ImageView slot_view(uint8_t* base, int64_t slot, const Device& device) const {
-    return ImageView{base + item_bytes * static_cast<size_t>(slot), options.width * 3,
-                     static_cast<int32_t>(options.width), static_cast<int32_t>(options.height), 3, device};
+    return ImageView{base + item_bytes * static_cast<size_t>(slot), options.width * channels * sample_bytes,
+                     static_cast<int32_t>(options.width), static_cast<int32_t>(options.height), channels, device,
+                     sample_bytes};
   }
   ImageView view_of(const std::shared_ptr<BatchBuffer>& pixels, int64_t slot) const {
     return slot_view(pixels->data(), slot, options.device);
@@ -173,8 +176,12 @@ struct BatchLoader::State {
     return locations[static_cast<size_t>(order[static_cast<size_t>(item)])];
   }
 
-  // A failed item reads as fill, never as stale pixels.
+  // A failed item reads as fill (planes: zeros), never as stale pixels.
   void fill_view(const ImageView& view) const {
+    if (options.planes) {
+      std::memset(view.data, 0, item_bytes);
+      return;
+    }
     const auto fill = options.read.fill.value_or(slide.background());
     (void)gpu::fill_view(view, fill.data());
   }
@@ -183,6 +190,17 @@ struct BatchLoader::State {
   std::vector<Status> read_slots(int64_t first, int64_t count, int64_t b, const std::shared_ptr<BatchBuffer>& pixels) {
     const int64_t first_slot = first - b * options.batch_size;
     if (pixels->data() == nullptr) return std::vector<Status>(static_cast<size_t>(count), pixels->error());
+    if (options.planes) {
+      std::vector<Status> statuses;
+      for (int64_t i = 0; i < count; ++i) {
+        const auto [x, y] = location_of(first + i);
+        statuses.push_back(slide.read_planes(options.level, slide.to_level_coordinate(x, options.level),
+                                             slide.to_level_coordinate(y, options.level), options.width,
+                                             options.height, *options.planes, view_of(pixels, first_slot + i),
+                                             options.read));
+      }
+      return statuses;
+    }
     if (count == 1) {
       const auto [x, y] = location_of(first);
       return {slide.read_region(x, y, options.level, options.width, options.height, view_of(pixels, first_slot),
@@ -351,13 +369,24 @@ Result<std::unique_ptr<BatchLoader>> Scheduling::create(const Slide& slide,
   if (options.batch_size <= 0) return invalid_argument("batch_size must be positive");
   if (options.num_workers < 0) return invalid_argument("num_workers must not be negative");
   if (!options.device.is_cpu()) TW_RETURN_IF_ERROR(gpu_status(options.device.index));
-  TW_RETURN_IF_ERROR(check_region_size(options.width, options.height * options.batch_size));
+  int32_t channels = 3, sample_bytes = 1;
+  if (options.planes) {
+    if (!options.device.is_cpu()) return unsupported(slide.path() + ": channels and planes are read into host memory only");
+    const ImageAxes& axes = slide.axes();
+    channels = options.planes->channels.empty() ? axes.channels : static_cast<int32_t>(options.planes->channels.size());
+    sample_bytes = axes.rgb ? 1 : tilewise::sample_bytes(axes.sample_type);
+  }
+  TW_RETURN_IF_ERROR(check_region_size(options.width, options.height * options.batch_size,
+                                       int64_t{channels} * sample_bytes));
   using State = BatchLoader::State;
   auto state = std::make_shared<State>(slide, std::move(locations), options);
   State& s = *state;
   if (s.options.num_workers == 0) s.options.num_workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   s.options.prefetch = std::max(1, s.options.prefetch);
-  s.item_bytes = static_cast<size_t>(options.width) * static_cast<size_t>(options.height) * 3;
+  s.channels = channels;
+  s.sample_bytes = sample_bytes;
+  s.item_bytes = static_cast<size_t>(options.width) * static_cast<size_t>(options.height) *
+                 static_cast<size_t>(channels) * static_cast<size_t>(sample_bytes);
   s.ahead = batches_ahead(s.options.prefetch, !s.options.device.is_cpu(),
                           s.item_bytes * static_cast<size_t>(options.batch_size));
   if (s.options.device.is_cpu() && !hybrid_on_host) {
@@ -426,6 +455,8 @@ std::optional<Batch> BatchLoader::next() {
   batch.count = static_cast<int64_t>(done.statuses.size());
   batch.width = s.options.width;
   batch.height = s.options.height;
+  batch.channels = s.channels;
+  batch.sample_bytes = s.sample_bytes;
   batch.pixels = std::move(done.pixels);
   batch.statuses = std::move(done.statuses);
   for (int64_t i = 0; i < batch.count; ++i) {

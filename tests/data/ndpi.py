@@ -139,9 +139,11 @@ class NdpiWriter:
 
 def write_ndpi(path, image: np.ndarray, *, levels: int = 3, restart_interval: int = 8, subsampling: str = "4:2:0",
                quality: int = 90, lens: float = 20.0, with_mcu_starts: bool = True, focal_planes: Sequence[int] = (),
-               data_at: int = 0, macro: bool = True, properties: str = "", edit=None) -> None:
+               data_at: int = 0, macro: bool = True, properties: str = "", edit=None,
+               planes_at_every_level: bool = False) -> None:
     """A pyramid of `levels` levels halving each time (the smallest without restart markers), other focal
-    planes of level 0, a macro and a map image."""
+    planes (the level shifted right by 3 pixels a plane) of level 0 or of every level, a macro and a map
+    image."""
     w = NdpiWriter(data_at, edit)
     props = [(PROPERTY_MAP, ASCII, properties)] if properties else []
     H, W = image.shape[:2]
@@ -153,10 +155,10 @@ def write_ndpi(path, image: np.ndarray, *, levels: int = 3, restart_interval: in
         jpeg = encode_jpeg(level, quality=quality, restart_interval=ri, subsampling=subsampling)
         starts = interval_starts(jpeg) if ri and with_mcu_starts else []
         w.add((lw, lh), jpeg, lens / (2 ** k), mcu_starts=starts, extra=props if k == 0 else ())
-        for plane in focal_planes if k == 0 else ():
+        for plane in focal_planes if k == 0 or planes_at_every_level else ():
             other = encode_jpeg(np.roll(level, 3 * plane, axis=1), quality=quality, restart_interval=ri,
                                 subsampling=subsampling)
-            w.add((lw, lh), other, lens, focal_plane=plane,
+            w.add((lw, lh), other, lens / (2 ** k), focal_plane=plane,
                   mcu_starts=interval_starts(other) if ri and with_mcu_starts else [])
     if macro:
         mac = np.zeros((160, 480, 3), np.uint8)

@@ -113,17 +113,27 @@ def test_16_bit_samples_and_orientation_are_named_in_the_warnings(tmp_path):
     assert tilewise.open(plain).warnings == ()
 
 
-@pytest.mark.parametrize("dimension,start", [("C", 1), ("Z", 0), ("T", 2)])
-def test_valid_czi_files_tilewise_does_not_read_are_unsupported(tmp_path, dimension, start):
-    """Fluorescence channels and further planes are valid files: UnsupportedError, never CorruptError."""
+@pytest.mark.parametrize("dimension,start,outcome", [
+    ("C", 1, "2 channels of BGR24 samples .several colour channels. are not read"),
+    ("R", 1, "subblock dimension R at index 1 .images beyond channels, focal planes and time points. is not read"),
+    ("B", 0, (1, 3, 1)), ("Z", 0, (1, 3, 1)), ("T", 2, (2, 3, 1))])
+def test_czi_dimensions_read_or_refused_as_unsupported(tmp_path, dimension, start, outcome):
+    """The first subblock's channel dimension edited: another BGR channel or a rotation are valid files
+    tilewise does not read (UnsupportedError, never CorruptError); a block index 0, a focal plane 0 and a
+    time point of its own read (T 2 where the others are at 0: a second time point of one tile)."""
     path = czi.write_czi(tmp_path / "s.czi", slidegen.tissue_image(600, 500, seed=6), label=False, preview=False)
     data = bytearray(path.read_bytes())
     at = data.find(b"C\0\0\0\0\0\0\0")  # the first subblock's channel dimension, in the directory
     assert at > 0
     data[at:at + 8] = dimension.encode() + b"\0\0\0" + start.to_bytes(4, "little")
     path.write_bytes(data)
-    with pytest.raises(tilewise.UnsupportedError, match=f"{'channel 1' if dimension == 'C' else 'dimension ' + dimension}"):
-        tilewise.open(path)
+    if isinstance(outcome, str):
+        with pytest.raises(tilewise.UnsupportedError, match=outcome):
+            tilewise.open(path)
+        return
+    slide = tilewise.open(path)
+    assert slide.shape(0)[:3] == outcome
+    slide.read_region((0, 0), (128, 128), t=outcome[0] - 1)
 
 
 def test_a_binary_only_ome_tiff_is_unsupported(tmp_path):

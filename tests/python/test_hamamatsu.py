@@ -185,13 +185,46 @@ def test_ndpi_damage_past_a_checkpoint_reads_the_same_with_the_index_on_and_off(
 
 def test_ndpi_beyond_4_gib_with_focal_planes(tmp_path, image):
     """A sparse file whose later directories and data lie past 4 GiB (the offsets' high halves), with two
-    more focal planes of level 0, which are reported, not read."""
+    more focal planes of level 0 only, which are left out (their pyramid is not plane 0's) and reported."""
     path = tmp_path / "big.ndpi"
     ndpi.write_ndpi(path, image, levels=3, restart_interval=16, subsampling="4:4:4", data_at=(4 << 30) + 4097,
                     focal_planes=(1, -1))
     assert path.stat().st_size > 4 << 30
     slide = compare_with_openslide(path, regions=6)
-    assert any("focal planes -1, 1" in w for w in slide.warnings)
+    assert any("focal plane -1 is left out" in w for w in slide.warnings)
+    assert any("focal plane 1 is left out" in w for w in slide.warnings)
+    assert slide.shape(0)[2] == 1
+
+
+def test_ndpi_focal_planes(tmp_path, image):
+    """Focal planes -1, 0, 1 at every level: Z in that order, plane 0 the default (what OpenSlide and a read
+    that names no plane show), each plane equal to tifffile's decoding of its directory."""
+    tifffile = pytest.importorskip("tifffile")
+    path = tmp_path / "z.ndpi"
+    ndpi.write_ndpi(path, image, levels=3, restart_interval=8, subsampling="4:4:4", focal_planes=(-1, 1),
+                    planes_at_every_level=True)
+    slide = compare_with_openslide(path, regions=6)  # the plain reads: focal plane 0
+    assert slide.shape(0)[:3] == (1, 3, 3) and slide.default_z == 1 and not slide.is_rgb and slide.warnings == ()
+    with tifffile.TiffFile(path) as tf:
+        pages = {}
+        for page in tf.pages:
+            lens, plane = page.tags.get(65421), page.tags.get(65424)
+            if lens is not None and lens.value > 0:
+                pages.setdefault(plane.value, []).append(page)
+        for z, offset in enumerate((-1, 0, 1)):
+            for level, page in enumerate(pages[offset]):
+                w, h = slide.levels[level].dimensions
+                assert (page.imagewidth, page.imagelength) == (w, h)
+                ours = slide.read_region((0, 0), (w, h), level=level, z=z)
+                assert np.abs(ours.astype(int) - page.asarray().astype(int)).max() <= 1, (z, level)
+    assert np.array_equal(slide.read_region((100, 50), (300, 200)), slide.read_region((100, 50), (300, 200), z=1))
+    assert np.array_equal(slide.read_region((100, 50), (300, 200), c="rgb"), slide.read_region((100, 50), (300, 200)))
+    shifted = slide.read_region((100, 50), (300, 200), z=2).astype(int)  # plane 1: shifted right by 3 pixels
+    aligned = np.abs(shifted - slide.read_region((97, 50), (300, 200), z=1).astype(int)).mean()
+    unaligned = np.abs(shifted - slide.read_region((100, 50), (300, 200), z=1).astype(int)).mean()
+    assert aligned < unaligned / 2, (aligned, unaligned)  # JPEG blocks differ where the shift moved them
+    with pytest.raises(tilewise.InvalidArgumentError, match="z must be 1"):
+        slide.read_region((0, 0), (8, 8), z=0, c="rgb")
 
 
 def test_ndpi_without_mcu_starts_scans_for_restart_markers(tmp_path, image):

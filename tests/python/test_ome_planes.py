@@ -103,6 +103,33 @@ def test_channel_selections_regions_and_fill(tmp_path):
     np.testing.assert_array_equal(out, slide.read_level_region((20, 12), (100, 70), level=1, c=[3, 0], z=2))
 
 
+def test_batches_of_channels(tmp_path):
+    """read_regions with c/z/t: (B, h, w, C) batches of the sample type, equal to single reads, in order or
+    shuffled, on any number of workers; a region past the size limit or a device read is refused."""
+    path = tmp_path / "batches.ome.tif"
+    data = random_data((2, 3, 300, 260), "uint16", seed=9)  # Z C Y X
+    write_planes(path, data, "ZCYX", levels=2)
+    slide = tilewise.open(path)
+    rng = np.random.default_rng(4)
+    locations = [(int(x), int(y)) for x, y in rng.integers(-20, 250, (37, 2))]
+    for workers, shuffle in ((1, False), (4, True)):
+        batches = slide.read_regions(locations, (48, 40), level=1, batch_size=8, num_workers=workers,
+                                     shuffle=shuffle, seed=3, c=[2, 0], z=1)
+        seen = []
+        for batch in batches:
+            assert batch.dtype == np.uint16 and batch.shape[1:] == (40, 48, 2)
+            for k, i in enumerate(batches.last_indices):
+                want = slide.read_region(locations[i], (48, 40), level=1, c=[2, 0], z=1)
+                np.testing.assert_array_equal(batch[k], want)
+                seen.append(i)
+        assert sorted(seen) == list(range(len(locations))) and (seen != sorted(seen)) == shuffle
+    whole = next(iter(slide.read_regions(locations[:4], (32, 32), batch_size=4, z=0)))
+    assert whole.shape == (4, 32, 32, 3)
+    np.testing.assert_array_equal(whole[1], slide.read_region(locations[1], (32, 32), z=0))
+    with pytest.raises(tilewise.UnsupportedError, match="host memory only"):
+        slide.read_regions(locations, (32, 32), c=0, device="cuda")
+
+
 def test_the_cache_and_many_threads_give_the_same_samples(tmp_path):
     path = tmp_path / "threads.ome.tif"
     data = random_data((3, 2, 256, 256), "uint16", seed=7)  # T C Y X
@@ -180,7 +207,7 @@ def test_callers_mistakes_name_the_file(tmp_path):
         slide.read_region((0, 0), (8, 8), c=3)
     with pytest.raises(tilewise.InvalidArgumentError, match=name + ".*z 2, t 0 does not exist"):
         slide.read_region((0, 0), (8, 8), z=2)
-    with pytest.raises(tilewise.InvalidArgumentError, match="z and t must be 0"):
+    with pytest.raises(tilewise.InvalidArgumentError, match="z must be 0 .or None. and t 0"):
         slide.read_region((0, 0), (8, 8), c="rgb", z=1)
     with pytest.raises(tilewise.InvalidArgumentError, match="out must be"):
         slide.read_region((0, 0), (8, 8), out=np.empty((8, 8, 3), np.uint8))

@@ -14,11 +14,14 @@
 // Properties as OpenSlide writes them: tiff.* and openslide.comment from the first directory, mpp from its
 // resolution (centimetres only), objective power and hamamatsu.SourceLens from its SourceLens,
 // hamamatsu.{X,Y}OffsetFromSlideCentre, hamamatsu.Reference, and hamamatsu.<key> for each key=value line
-// of the property map tag; quickhash-1 over the smallest level. Other focal planes are reported as a
-// warning, not read.
+// of the property map tag; quickhash-1 over the smallest level.
+//
+// Focal planes (tag 65424: 0 the nominal focus, negative below, positive above) are the Z axis in that
+// order, each with its own pyramid; RGB reads and the drop-ins show plane 0, as OpenSlide does
+// (ImageAxes::default_z). A plane whose pyramid differs from plane 0's is left out with a warning.
 #include <algorithm>
 #include <cmath>
-#include <set>
+#include <map>
 
 #include "formats/format_registry.h"
 #include "formats/drivers/hamamatsu_jpeg.h"
@@ -96,33 +99,53 @@ Result<SlideModel> open(const Probe& probe) {
   SlideModel model;
   model.tiff = tiff;
   model.vendor = "hamamatsu";
-  std::set<int64_t> other_planes;
+  std::map<int64_t, std::vector<LevelModel>> planes;  // by focal plane
   for (const tiff::Ifd& ifd : tiff->ifds()) {
     const auto lens = tiff::private_double(ifd, tiff::kNdpiSourceLens);
     if (!lens) return corrupt(describe_ifd(ifd) + ": no SourceLens (tag 65421)");
     if (*lens > 0) {
       const auto plane = tiff::private_sint(ifd, tiff::kNdpiFocalPlane);
       if (!plane) return corrupt(describe_ifd(ifd) + ": no focal plane (tag 65424)");
-      if (*plane != 0) {
-        other_planes.insert(*plane);
-        continue;
-      }
-      if (!model.levels.empty() && ifd.width >= model.levels.back().info.width) {
-        return corrupt(describe_ifd(ifd) + ": levels are not in decreasing size");
+      std::vector<LevelModel>& levels = planes[*plane];
+      if (!levels.empty() && ifd.width >= levels.back().info.width) {
+        return corrupt(describe_ifd(ifd) + ": levels of focal plane " + std::to_string(*plane) +
+                       " are not in decreasing size");
       }
       TW_ASSIGN_OR_RETURN(LevelModel level, build_ndpi_level(*tiff, ifd, ModelLimits{}));
-      model.levels.push_back(std::move(level));
+      levels.push_back(std::move(level));
     } else if (*lens == -1) {
       add_macro(model, *tiff, ifd);
     }
   }
-  if (model.levels.empty()) return corrupt("no pyramid level (no directory with SourceLens > 0)");
-  model.levels = with_scaled_levels(model.levels);
-  compute_downsamples(model.levels);
-  if (!other_planes.empty()) {
-    std::string planes;
-    for (int64_t p : other_planes) planes += (planes.empty() ? "" : ", ") + std::to_string(p);
-    model.warnings.push_back("focal planes " + planes + " are not read (only plane 0, as OpenSlide)");
+  if (planes.empty()) return corrupt("no pyramid level (no directory with SourceLens > 0)");
+  auto nominal = planes.find(0);
+  if (nominal == planes.end()) return corrupt("no pyramid level at focal plane 0");
+  std::vector<std::pair<int64_t, int64_t>> sizes;  // plane 0's, which every plane's pyramid must have
+  for (const LevelModel& l : nominal->second) sizes.emplace_back(l.info.width, l.info.height);
+  for (auto it = planes.begin(); it != planes.end();) {
+    const bool same = it->second.size() == sizes.size() &&
+                      std::equal(it->second.begin(), it->second.end(), sizes.begin(),
+                                 [](const LevelModel& a, const std::pair<int64_t, int64_t>& b) {
+                                   return a.info.width == b.first && a.info.height == b.second;
+                                 });
+    if (same) {
+      it->second = with_scaled_levels(it->second);
+      compute_downsamples(it->second);
+      ++it;
+    } else {
+      model.warnings.push_back("focal plane " + std::to_string(it->first) +
+                               " is left out: its levels differ from focal plane 0's");
+      it = planes.erase(it);
+    }
+  }
+  model.levels = planes.at(0);
+  if (planes.size() > 1) {  // RGB focal planes; plane 0 is the default one
+    model.axes.z = static_cast<int32_t>(planes.size());
+    int32_t z = 0;
+    for (auto& [offset, levels] : planes) {
+      if (offset == 0) model.axes.default_z = z;
+      model.planes.push_back({0, 3, z++, 0, std::move(levels)});
+    }
   }
   const tiff::Ifd& ifd0 = tiff->ifds()[0];
   PropertyMap props;

@@ -184,18 +184,22 @@ Result<Czi> read_czi(const io::Source& src, int64_t offset) {
   if (at != dir.size())
     return corrupt("Found " + std::to_string(dir.size() - at) + " trailing bytes after subblock directory");
   int64_t min_x = INT64_MAX, min_y = INT64_MAX;
-  int32_t min_c = INT32_MAX, min_z = INT32_MAX, min_t = INT32_MAX;
+  int32_t min_c = INT32_MAX;
+  std::set<int32_t> zs, ts;
   for (const Subblock& b : czi.subblocks) {
-    min_x = std::min(min_x, b.x), min_y = std::min(min_y, b.y);
-    min_c = std::min(min_c, b.c), min_z = std::min(min_z, b.z), min_t = std::min(min_t, b.t);
+    min_x = std::min(min_x, b.x), min_y = std::min(min_y, b.y), min_c = std::min(min_c, b.c);
+    zs.insert(b.z), ts.insert(b.t);
   }
+  // Z and T: the indices the file uses, in order (a focal plane or time point no subblock has is not an
+  // image); C from its smallest index, so that channel k stays the metadata's channel k.
+  auto rank = [](const std::set<int32_t>& used, int32_t v) {
+    return static_cast<int32_t>(std::distance(used.begin(), used.find(v)));
+  };
   for (Subblock& b : czi.subblocks) {
     b.x -= min_x, b.y -= min_y;
     // in 64 bits: indices come from the file and may span all of int32
-    if (int64_t{b.c} - min_c > 65535 || int64_t{b.z} - min_z > 65535 || int64_t{b.t} - min_t > 65535) {
-      return corrupt("Subblock C, Z or T index spans more than 65536 planes");
-    }
-    b.c -= min_c, b.z -= min_z, b.t -= min_t;
+    if (int64_t{b.c} - min_c > 65535) return corrupt("Subblock C index spans more than 65536 channels");
+    b.c -= min_c, b.z = rank(zs, b.z), b.t = rank(ts, b.t);
   }
   return czi;
 }
