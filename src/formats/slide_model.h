@@ -140,6 +140,8 @@ struct PlaneModel {
 
 struct SlideModel {
   std::shared_ptr<const tiff::TiffFile> tiff;
+  // Other TIFF files whose directories levels were built from (the members of a multi-file OME-TIFF set).
+  std::vector<std::shared_ptr<const tiff::TiffFile>> companion_tiffs;
   std::string vendor;
   // The pyramid every RGB read uses: the image's, or where it has several planes that of channel 0 at
   // (axes.default_z, t 0).

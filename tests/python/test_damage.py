@@ -136,11 +136,23 @@ def test_czi_dimensions_read_or_refused_as_unsupported(tmp_path, dimension, star
     slide.read_region((0, 0), (128, 128), t=outcome[0] - 1)
 
 
-def test_a_binary_only_ome_tiff_is_unsupported(tmp_path):
+def test_a_binary_only_ome_tiff_reads_its_companion_metadata(tmp_path):
+    """A member of a multi-file set whose XML is BinaryOnly: the set's metadata is the companion .ome file
+    it names; missing, the open fails naming it; present, the member reads as the image it describes."""
     path = tmp_path / "part.ome.tif"
     xml = ('<?xml version="1.0" encoding="UTF-8"?><OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06" '
            'UUID="urn:uuid:1"><BinaryOnly MetadataFile="set.companion.ome" UUID="urn:uuid:2"/></OME>')
-    tifffile.imwrite(path, slidegen.tissue_image(200, 100, seed=1), photometric="rgb", tile=(64, 64),
-                     description=xml, metadata=None)
-    with pytest.raises(tilewise.UnsupportedError, match="BinaryOnly OME-TIFF: its metadata is in \"set.companion.ome\""):
+    image = slidegen.tissue_image(200, 100, seed=1)
+    tifffile.imwrite(path, image, photometric="rgb", tile=(64, 64), description=xml, metadata=None)
+    with pytest.raises(tilewise.NotFoundError, match="the set's metadata file \"set.companion.ome\""):
+        tilewise.open(path)
+    (tmp_path / "set.companion.ome").write_text(
+        '<?xml version="1.0" encoding="UTF-8"?><OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06" '
+        'UUID="urn:uuid:2"><Image ID="Image:0" Name="part"><Pixels ID="Pixels:0" DimensionOrder="XYCZT" Type="uint8" '
+        'SizeX="200" SizeY="100" SizeZ="1" SizeC="3" SizeT="1"><Channel ID="Channel:0:0" SamplesPerPixel="3"/>'
+        '<TiffData IFD="0" PlaneCount="1"><UUID FileName="part.ome.tif">urn:uuid:1</UUID></TiffData></Pixels></Image></OME>')
+    slide = tilewise.open(path)
+    assert slide.is_rgb and np.array_equal(slide.read_region((0, 0), (200, 100)), image)
+    (tmp_path / "set.companion.ome").write_text("not xml")
+    with pytest.raises(tilewise.CorruptError, match="holds no OME-XML"):
         tilewise.open(path)

@@ -130,6 +130,67 @@ def test_batches_of_channels(tmp_path):
         slide.read_regions(locations, (32, 32), c=0, device="cuda")
 
 
+def write_set(folder, data, *, binary_only: bool, levels: int = 2):
+    """A multi-file OME-TIFF set of `data` (C, Z, Y, X): one file per channel (its focal planes, each with a
+    SubIFD pyramid), the full OME-XML in the first file and BinaryOnly XML pointing at it in the others (or
+    the full XML in every file)."""
+    import uuid
+
+    channels, zs, h, w = data.shape
+    names = [f"set_c{c}.ome.tif" for c in range(channels)]
+    ids = [f"urn:uuid:{uuid.uuid4()}" for _ in names]
+    tiffdata = "".join(f'<TiffData FirstC="{c}" FirstZ="0" FirstT="0" IFD="0" PlaneCount="{zs}">'
+                       f'<UUID FileName="{names[c]}">{ids[c]}</UUID></TiffData>' for c in range(channels))
+    full = ('<?xml version="1.0" encoding="UTF-8"?><OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06" '
+            f'UUID="{{uuid}}"><Image ID="Image:0" Name="set"><Pixels ID="Pixels:0" DimensionOrder="XYZCT" '
+            f'Type="uint16" SizeX="{w}" SizeY="{h}" SizeZ="{zs}" SizeC="{channels}" SizeT="1">'
+            + "".join(f'<Channel ID="Channel:0:{c}" Name="ch{c}" SamplesPerPixel="1"/>' for c in range(channels))
+            + tiffdata + '</Pixels></Image></OME>')
+    opts = dict(tile=(64, 64), compression="zlib", photometric="minisblack", metadata=None)
+    for c in range(channels):
+        if c == 0 or not binary_only:
+            xml = full.replace("{uuid}", ids[c])
+        else:
+            xml = ('<?xml version="1.0" encoding="UTF-8"?><OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06" '
+                   f'UUID="{ids[c]}"><BinaryOnly MetadataFile="{names[0]}" UUID="{ids[0]}"/></OME>')
+        with tifffile.TiffWriter(folder / names[c]) as tw:
+            for z in range(zs):
+                tw.write(data[c, z], subifds=levels - 1, description=xml if z == 0 else None, **opts)
+                for level in range(1, levels):
+                    tw.write(data[c, z, ::2 ** level, ::2 ** level], subfiletype=1, **opts)
+    return [folder / n for n in names]
+
+
+@pytest.mark.parametrize("binary_only", [False, True], ids=["full-xml", "binary-only"])
+def test_multi_file_sets_read_every_plane_from_its_file(tmp_path, binary_only):
+    data = random_data((3, 2, 200, 260), "uint16", seed=11)
+    files = write_set(tmp_path, data, binary_only=binary_only)
+    with tifffile.TiffFile(files[0]) as tf:  # tifffile's reading of the set, for the same bytes
+        reference = tf.series[0].asarray()
+    assert reference.shape == (3, 2, 200, 260) and np.array_equal(reference, data)
+    for opened in files:  # any member opens the whole set
+        slide = tilewise.open(opened)
+        assert slide.shape(0) == (1, 3, 2, 200, 260) and [c.name for c in slide.channels] == ["ch0", "ch1", "ch2"]
+        for z in range(2):
+            np.testing.assert_array_equal(np.moveaxis(slide.read_region((0, 0), (260, 200), z=z), -1, 0), data[:, z])
+        np.testing.assert_array_equal(slide.read_region((0, 0), (130, 100), level=1, c=2, z=1)[..., 0],
+                                      data[2, 1, ::2, ::2])
+    with open(files[0], "rb") as f, pytest.raises(tilewise.UnsupportedError, match="has no folder to find it in"):
+        tilewise.open(f)
+    files[2].unlink()
+    with pytest.raises(tilewise.NotFoundError, match=r'plane \(channel 2, z 0, t 0\).*file "set_c2.ome.tif" of the multi-file'):
+        tilewise.open(files[0])
+
+
+def test_a_set_naming_a_file_in_another_folder_is_refused(tmp_path):
+    data = random_data((2, 1, 64, 64), "uint16", seed=12)
+    files = write_set(tmp_path, data, binary_only=False, levels=1)
+    raw = files[0].read_bytes().replace(b'FileName="set_c1.ome.tif"', b'FileName="../c1.ome.tiff"')
+    files[0].write_bytes(raw)
+    with pytest.raises(tilewise.CorruptError, match=r'names "\.\./c1\.ome\.tiff", not a file name in the set'):
+        tilewise.open(files[0])
+
+
 def test_the_cache_and_many_threads_give_the_same_samples(tmp_path):
     path = tmp_path / "threads.ome.tif"
     data = random_data((3, 2, 256, 256), "uint16", seed=7)  # T C Y X
@@ -244,7 +305,7 @@ def test_damaged_or_foreign_plane_tables_are_refused_clearly(tmp_path):
            '<TiffData FirstZ="2" IFD="0"><UUID FileName="other.ome.tif">urn:uuid:1</UUID></TiffData>'
            '</Pixels></Image></OME>')
     tifffile.imwrite(path, random_data((3, 40, 40), "uint8"), description=xml, metadata=None, photometric="minisblack")
-    with pytest.raises(tilewise.UnsupportedError, match="stored in \"other.ome.tif\": multi-file"):
+    with pytest.raises(tilewise.NotFoundError, match=r'plane \(channel 0, z 2, t 0\): file "other.ome.tif" of the multi-file'):
         tilewise.open(path)
 
 

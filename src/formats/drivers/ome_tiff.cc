@@ -5,8 +5,15 @@
 // DimensionOrder say which directory holds each plane, and each such directory's SubIFDs are that plane's
 // pyramid (OME-TIFF 6 pyramids). One interleaved 8-bit RGB channel is a brightfield slide; everything else
 // reads as its own samples, a plane per stored channel. Other images named label, macro or thumbnail become
-// associated images; the rest, with the first, are the file's scenes (OpenOptions::scene picks one). Planes stored in other files of a multi-file set are refused with Unsupported.
+// associated images; the rest, with the first, are the file's scenes (OpenOptions::scene picks one).
+//
+// Multi-file sets: a TiffData's UUID FileName names the file of the set holding its planes, opened from the
+// opened file's folder (a name with a folder in it is refused: a set lives in one folder). A member whose
+// XML is BinaryOnly reads the set's metadata from the MetadataFile it names (a companion .ome XML file or
+// another member, in the same folder).
 #include <pugixml.hpp>
+
+#include <map>
 
 #include "formats/drivers/ome_xml.h"
 #include "formats/format_registry.h"
@@ -73,24 +80,80 @@ Result<std::vector<LevelModel>> plane_levels(const tiff::TiffFile& tiff, int64_t
   return levels;
 }
 
+// The path of `file` beside the opened file: its folder (or URL prefix) and the name, which must not hold a
+// folder of its own.
+Result<std::string> beside(const io::Source& opened, const std::string& file) {
+  if (file.empty() || file == "." || file == ".." || file.find_first_of("/\\") != std::string::npos) {
+    return corrupt("the multi-file OME-TIFF set names \"" + file + "\", not a file name in the set's folder");
+  }
+  const std::string& name = opened.name();
+  if (!opened.is_local_file() && name.find("://") == std::string::npos) {
+    return unsupported("\"" + file + "\" of a multi-file OME-TIFF set: a set read from memory or a file object "
+                       "has no folder to find it in (open it by path)");
+  }
+  const size_t slash = name.find_last_of('/');
+  return slash == std::string::npos ? file : name.substr(0, slash + 1) + file;
+}
+
+// The OME-XML of a set's metadata file beside the opened member: a companion XML file, or the first
+// description of another member's TIFF.
+Result<std::string> companion_xml(const tiff::TiffFile& opened, const std::string& file) {
+  TW_ASSIGN_OR_RETURN(const std::string path, beside(opened.source(), file));
+  auto source = io::open_file(path);
+  if (!source.ok()) return source.status().with_context("the set's metadata file \"" + file + "\"");
+  if (tiff::TiffFile::has_tiff_header(**source)) {
+    TW_ASSIGN_OR_RETURN(auto member, tiff::TiffFile::parse(*source));
+    const auto& description = member->ifds()[0].image_description;
+    if (!description) return corrupt("the set's metadata file \"" + file + "\" has no ImageDescription");
+    return *description;
+  }
+  constexpr uint64_t kMaxXml = 64ull << 20;
+  if ((*source)->size() > kMaxXml) return corrupt("the set's metadata file \"" + file + "\" is over 64 MiB");
+  std::string xml(static_cast<size_t>((*source)->size()), '\0');
+  TW_RETURN_IF_ERROR((*source)->pread({reinterpret_cast<uint8_t*>(xml.data()), xml.size()}, 0));
+  return xml;
+}
+
+// The files of a multi-file set: the opened one, and the others its planes name, opened on first use.
+class SetFiles {
+ public:
+  explicit SetFiles(std::shared_ptr<const tiff::TiffFile> opened) : opened_(std::move(opened)) {}
+
+  Result<std::shared_ptr<const tiff::TiffFile>> get(const std::string& file) {
+    if (file.empty() || file == base_name(opened_->source().name())) return opened_;
+    auto found = others_.find(file);
+    if (found != others_.end()) return found->second;
+    TW_ASSIGN_OR_RETURN(const std::string path, beside(opened_->source(), file));
+    auto source = io::open_file(path);
+    if (!source.ok()) return source.status().with_context("file \"" + file + "\" of the multi-file OME-TIFF set");
+    auto parsed = tiff::TiffFile::parse(*source);
+    if (!parsed.ok()) return parsed.status().with_context(path);
+    return others_[file] = std::move(parsed).value();
+  }
+  std::vector<std::shared_ptr<const tiff::TiffFile>> others() const {
+    std::vector<std::shared_ptr<const tiff::TiffFile>> out;
+    for (const auto& [name, file] : others_) out.push_back(file);
+    return out;
+  }
+
+ private:
+  std::shared_ptr<const tiff::TiffFile> opened_;
+  std::map<std::string, std::shared_ptr<const tiff::TiffFile>> others_;
+};
+
 // The model's levels and planes from the planes OME-XML names: a brightfield slide of one plane keeps its
 // levels only; every other image has a PlaneModel per stored plane.
-Status add_planes(const tiff::TiffFile& tiff, const ome::Pixels& pixels, SlideModel& model) {
+Status add_planes(SetFiles& files, const ome::Pixels& pixels, SlideModel& model) {
   model.axes = pixels.axes;
-  const std::string own = base_name(tiff.source().name());
-  for (const ome::StoredPlane& p : pixels.planes) {
-    if (!p.file.empty() && p.file != own) {
-      return unsupported("plane (channel " + std::to_string(p.channel) + ", z " + std::to_string(p.z) + ", t " +
-                         std::to_string(p.t) + ") is stored in \"" + p.file +
-                         "\": multi-file OME-TIFF sets are not supported");
-    }
-  }
   const bool one_rgb_plane = pixels.axes.rgb && pixels.planes.size() == 1;
   for (const ome::StoredPlane& p : pixels.planes) {
-    auto levels = plane_levels(tiff, p.ifd, pixels.axes.rgb);
+    const std::string where = "plane (channel " + std::to_string(p.channel) + ", z " + std::to_string(p.z) + ", t " +
+                              std::to_string(p.t) + ")";
+    auto file = files.get(p.file);
+    if (!file.ok()) return file.status().with_context(where);
+    auto levels = plane_levels(**file, p.ifd, pixels.axes.rgb);
     if (!levels.ok()) {
-      return levels.status().with_context("plane (channel " + std::to_string(p.channel) + ", z " +
-                                          std::to_string(p.z) + ", t " + std::to_string(p.t) + ")");
+      return levels.status().with_context(where + (p.file.empty() ? "" : " in \"" + p.file + "\""));
     }
     if (model.levels.empty()) model.levels = *levels;
     if (one_rgb_plane) break;
@@ -115,13 +178,17 @@ Result<SlideModel> open(const Probe& probe) {
   const tiff::Ifd& ifd0 = tiff->ifds()[0];
   pugi::xml_document doc;
   doc.load_buffer(ifd0.image_description->data(), ifd0.image_description->size());
-  const pugi::xml_node ome = doc.document_element();
-  const auto images = children(ome, "Image");
+  pugi::xml_node ome = doc.document_element();
+  auto images = children(ome, "Image");
   if (const pugi::xml_node binary_only = child(ome, "BinaryOnly"); images.empty() && binary_only) {
-    // A valid member of a multi-file set: its OME-XML lives in the companion file the element names.
-    return unsupported(std::string("a BinaryOnly OME-TIFF: its metadata is in \"") +
-                       binary_only.attribute("MetadataFile").value() +
-                       "\" (a multi-file OME-TIFF set, which tilewise does not read)");
+    // A member of a multi-file set: the set's OME-XML lives in the file the element names.
+    const std::string metadata = binary_only.attribute("MetadataFile").value();
+    TW_ASSIGN_OR_RETURN(const std::string xml, companion_xml(*tiff, metadata));
+    if (!doc.load_buffer(xml.data(), xml.size()) || !is(doc.document_element(), "OME")) {
+      return corrupt("the set's metadata file \"" + metadata + "\" holds no OME-XML");
+    }
+    ome = doc.document_element();
+    images = children(ome, "Image");
   }
   if (images.empty()) return corrupt("OME-XML has no Image");
   // The images: the first, and every other not named as an associated image, each a scene
@@ -143,7 +210,9 @@ Result<SlideModel> open(const Probe& probe) {
 
   TW_ASSIGN_OR_RETURN(ome::Pixels planes, ome::read_pixels(pixels));
   const auto channels = children(pixels, "Channel");
-  TW_RETURN_IF_ERROR(add_planes(*tiff, planes, model));
+  SetFiles files(tiff);
+  TW_RETURN_IF_ERROR(add_planes(files, planes, model));
+  model.companion_tiffs = files.others();
 
   for (size_t i = 1; i < images.size(); ++i) {
     const std::string name = images[i].attribute("Name").value();
