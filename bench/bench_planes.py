@@ -3,7 +3,8 @@ OME-TIFF (tifffile, deflate, 512-pixel tiles, SubIFD pyramid) and a 4-channel GR
 1024-pixel subblocks, pyramid subblocks: slideio 2.10 reads no zstd CZI), of real tissue (`ihc.png` tiled,
 its colour channels and their inverses scaled to 16 bits; generated once into bench/data). Workloads: random
 256x256 level-0 patches of one channel and of all channels (a repetition ends after its patches or 15 s), and
-one whole channel at level 0; caches off, one reading thread, each tool and workload in its own process.
+one whole channel at level 0 (tilewise also on every core, "tilewise-cores", its default for one region);
+caches off, one reading thread, each tool and workload in its own process.
 
 slideio and bioio (with bioio-ome-tiff and bioio-czi) run in a virtual environment of their own
 (build/bench-peers, made on first use from PyPI): bioio-czi needs pylibCZIrw, which declares the cmake
@@ -78,11 +79,14 @@ def peers_python() -> str:
 
 def reader(tool: str, path: str, driver: str, plugin: str):
     """(read(x, y, w, h, channels) -> array, level-0 (width, height)) for one tool's intended path."""
-    if tool == "tilewise":
+    if tool.startswith("tilewise"):
+        import os
+
         import tilewise
 
         tilewise.set_cache_capacity(0)
-        tilewise.set_worker_threads(1)
+        # "tilewise-cores": a whole channel decoded on every core, as read_region does by default
+        tilewise.set_worker_threads((os.cpu_count() or 1) if tool == "tilewise-cores" else 1)
         slide = tilewise.open(path)
 
         def read(x, y, w, h, channels):
@@ -164,8 +168,9 @@ def main() -> None:
         for workload, label, unit in (("patch-one", "patches of channel 0", "patches/s"),
                                       ("patch-all", f"patches of all {CHANNELS} channels", "patches/s"),
                                       ("plane", "channel 0 whole at level 0", "ms")):
-            for tool in ("tilewise", "slideio", "bioio"):
-                python = sys.executable if tool == "tilewise" else peers
+            tools = ("tilewise", "tilewise-cores", "slideio", "bioio") if workload == "plane" else ("tilewise", "slideio", "bioio")
+            for tool in tools:
+                python = sys.executable if tool.startswith("tilewise") else peers
                 row = f"{name} ({what}): {label}"
                 if python is None:
                     table.add(row, f"{tool} FAILED (no environment)", float("nan"), float("nan"), float("nan"), unit)

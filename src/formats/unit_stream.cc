@@ -88,6 +88,55 @@ Result<codecs::TileDesc> czi_unit(const codecs::TileDesc& level_desc, std::vecto
 
 bool units_share_desc(const LevelModel& level) { return level.stream != UnitStream::kCziSubblock; }
 
+Result<std::optional<codecs::TileDesc>> read_unit_rows(const LevelModel& level, int64_t unit, int32_t row, int32_t rows,
+                                                       std::vector<uint8_t>& bytes) {
+  const std::optional<codecs::TileDesc> none;
+  uint64_t offset = level.unit_offset(unit), length = level.unit_length(unit);
+  const UnitPart& part = level.unit_part(unit);
+  const io::Source& source = *part.source;
+  if (row < 0 || rows <= 0 || !internal::range_inside(offset, length, source.size()) ||
+      overlapped_structure(part, offset, length) != nullptr) {
+    return none;
+  }
+  codecs::TileDesc desc = level.desc;
+  if (level.stream == UnitStream::kCziSubblock) {
+    // The driver's header, then the subblock's samples: uncompressed ones only
+    if (length < CziUnitHeader::kSize) return none;
+    uint8_t head[CziUnitHeader::kSize];
+    TW_RETURN_IF_ERROR(source.pread(head, offset));
+    const uint32_t w = internal::load_le32(head), h = internal::load_le32(head + 4);
+    if (head[9] != 0 || head[8] > 4 || w == 0 || h == 0 || w > static_cast<uint32_t>(level.desc.width) ||
+        h > static_cast<uint32_t>(level.desc.height)) {
+      return none;
+    }
+    const bool grey = head[8] <= 2;
+    desc.width = static_cast<int32_t>(w);
+    desc.height = static_cast<int32_t>(h);
+    desc.samples_per_pixel = grey ? 1 : 3;
+    desc.bits_per_sample = head[8] == 0 || head[8] == 3 ? 8 : head[8] == 2 ? 32 : 16;
+    desc.sample_format = head[8] == 2 ? codecs::SampleFormat::kFloat : codecs::SampleFormat::kUnsigned;
+    desc.color = grey ? codecs::ColorSpace::kMinIsBlack : codecs::ColorSpace::kBgr;
+    desc.compression = codecs::Compression::kNone;
+    offset += CziUnitHeader::kSize;
+    length -= CziUnitHeader::kSize;
+  } else if (level.stream != UnitStream::kStored) {
+    return none;
+  }
+  if (desc.compression != codecs::Compression::kNone || desc.predictor != 1 || desc.planes != 1 || desc.split_bytes ||
+      desc.bits_per_sample % 8 != 0 || desc.scale_denom != 1) {
+    return none;
+  }
+  const uint64_t row_bytes = static_cast<uint64_t>(desc.width) * static_cast<uint64_t>(desc.samples_per_pixel) *
+                             static_cast<uint64_t>(desc.bits_per_sample / 8);
+  // The whole unit's rows must be there (a short one is read whole, and its error reported from that read)
+  if (row_bytes == 0 || length < row_bytes * static_cast<uint64_t>(desc.height) || row >= desc.height) return none;
+  const int32_t count = std::min(rows, desc.height - row);
+  bytes.resize(static_cast<size_t>(row_bytes) * static_cast<size_t>(count));
+  TW_RETURN_IF_ERROR(source.pread(bytes, offset + row_bytes * static_cast<uint64_t>(row)));
+  desc.height = count;
+  return std::optional<codecs::TileDesc>(desc);
+}
+
 Result<codecs::TileDesc> read_unit(const LevelModel& level, int64_t unit, std::vector<uint8_t>& bytes,
                                    bool splice_tables) {
   const uint64_t offset = level.unit_offset(unit);

@@ -38,6 +38,14 @@ struct CziUnitHeader {
 Result<codecs::TileDesc> read_unit(const LevelModel& level, int64_t unit, std::vector<uint8_t>& bytes,
                                    bool splice_tables = false);
 
+// For a unit stored uncompressed (TIFF tiles and strips, DICOM native frames, Zeiss subblocks; one plane,
+// no predictor, no byte planes): reads only its rows [row, row + rows), cut to the unit's height, into
+// `bytes` and returns their description, a unit of those rows alone - a window of a large raw unit then
+// reads its rows, not the whole unit. nullopt for any other unit (read it whole with read_unit, which also
+// reports what is wrong with a damaged one).
+Result<std::optional<codecs::TileDesc>> read_unit_rows(const LevelModel& level, int64_t unit, int32_t row, int32_t rows,
+                                                       std::vector<uint8_t>& bytes);
+
 // Whether every unit of `level` is described by level.desc (its bytes from read_unit then decode with it).
 bool units_share_desc(const LevelModel& level);
 

@@ -146,7 +146,28 @@ Status TileFetcher::decode(const TileRef& tile, const ImageView& out) const {
 }
 
 Status TileFetcher::decode_window(const TileRef& tile, const ImageView& out, int32_t x, int32_t y) const {
+  if (out.height < tile.level->desc.height) {
+    if (std::optional<Status> s = decode_rows(tile, out, x, y)) return *std::move(s);
+  }
   return with_tile_bytes(tile, window(tile, out, x, y));
+}
+
+std::optional<Status> TileFetcher::decode_rows(const TileRef& tile, const ImageView& out, int32_t x, int32_t y) const {
+  thread_local std::vector<uint8_t> buffer;  // as with_tile_bytes': no allocation per window
+  std::vector<uint8_t> bytes = std::move(buffer);
+  const auto rows = formats::read_unit_rows(*tile.level, tile.index(), y, out.height, bytes);
+  std::optional<Status> s;
+  if (!rows.ok()) {
+    s = rows.status().with_context(context(tile));
+  } else if (*rows) {
+    // The rows are a unit of their own: the window at (x, 0) of it, zeros past the unit's own pixels
+    s = with_decoder(tile, bytes, **rows,
+                     [&out, x](codecs::CpuDecoder& d, std::span<const uint8_t> data, const codecs::TileDesc& desc) {
+                       return decode_smaller_unit(d, data, desc, out, x, 0);
+                     });
+  }
+  if (bytes.capacity() <= (4u << 20)) buffer = std::move(bytes);
+  return s;
 }
 
 Status TileFetcher::decode(const TileRef& tile, std::span<const uint8_t> bytes, const ImageView& out) const {

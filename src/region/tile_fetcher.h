@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -54,7 +55,7 @@ class TileFetcher {
 
   // Decodes the tile's first out.height rows into out (out.width == tile width).
   Status decode(const TileRef& tile, const ImageView& out) const;
-  // Decodes the window of out's size at (x, y) of the tile.
+  // Decodes the window of out's size at (x, y) of the tile (of an uncompressed tile, only its rows are read).
   Status decode_window(const TileRef& tile, const ImageView& out, int32_t x, int32_t y) const;
   // The same two from the tile's bytes already read (read_bytes', tables spliced in or not), not read again;
   // InternalError for a level whose units carry their own descriptions.
@@ -71,6 +72,9 @@ class TileFetcher {
   Status with_decoder(const TileRef& tile, std::span<const uint8_t> bytes, const codecs::TileDesc& desc,
                       Fn&& decode) const;
   Status shared_desc(const TileRef& tile) const;
+  // The window read from the rows it needs of an uncompressed unit (formats::read_unit_rows); nullopt for
+  // other units.
+  std::optional<Status> decode_rows(const TileRef& tile, const ImageView& out, int32_t x, int32_t y) const;
   const formats::SlideModel& model_;
 };
 

@@ -185,3 +185,35 @@ def test_damage_names_the_plane_and_mixed_pixel_types_are_refused(tmp_path):
     path.write_bytes(bytes(data))
     with pytest.raises(tilewise.UnsupportedError, match="subblocks of pixel types GRAY8 and GRAY16"):
         tilewise.open(path)
+
+
+@pytest.mark.parametrize("pixel", ["gray16", "bgr24"])
+def test_windows_of_uncompressed_subblocks_read_only_their_rows(tmp_path, pixel):
+    """A window of an uncompressed subblock reads just its rows: random windows (cache off, edge subblocks
+    smaller than the level's unit, a gap between scenes) equal the crop of the whole level, which equals
+    libCZI's where a subblock covers it (libCZI's background is 0, an RGB read's white)."""
+    base = slidegen.tissue_image(500, 360, seed=21)
+    world = base if pixel == "bgr24" else np.stack([base[..., c].astype(np.uint16) * 201 for c in range(2)])[None, :, None]
+    path = tmp_path / "raw.czi"
+    path.write_bytes(czi.build_czi(world, tile=192, levels=1, compression=0, scenes=((0, 0, 2, 1), (250, 200, 2, 1))))
+    slide = tilewise.open(path)
+    w, h = slide.dimensions
+    whole = slide.read_region((0, 0), (w, h), use_cache=False)
+    with pyczi.open_czi(str(path)) as doc:
+        box = doc.total_bounding_box
+        theirs = doc.read(roi=(box["X"][0], box["Y"][0], w, h), plane={"C": 0, "Z": 0, "T": 0})
+    covered = np.zeros((h, w), bool)
+    covered[:192, :384] = covered[200:360, 250:500] = True
+    if pixel == "bgr24":
+        assert np.array_equal(whole[covered], theirs[..., ::-1][covered])
+        assert (whole[~covered] == 255).all()
+    else:
+        assert np.array_equal(whole[..., 0], theirs[..., 0])
+    rng = np.random.default_rng(2)
+    for _ in range(60):
+        x, y = int(rng.integers(-30, w - 20)), int(rng.integers(-30, h - 20))
+        ww, hh = int(rng.integers(1, 200)), int(rng.integers(1, 150))
+        got = slide.read_region((x, y), (ww, hh), use_cache=False)
+        x0, y0 = max(x, 0), max(y, 0)
+        x1, y1 = min(x + ww, w), min(y + hh, h)
+        assert np.array_equal(got[y0 - y:y1 - y, x0 - x:x1 - x], whole[y0:y1, x0:x1]), (x, y, ww, hh)
