@@ -15,6 +15,7 @@ const FormatDriver kTable[] = {
     kMiraxDriver,
     kSakuraDriver,
     kZeissDriver,
+    kOlympusVsiDriver,
     kDicomDriver,
     kHamamatsuVmsDriver,
     kHamamatsuNdpiDriver,

@@ -61,6 +61,7 @@ extern const FormatDriver kHamamatsuVmsDriver;
 extern const FormatDriver kMiraxDriver;
 extern const FormatDriver kSakuraDriver;
 extern const FormatDriver kZeissDriver;
+extern const FormatDriver kOlympusVsiDriver;
 extern const FormatDriver kDicomDriver;
 extern const FormatDriver kQptiffDriver;
 extern const FormatDriver kOmeTiffDriver;

@@ -1,7 +1,7 @@
 #include "formats/property_parsing.h"
 
 #include <algorithm>
-
+#include <cctype>
 #include <cerrno>
 #include <clocale>
 #include <cmath>
@@ -26,6 +26,14 @@ std::string strip(std::string_view s) {
   if (a == std::string_view::npos) return "";
   const size_t b = s.find_last_not_of(ws);
   return std::string(s.substr(a, b - a + 1));
+}
+
+bool ends_with_ignoring_case(std::string_view s, std::string_view lower_suffix) {
+  if (s.size() < lower_suffix.size()) return false;
+  for (size_t i = 0; i < lower_suffix.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(s[s.size() - lower_suffix.size() + i])) != lower_suffix[i]) return false;
+  }
+  return true;
 }
 
 std::optional<int64_t> parse_int64(const std::string& s) {

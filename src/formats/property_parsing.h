@@ -12,6 +12,8 @@ namespace tilewise::formats {
 
 std::vector<std::string> split(std::string_view s, char sep);
 std::string strip(std::string_view s);  // ASCII whitespace at both ends
+// Whether `s` ends with `lower_suffix` (given in lower case), ignoring the case of ASCII letters.
+bool ends_with_ignoring_case(std::string_view s, std::string_view lower_suffix);
 std::optional<int64_t> parse_int64(const std::string& s);
 std::optional<double> parse_double(const std::string& s);
 // Decodes base64 (standard alphabet, padding optional, whitespace ignored); nullopt on invalid input.

@@ -37,6 +37,7 @@ import trestle  # noqa: E402
 import vendor_tiff  # noqa: E402
 import ventana  # noqa: E402
 import vms  # noqa: E402
+import vsi  # noqa: E402
 
 
 def base_files(out: Path) -> dict:
@@ -303,9 +304,9 @@ def build(out: Path) -> list:
     strip_file.unlink()
     add("lzw-strip-overlong.tif", t.data, "reads")
 
-    # An Olympus cellSens VSI: a TIFF holding only the overview, the slide being in .ets files beside it.
-    vsi = Tiff(files["strips"].read_bytes())
-    add("olympus.vsi", vsi.data, "open-fails", r"Olympus cellSens VSI")
+    # A .vsi that is a plain TIFF: no cellSens metadata stream after its header.
+    plain = Tiff(files["strips"].read_bytes())
+    add("olympus.vsi", plain.data, "open-fails", r"Olympus cellSens VSI: no metadata volume")
 
     # A JPEG 2000 codestream that claims a larger image than its tile (OpenJPEG would allocate for it).
     t = Tiff(files["aperio-j2k-ycbcr"].read_bytes())
@@ -578,6 +579,47 @@ def build(out: Path) -> list:
     for frac in (0.1, 0.4, 0.7, 0.95):
         cut = int(len(good_index) * frac)
         mirax_variant(f"trunc-mirax-index-{cut}", "clean", edit=lambda f, cut=cut: (f / "Index.dat").write_bytes(good_index[:cut]))
+
+    # Olympus cellSens VSI: a .vsi beside its _name_ folder of .ets files; the ETS headers, table and tiles
+    # damaged one at a time.
+    def vsi_variant(name, expect, pattern="", edit=None, rgb=False, **kw):
+        folder = out / name
+        if folder.exists():
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True)
+        world = img[None, None, :192, :256] if rgb else np.stack([img[:192, :256, 0], img[:192, :256, 2]])[:, None].astype(np.uint16) * 200
+        vsi.write_vsi(folder / "slide.vsi", world, tile=64, **kw)
+        if edit:
+            ets = folder / "_slide_" / "stack1" / "frame_t.ets"
+            data = bytearray(ets.read_bytes())
+            edit(data)
+            ets.write_bytes(bytes(data))
+        entry = {"name": name, "file": f"{name}/slide.vsi", "expect": expect, "pattern": pattern}
+        if expect == "read-fails":  # a tile's error names the .ets file it is in
+            entry["names"] = f"{name}/_slide_/stack1/frame_t.ets"
+        entries.append(entry)
+
+    def ets_table(data, tile, field):  # field: 0 offset, 1 length of tile `tile`'s table entry
+        coords, table = struct.unpack_from("<I", data, 12)[0], struct.unpack_from("<Q", data, 32)[0]
+        return table + tile * (20 + 4 * coords) + 4 + 4 * coords + 8 * field
+
+    vsi_variant("good-vsi-j2k16", "reads", codec="j2k")
+    vsi_variant("good-vsi-raw16", "reads", codec="raw")
+    vsi_variant("good-vsi-jpeg-rgb", "reads", rgb=True, codec="jpeg", overview=img[::8, ::8].copy(), drop={(0, 0, 0, 1, 1)})
+    vsi_variant("vsi-no-sis", "open-fails", r"no SIS header", edit=lambda d: d.__setitem__(slice(0, 3), b"XYZ"))
+    vsi_variant("vsi-no-ets-header", "open-fails", r"no ETS header", edit=lambda d: d.__setitem__(slice(64, 67), b"XYZ"))
+    vsi_variant("vsi-table-cut", "open-fails", r"runs past the end", edit=lambda d: d.__delitem__(slice(len(d) - 30, None)))
+    vsi_variant("vsi-tile-offset", "open-fails", r"tile 3 .* lies past the end",
+                edit=lambda d: struct.pack_into("<Q", d, ets_table(d, 3, 0), 1 << 40))
+    vsi_variant("vsi-tile-coords", "open-fails", r"tiles of 99 coordinates", edit=lambda d: struct.pack_into("<I", d, 12, 99))
+    vsi_variant("vsi-tile-size", "open-fails", r"tiles of 0x64", edit=lambda d: struct.pack_into("<I", d, 64 + 28, 0))
+    vsi_variant("vsi-sample-type", "open-fails", r"ETS type 7", edit=lambda d: struct.pack_into("<I", d, 64 + 8, 7))
+    vsi_variant("vsi-tile-bytes", "read-fails", r"frame_t\.ets", codec="j2k",
+                edit=lambda d: d.__setitem__(slice(64 + 228, 64 + 228 + 4), bytes(4)))
+    good_ets = (out / "good-vsi-j2k16" / "_slide_" / "stack1" / "frame_t.ets").read_bytes()
+    for frac in (0.02, 0.1, 0.5, 0.9, 0.99):
+        cut = int(len(good_ets) * frac)
+        vsi_variant(f"trunc-vsi-ets-{cut}", "clean", codec="j2k", edit=lambda d, cut=cut: d.__delitem__(slice(cut, None)))
 
     # Leica SCN: a BigTIFF with the collection's XML; the XML edited in place (same length).
     def leica_variant(name, expect, pattern="", old=None, new=None, **kw):

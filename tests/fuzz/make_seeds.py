@@ -1,5 +1,5 @@
 """Seed corpora for the fuzzers, from the catalogue's good files: whole files (tiff, dicom, open_read), MIRAX sets
-joined as fuzz_mirax reads them, and, for TIFF
+joined as fuzz_mirax reads them, VSI sets as fuzz_vsi reads them, and, for TIFF
 files, their tiles prefixed with the codec selector bytes fuzz_codecs expects; JPEG XR streams (as Zeiss CZI
 stores them) behind the size bytes fuzz_jpegxr expects. (An index file of a file set,
 such as Hamamatsu VMS, seeds open_read alone: its parser runs, its members cannot be found from memory.)"""
@@ -42,7 +42,7 @@ def restart_unit_seeds(out: Path) -> None:
 
 def main(catalogue: Path, out: Path) -> None:
     entries = json.loads((catalogue / "catalogue.json").read_text())
-    for d in ("tiff", "dicom", "codecs", "open_read", "mirax", "jpegxr"):
+    for d in ("tiff", "dicom", "codecs", "open_read", "mirax", "vsi", "jpegxr"):
         (out / d).mkdir(parents=True, exist_ok=True)
     jpegxr_seeds(out / "jpegxr")
     restart_unit_seeds(out / "codecs")
@@ -56,6 +56,11 @@ def main(catalogue: Path, out: Path) -> None:
             ini, index = (folder / "Slidedat.ini").read_bytes(), (folder / "Index.dat").read_bytes()
             blob = len(ini).to_bytes(4, "little") + len(index).to_bytes(4, "little") + ini + index
             (out / "mirax" / e["name"]).write_bytes(blob + (folder / "Data0000.dat").read_bytes())
+            continue
+        if path.suffix == ".vsi" and (path.parent / "_slide_").is_dir():  # fuzz_vsi's input: the .vsi, then the .ets
+            vsi = path.read_bytes()
+            ets = (path.parent / "_slide_" / "stack1" / "frame_t.ets").read_bytes()
+            (out / "vsi" / e["name"]).write_bytes(len(vsi).to_bytes(4, "little") + vsi + ets)
             continue
         data = path.read_bytes()
         is_tiff = data[:4] in (b"II*\0", b"MM\0*", b"II+\0", b"MM\0+")

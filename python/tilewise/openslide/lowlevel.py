@@ -85,15 +85,22 @@ def _checked(slide: _Any) -> "_tilewise.Slide":
 _TILED_ONLY = ("generic-tiff", "ome-tiff")
 
 
+# Formats OpenSlide 4.0.1 has no driver for: a cellSens .vsi's pyramid is in .ets files it does not read (it
+# sees the .vsi as a TIFF of previews, whose first directory is stripped).
+_NOT_OPENSLIDE = ("olympus",)
+
+
 def _openslide_refuses(slide: "_tilewise.Slide") -> bool:
     """True for a slide tilewise opens but OpenSlide does not (clients then fall back, e.g. to ImageSlide)."""
-    return slide.format in _TILED_ONLY and not slide.is_tiled(0)
+    return slide.format in _NOT_OPENSLIDE or (slide.format in _TILED_ONLY and not slide.is_tiled(0))
 
 
 @_exported
 def detect_vendor(filename: _Any) -> _Optional[str]:
     path = _filename(filename)
     vendor = _core.detect_format(path)
+    if vendor in _NOT_OPENSLIDE:
+        return None
     if vendor in _TILED_ONLY:
         try:
             return None if _openslide_refuses(_tilewise.Slide(path)) else vendor
@@ -105,7 +112,7 @@ def detect_vendor(filename: _Any) -> _Optional[str]:
 @_exported
 def open(filename: _Any) -> _OpenSlide:  # noqa: A001 - openslide-python's name
     path = _filename(filename)
-    if _core.detect_format(path) is None:
+    if _core.detect_format(path) in (None, *_NOT_OPENSLIDE):
         raise OpenSlideUnsupportedFormatError("Unsupported or missing image file")
     try:
         slide = _tilewise.Slide(path)

@@ -5,9 +5,7 @@
 // ordered by width, largest first, as OpenSlide orders them. Unlike OpenSlide, strip-based images are
 // accepted (decoded a strip at a time).
 #include <algorithm>
-#include <cctype>
 #include <string>
-#include <string_view>
 
 #include "formats/format_registry.h"
 #include "formats/level_builder.h"
@@ -16,23 +14,9 @@
 namespace tilewise::formats {
 namespace {
 
-bool ends_with_ignoring_case(const std::string& s, std::string_view suffix) {
-  if (s.size() < suffix.size()) return false;
-  for (size_t i = 0; i < suffix.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(s[s.size() - suffix.size() + i])) != suffix[i]) return false;
-  }
-  return true;
-}
-
 Status detect(const Probe& probe) {
   const tiff::TiffFile& tiff = *probe.tiff;
   if (tiff.ifds().empty()) return unsupported("no image directory");
-  // A cellSens .vsi is a TIFF whose images are only the overview and label; read as a generic TIFF it would
-  // show the overview as if it were the slide. OpenSlide and cuCIM refuse it too; Bio-Formats knows it by name.
-  if (ends_with_ignoring_case(tiff.source().name(), ".vsi")) {
-    return unsupported("an Olympus cellSens VSI file: it holds only the overview and label images, the slide's "
-                       "pyramid is in the .ets files of the _<name>_ folder beside it, which tilewise does not read");
-  }
   return Status();
 }
 
