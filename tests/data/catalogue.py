@@ -635,6 +635,10 @@ def build(out: Path) -> list:
     leica_variant("good-leica-two-images", "reads", mains=[(0, 0, 128, 128), (96, 64, 192, 160)])
     leica_variant("leica-missing-directory", "open-fails", r"No TIFF directory 7", old='ifd="2"', new='ifd="7"')
     leica_variant("leica-no-main-image", "open-fails", r"Can't find main image", illumination=["fluorescence"])
+    grey = np.stack([img[:96, :128, 0], img[:96, :128, 2]]).astype(np.uint16) * 200
+    leica_variant("good-leica-fluorescence", "reads", mains=[], fluorescence=[((0, 0, 128, 96), grey, ["A", "B"])])
+    leica_variant("leica-fluorescence-channel-missing", "open-fails", r"dimensions for 3 of its 6 channels",
+                  mains=[], fluorescence=[((0, 0, 128, 96), grey, ["A", "B"])], old='r="1" c="1"', new='r="1" c="5"')
     leica_variant("leica-bad-size", "open-fails", r"sizeX", old='<collection name="tw" uuid="urn:uuid:tw" sizeX="',
                   new='<collection name="tw" uuid="urn:uuid:tw" sizeQ="')
     leica_variant("leica-zero-dimension", "open-fails", r"not positive", old='<dimension sizeX="256"',

@@ -4,7 +4,12 @@ OpenSlide 4.0.1 reads them, for testing against it.
 The collection is a ground-truth `world` image at `nm` nanometres per pixel. A macro image covers the whole
 collection (downsampled by `macro_scale`); each main image is a rectangle of the world (x, y, w, h in world
 pixels) stored as `dims` dimensions, each 1/4 of the one before (box filter), each its own tiled directory.
-Offsets and sizes are chosen by the caller; multiples of 4^(dims-1) keep every level on whole pixels."""
+Offsets and sizes are chosen by the caller; multiples of 4^(dims-1) keep every level on whole pixels.
+
+A fluorescence image is a rectangle of the collection holding (C, H, W) grey channels (uint8 or uint16), each
+channel's `dims` resolutions its own directories (dimension attributes c and r), the channels named in
+scanSettings/channelSettings, its illumination source "fluorescence" (OpenSlide leaves such images out;
+tifffile reads each image as a series of (C, Z, Y, X) levels)."""
 
 from __future__ import annotations
 
@@ -25,13 +30,24 @@ def _down(image: np.ndarray, f: int) -> np.ndarray:
     return image[: h // f * f, : w // f * f].reshape(h // f, f, w // f, f, 3).mean(axis=(1, 3)).round().astype(np.uint8)
 
 
+def _down_grey(plane: np.ndarray, f: int) -> np.ndarray:
+    if f == 1:
+        return plane
+    h, w = plane.shape
+    mean = plane[: h // f * f, : w // f * f].reshape(h // f, f, w // f, f).mean(axis=(1, 3))
+    return mean.round().astype(plane.dtype)
+
+
 def write_scn(path, world: np.ndarray, mains: Sequence[Tuple[int, int, int, int]], *, nm: int = 500, dims: int = 3,
               macro_scale: int = 16, tile: int = 128, compression: str = "zlib", namespace: str = NS_2010_10,
               illumination: Sequence[str] = (), objective: str = "20", barcode: Optional[str] = "VFctMDA0Mg==",
-              focal_planes: int = 1, macro: bool = True, inverted: Sequence[int] = ()) -> Path:
+              focal_planes: int = 1, macro: bool = True, inverted: Sequence[int] = (),
+              fluorescence: Sequence[Tuple[Tuple[int, int, int, int], np.ndarray, Sequence[str]]] = ()) -> Path:
     """Writes the slide; returns its path. `illumination[i]` overrides main image i's source (default
     brightfield); `focal_planes` > 1 adds dimensions of plane z=1 that OpenSlide ignores; the main images
-    numbered in `inverted` hold the world's negative (so that where images overlap, which one shows is seen)."""
+    numbered in `inverted` hold the world's negative (so that where images overlap, which one shows is seen).
+    `fluorescence`: images after the main ones, each ((x, y, w, h) of the collection in world pixels, (C, h', w')
+    grey channels, channel names)."""
     path = Path(path)
     wh, ww = world.shape[:2]
     pages: List[np.ndarray] = []
@@ -59,6 +75,24 @@ def write_scn(path, world: np.ndarray, mains: Sequence[Tuple[int, int, int, int]
     if macro:
         m = _down(world, macro_scale)
         images_xml.append(image_xml("macro", [[m, _down(m, 4)]], (0, 0, ww * nm, wh * nm), "brightfield", "1.25"))
+    def fluorescence_xml(name: str, channels: np.ndarray, names: Sequence[str], view: Tuple[int, int, int, int]) -> str:
+        out = []
+        for c, plane in enumerate(channels):
+            for r in range(dims):
+                a = np.ascontiguousarray(_down_grey(plane, 4 ** r))
+                out.append(f'<dimension sizeX="{a.shape[1]}" sizeY="{a.shape[0]}" r="{r}" c="{c}" ifd="{len(pages)}"/>')
+                pages.append(a)
+        x, y, w, h = view
+        settings = "".join(f'<channel index="{c}" name="{n}"/>' for c, n in enumerate(names))
+        return (f'<image name="{name}" uuid="urn:uuid:{name}"><creationDate>2013-04-05T06:07:08.09Z</creationDate>'
+                f'<device model="Leica SCN400;Leica SCN" version="1.5.1.10864 2012/05/10 13:29:07;1.5.1.10804"/>'
+                f'<pixels sizeX="{channels.shape[2]}" sizeY="{channels.shape[1]}">{"".join(out)}</pixels>'
+                f'<view sizeX="{w}" sizeY="{h}" offsetX="{x}" offsetY="{y}" spacingZ="0"/>'
+                f'<scanSettings><objectiveSettings><objective>{objective}</objective></objectiveSettings>'
+                f'<channelSettings>{settings}</channelSettings>'
+                f'<illuminationSettings><numericalAperture>0.7</numericalAperture>'
+                f'<illuminationSource>fluorescence</illuminationSource></illuminationSettings></scanSettings></image>')
+
     for i, (x, y, w, h) in enumerate(mains):
         crop = np.ascontiguousarray(world[y:y + h, x:x + w])
         if i in inverted:
@@ -69,13 +103,15 @@ def write_scn(path, world: np.ndarray, mains: Sequence[Tuple[int, int, int, int]
             planes.append([_down(base, 4 ** k) for k in range(dims)])
         source = illumination[i] if i < len(illumination) else "brightfield"
         images_xml.append(image_xml(f"main{i}", planes, (x * nm, y * nm, w * nm, h * nm), source, objective))
+    for i, ((x, y, w, h), channels, names) in enumerate(fluorescence):
+        images_xml.append(fluorescence_xml(f"fluorescence{i}", channels, names, (x * nm, y * nm, w * nm, h * nm)))
     bc = f"<barcode>{barcode}</barcode>" if barcode is not None else ""
     xml = (f'<?xml version="1.0" encoding="utf-8"?><scn xmlns="{namespace}"><collection name="tw" '
            f'uuid="urn:uuid:tw" sizeX="{ww * nm}" sizeY="{wh * nm}">{bc}{"".join(images_xml)}</collection></scn>')
     with tifffile.TiffWriter(path, bigtiff=True) as tw:
         for n, a in enumerate(pages):
             res = 1e7 / (nm * (world.shape[1] / max(1, a.shape[1])))  # pixels per centimetre, roughly
-            tw.write(a, tile=(tile, tile), compression=compression, photometric="rgb",
+            tw.write(a, tile=(tile, tile), compression=compression, photometric="rgb" if a.ndim == 3 else "minisblack",
                      description=xml if n == 0 else None, metadata=None, resolution=(res, res), resolutionunit="CENTIMETER",
                      software="Leica SCN400")
     return path

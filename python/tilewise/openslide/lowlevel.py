@@ -120,7 +120,7 @@ def open(filename: _Any) -> _OpenSlide:  # noqa: A001 - openslide-python's name
         raise OpenSlideError(str(e)) from None
     if _openslide_refuses(slide):
         raise OpenSlideUnsupportedFormatError("Unsupported or missing image file")
-    refusal = _zeiss_refusal(slide) or _dicom_refusal(slide, path)
+    refusal = _zeiss_refusal(slide) or _dicom_refusal(slide, path) or _leica_refusal(slide)
     if refusal:
         slide.close()
         raise OpenSlideError(refusal)
@@ -140,6 +140,12 @@ def _dicom_refusal(slide: "_tilewise.Slide", path: str) -> _Optional[str]:
         if have is not None and have != want:
             return f"Reading {path}: Attribute {name} value {have} != {want}"
     return None
+
+
+def _leica_refusal(slide: "_tilewise.Slide") -> _Optional[str]:
+    """OpenSlide 4.0.1's error for a Leica SCN without a brightfield main image (tilewise then reads its
+    fluorescence image)."""
+    return "Can't find main image" if slide.format == "leica" and not slide.is_rgb else None
 
 
 _CZI_PIXEL_TYPES = {"uint8": "GRAY8", "uint16": "GRAY16", "float32": "GRAY32FLOAT"}

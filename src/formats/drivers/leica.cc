@@ -12,6 +12,10 @@
 // view offset: a positioned level (formats::Placement) of those directories' tiles, each cut at its image's
 // edge, the first image's pixels on top where images overlap; the rest is background. The macro image's
 // largest dimension is the associated image "macro".
+// Fluorescence images (illuminationSource "fluorescence"; OpenSlide leaves them out) are scenes after the
+// brightfield composite, or the slide when it has no brightfield main image: each dimension's c and z
+// attributes name its channel and focal plane, channel names come from scanSettings/channelSettings, and the
+// image is read alone at its own size and sample type (as tifffile reads it), not placed on the collection.
 // Properties: leica.barcode (the XML's base64 decoded, as GLib decodes it), and of the first main image leica.aperture,
 // leica.creation-date, leica.device-model, leica.device-version, leica.illumination-source, leica.objective (and the
 // objective power); the tiff.* tags of level 0's first directory less ImageDescription; mpp from its resolution
@@ -23,7 +27,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
+#include <map>
+#include <tuple>
 
 #include "formats/format_registry.h"
 #include "formats/level_builder.h"
@@ -65,6 +70,7 @@ Status detect(const Probe& probe) {
 struct Dimension {
   int64_t dir = 0, width = 0, height = 0;
   double nm_per_pixel = 0;
+  int32_t c = 0, z = 0;
 };
 
 struct Image {
@@ -72,9 +78,13 @@ struct Image {
   bool has_illumination = false, has_objective = false, has_aperture = false, has_date = false, has_model = false,
        has_version = false;
   bool macro = false;
+  std::string name;
   int64_t width_nm = 0, height_nm = 0, x_nm = 0, y_nm = 0;
-  std::vector<Dimension> dims;
+  std::vector<Dimension> dims;    // of channel 0 at focal plane 0, largest first
+  std::vector<Dimension> planes;  // every dimension, as listed
+  std::map<int32_t, std::string> channel_names;  // scanSettings/channelSettings/channel (index, name)
   bool brightfield() const { return has_illumination && illumination == "brightfield"; }
+  bool fluorescence() const { return has_illumination && illumination == "fluorescence"; }
 };
 
 Result<int64_t> int_attribute(const pugi::xml_node& node, const char* name) {
@@ -126,17 +136,28 @@ Result<Collection> read_collection(const pugi::xml_document& doc) {
     TW_ASSIGN_OR_RETURN(image.y_nm, int_attribute(view, "offsetY"));
     image.macro =
         image.x_nm == 0 && image.y_nm == 0 && image.width_nm == col.width_nm && image.height_nm == col.height_nm;
+    image.name = in.attribute("name").value();
+    for (pugi::xml_node ch : in.child("scanSettings").child("channelSettings").children("channel")) {
+      if (auto index = parse_int64(ch.attribute("index").value()); index && *index >= 0 && *index < 4096) {
+        image.channel_names[static_cast<int32_t>(*index)] = ch.attribute("name").value();
+      }
+    }
     pugi::xml_node pixels = in.child("pixels");
     for (pugi::xml_node d : pixels.children("dimension")) {
-      pugi::xml_attribute z = d.attribute("z");
-      if (z && std::strcmp(z.value(), "0") != 0) continue;
       Dimension dim;
       TW_ASSIGN_OR_RETURN(dim.dir, int_attribute(d, "ifd"));
       TW_ASSIGN_OR_RETURN(dim.width, int_attribute(d, "sizeX"));
       TW_ASSIGN_OR_RETURN(dim.height, int_attribute(d, "sizeY"));
       if (dim.width <= 0 || dim.height <= 0) return corrupt("Dimension size is not positive");
       dim.nm_per_pixel = static_cast<double>(image.width_nm) / static_cast<double>(dim.width);
-      image.dims.push_back(dim);
+      for (auto [name, index] : {std::pair{"c", &dim.c}, std::pair{"z", &dim.z}}) {
+        if (!d.attribute(name)) continue;
+        auto v = parse_int64(d.attribute(name).value());
+        if (!v || *v < 0 || *v >= 4096) return corrupt(std::string("Can't parse ") + name + " attribute of dimension");
+        *index = static_cast<int32_t>(*v);
+      }
+      image.planes.push_back(dim);
+      if (dim.z == 0 && dim.c == 0) image.dims.push_back(dim);
     }
     if (image.dims.empty()) return corrupt("Can't find any dimensions in image");
     std::stable_sort(image.dims.begin(), image.dims.end(),
@@ -228,6 +249,96 @@ Result<LevelModel> compose_level(const tiff::TiffFile& tiff, const Collection& c
   return level;
 }
 
+// A fluorescence image (OpenSlide leaves them out): each (channel, focal plane) a plane whose dimensions,
+// largest first, are its levels (every plane of channel 0 at focal plane 0's sizes), read at their own
+// sample type; the channels named by scanSettings/channelSettings.
+Status add_fluorescence(const tiff::TiffFile& tiff, const Image& image, SlideModel& model) {
+  std::map<std::pair<int32_t, int32_t>, std::vector<Dimension>> by_plane;  // (z, c) -> dimensions
+  int32_t channels = 0, zs = 0;
+  for (const Dimension& d : image.planes) {
+    by_plane[{d.z, d.c}].push_back(d);
+    channels = std::max(channels, d.c + 1), zs = std::max(zs, d.z + 1);
+  }
+  const std::string what = "fluorescence image " + image.name;
+  if (by_plane.size() != static_cast<size_t>(channels) * static_cast<size_t>(zs)) {
+    return corrupt(what + ": dimensions for " + std::to_string(by_plane.size()) + " of its " + std::to_string(channels) +
+                   " channels x " + std::to_string(zs) + " focal planes");
+  }
+  for (auto& [key, dims] : by_plane) {
+    const auto [z, c] = key;
+    const std::string plane = what + " channel " + std::to_string(c) + " focal plane " + std::to_string(z);
+    std::stable_sort(dims.begin(), dims.end(), [](const Dimension& a, const Dimension& b) { return a.width > b.width; });
+    if (dims.size() != image.dims.size()) {
+      return corrupt(plane + ": " + std::to_string(dims.size()) + " resolutions, channel 0 has " + std::to_string(image.dims.size()));
+    }
+    std::vector<LevelModel> levels;
+    for (size_t k = 0; k < dims.size(); ++k) {
+      TW_ASSIGN_OR_RETURN(const tiff::Ifd* ifd, directory(tiff, dims[k].dir));
+      auto level = build_sample_level(tiff, *ifd);
+      if (!level.ok()) return level.status().with_context(plane);
+      if (level->info.width != image.dims[k].width || level->info.height != image.dims[k].height) {
+        return corrupt(plane + ": resolution " + std::to_string(k) + " is not channel 0's size");
+      }
+      levels.push_back(std::move(level).value());
+    }
+    compute_downsamples(levels);
+    if (model.planes.empty()) model.levels = levels;
+    model.planes.push_back({c, 1, z, 0, std::move(levels)});
+  }
+  ImageAxes& axes = model.axes;
+  axes.rgb = false;
+  axes.channels = channels;
+  axes.z = zs;
+  TW_ASSIGN_OR_RETURN(axes.sample_type, sample_type_of(model.levels[0].desc));
+  for (int32_t c = 0; c < channels; ++c) {
+    ChannelInfo info;
+    auto name = image.channel_names.find(c);
+    info.name = name != image.channel_names.end() && !name->second.empty() ? name->second : "C" + std::to_string(c);
+    axes.channel_info.push_back(std::move(info));
+  }
+  return Status();
+}
+
+// openslide.region[i].*: each main image's place at level 0; openslide.bounds-*: their union.
+void add_region_properties(const std::vector<const Image*>& mains, PropertyMap& props) {
+  double npp0 = mains[0]->dims[0].nm_per_pixel;
+  for (const Image* m : mains) npp0 = std::min(npp0, m->dims[0].nm_per_pixel);
+  int64_t bx0 = INT64_MAX, by0 = INT64_MAX, bx1 = INT64_MIN, by1 = INT64_MIN;
+  for (size_t i = 0; i < mains.size(); ++i) {
+    const int64_t x = pixel_offset(mains[i]->x_nm, npp0), y = pixel_offset(mains[i]->y_nm, npp0);
+    const int64_t w = mains[i]->dims[0].width, h = mains[i]->dims[0].height;
+    const std::string p = "openslide.region[" + std::to_string(i) + "].";
+    props[p + "x"] = std::to_string(x);
+    props[p + "y"] = std::to_string(y);
+    props[p + "width"] = std::to_string(w);
+    props[p + "height"] = std::to_string(h);
+    bx0 = std::min(bx0, x), by0 = std::min(by0, y), bx1 = std::max(bx1, x + w), by1 = std::max(by1, y + h);
+  }
+  props["openslide.bounds-x"] = std::to_string(bx0);
+  props["openslide.bounds-y"] = std::to_string(by0);
+  props["openslide.bounds-width"] = std::to_string(bx1 - bx0);
+  props["openslide.bounds-height"] = std::to_string(by1 - by0);
+}
+
+// The scenes of a slide with fluorescence images: the brightfield composite first (OpenSlide's slide), when
+// there is one, then each fluorescence image; none without fluorescence images.
+std::vector<SceneInfo> scenes_of(const Collection& col, const std::vector<const Image*>& mains,
+                                 const std::vector<const Image*>& fluorescent) {
+  std::vector<SceneInfo> scenes;
+  if (fluorescent.empty()) return scenes;
+  if (!mains.empty()) {
+    double npp0 = mains[0]->dims[0].nm_per_pixel;
+    for (const Image* m : mains) npp0 = std::min(npp0, m->dims[0].nm_per_pixel);
+    scenes.push_back({"brightfield", static_cast<int64_t>(std::ceil(static_cast<double>(col.width_nm) / npp0)),
+                      static_cast<int64_t>(std::ceil(static_cast<double>(col.height_nm) / npp0))});
+  }
+  for (const Image* f : fluorescent) {
+    scenes.push_back({f->name.empty() ? "fluorescence " + std::to_string(scenes.size()) : f->name, f->dims[0].width,
+                      f->dims[0].height});
+  }
+  return scenes;
+}
+
 Result<SlideModel> open(const Probe& probe) {
   const std::shared_ptr<const tiff::TiffFile>& tiff = probe.tiff;
   pugi::xml_document doc;
@@ -242,7 +353,7 @@ Result<SlideModel> open(const Probe& probe) {
   // Legacy quickhash: one brightfield main image and at most one macro image.
   int brightfield_mains = 0, macros = 0;
   bool other_mains = false;
-  std::vector<const Image*> mains;
+  std::vector<const Image*> mains, fluorescent;
   for (const Image& image : col.images) {
     if (image.macro) {
       ++macros;
@@ -250,6 +361,9 @@ Result<SlideModel> open(const Probe& probe) {
     }
     if (!image.brightfield()) {
       other_mains = true;
+      // (grey directories only: an RGB image called fluorescence is left out, as OpenSlide leaves it)
+      auto dir = directory(*tiff, image.dims.front().dir);
+      if (image.fluorescence() && dir.ok() && (*dir)->samples_per_pixel == 1) fluorescent.push_back(&image);
       continue;
     }
     ++brightfield_mains;
@@ -267,9 +381,15 @@ Result<SlideModel> open(const Probe& probe) {
     }
     mains.push_back(&image);
   }
-  if (mains.empty()) return corrupt("Can't find main image");
+  if (mains.empty() && fluorescent.empty()) return corrupt("Can't find main image");
+  SlideModel model;
+  model.scenes = scenes_of(col, mains, fluorescent);
+  // The image this model is: the brightfield composite (scene 0, OpenSlide's) or a fluorescence image.
+  const size_t scene = probe.scene && static_cast<size_t>(*probe.scene) < model.scenes.size() ? *probe.scene : 0;
+  const Image* fluorescence = nullptr;
+  if (mains.empty() || scene > 0) fluorescence = fluorescent[mains.empty() ? scene : scene - 1];
   const bool legacy_hash = !other_mains && brightfield_mains == 1 && macros <= 1;
-  const Image& first = *mains[0];
+  const Image& first = fluorescence ? *fluorescence : *mains[0];
   auto put = [&](const char* key, bool has, const std::string& v) {
     if (has) props[key] = v;
   };
@@ -283,14 +403,17 @@ Result<SlideModel> open(const Probe& probe) {
     if (auto v = parse_int64(first.objective)) props["openslide.objective-power"] = std::to_string(*v);
   }
 
-  SlideModel model;
   model.vendor = "leica";
   model.tiff = tiff;
-  for (size_t k = 0; k < first.dims.size(); ++k) {
-    TW_ASSIGN_OR_RETURN(LevelModel level, compose_level(*tiff, col, mains, k));
-    model.levels.push_back(std::move(level));
+  if (fluorescence) {
+    TW_RETURN_IF_ERROR(add_fluorescence(*tiff, *fluorescence, model));
+  } else {
+    for (size_t k = 0; k < first.dims.size(); ++k) {
+      TW_ASSIGN_OR_RETURN(LevelModel level, compose_level(*tiff, col, mains, k));
+      model.levels.push_back(std::move(level));
+    }
+    compute_downsamples(model.levels);
   }
-  compute_downsamples(model.levels);
 
   const tiff::Ifd* hash_ifd = nullptr;
   if (legacy_hash) {
@@ -309,26 +432,12 @@ Result<SlideModel> open(const Probe& probe) {
       TW_ASSIGN_OR_RETURN(hash_ifd, directory(*tiff, image.dims.back().dir));
     }
   }
+  if (!hash_ifd && fluorescence) {  // no macro image: the fluorescence image's smallest dimension
+    TW_ASSIGN_OR_RETURN(hash_ifd, directory(*tiff, first.dims.back().dir));
+  }
   if (!hash_ifd) return corrupt("Couldn't locate TIFF directory for quickhash");
 
-  // openslide.region[i].*: each main image's place at level 0; openslide.bounds-*: their union.
-  double npp0 = first.dims[0].nm_per_pixel;
-  for (const Image* m : mains) npp0 = std::min(npp0, m->dims[0].nm_per_pixel);
-  int64_t bx0 = INT64_MAX, by0 = INT64_MAX, bx1 = INT64_MIN, by1 = INT64_MIN;
-  for (size_t i = 0; i < mains.size(); ++i) {
-    const int64_t x = pixel_offset(mains[i]->x_nm, npp0), y = pixel_offset(mains[i]->y_nm, npp0);
-    const int64_t w = mains[i]->dims[0].width, h = mains[i]->dims[0].height;
-    const std::string p = "openslide.region[" + std::to_string(i) + "].";
-    props[p + "x"] = std::to_string(x);
-    props[p + "y"] = std::to_string(y);
-    props[p + "width"] = std::to_string(w);
-    props[p + "height"] = std::to_string(h);
-    bx0 = std::min(bx0, x), by0 = std::min(by0, y), bx1 = std::max(bx1, x + w), by1 = std::max(by1, y + h);
-  }
-  props["openslide.bounds-x"] = std::to_string(bx0);
-  props["openslide.bounds-y"] = std::to_string(by0);
-  props["openslide.bounds-width"] = std::to_string(bx1 - bx0);
-  props["openslide.bounds-height"] = std::to_string(by1 - by0);
+  if (!fluorescence) add_region_properties(mains, props);
   if (props.count("leica.barcode")) props["openslide.barcode"] = props["leica.barcode"];
 
   TW_ASSIGN_OR_RETURN(const tiff::Ifd* property_ifd, directory(*tiff, first.dims.front().dir));
@@ -341,7 +450,7 @@ Result<SlideModel> open(const Probe& probe) {
   if (*hash) props["openslide.quickhash-1"] = **hash;
   add_standard_properties(model, props);
   // A level of several directories has no one tile size: OpenSlide gives none (measured).
-  drop_tile_size_properties(model);
+  if (!fluorescence) drop_tile_size_properties(model);
   return model;
 }
 
