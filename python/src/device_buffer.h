@@ -14,6 +14,9 @@ struct DeviceBuffer {
   uint8_t* data = nullptr;
   int device = 0;
   std::vector<size_t> shape;
+  // The samples' DLPack type: code 0 signed integer, 1 unsigned integer, 2 float; bits 8, 16 or 32.
+  uint8_t type_code = 1;
+  uint8_t type_bits = 8;
 };
 
 }  // namespace tilewise::python

@@ -77,6 +77,7 @@ NB_MODULE(_core, m) {
     d["loader_gpu_regions"] = s.loader_gpu_regions;
     d["loader_gpu_reads"] = s.loader_gpu_reads;
     d["loader_cpu_regions"] = s.loader_cpu_regions;
+    d["host_plane_regions"] = s.host_plane_regions;
     return d;
   }, nb::arg("device") = 0);
   m.def("set_nvimgcodec_directory", &set_nvimgcodec_directory, nb::arg("directory"));

@@ -146,6 +146,44 @@ void read_planes(const Slide& slide, int64_t x, int64_t y, int level, std::vecto
   throw_if_error(s);
 }
 
+// Reads channels of one plane into new device memory on `device`: an (H, W, C) buffer of the image's sample
+// type (Slide::read_planes: decoded on the host, uploaded once).
+DeviceBuffer read_planes_cuda(const Slide& slide, int64_t x, int64_t y, int level, std::vector<int32_t> channels,
+                              int32_t z, int32_t t, int64_t width, int64_t height, const Fill& fill, bool use_cache,
+                              bool level_frame, int device) {
+  const ImageAxes& axes = slide.axes();
+  const auto count = static_cast<int32_t>(channels.empty() ? axes.channels : static_cast<int32_t>(channels.size()));
+  const int32_t sample = axes.rgb ? 1 : sample_bytes(axes.sample_type);
+  throw_if_error(check_region_size(width, height, int64_t{count} * sample));
+  const size_t bytes = std::max<size_t>(1, static_cast<size_t>(width) * static_cast<size_t>(height) * count * sample);
+  Status error;
+  auto* raw = static_cast<uint8_t*>(allocate_device_pixels(bytes, device, &error));
+  throw_if_error(error);
+  DeviceBuffer out{std::shared_ptr<void>(raw, [device](void* p) { free_device_pixels(p, device); }), raw, device,
+                   {static_cast<size_t>(height), static_cast<size_t>(width), static_cast<size_t>(count)},
+                   static_cast<uint8_t>(axes.rgb                                   ? 1
+                                        : axes.sample_type == SampleType::kFloat32 ? 2
+                                        : axes.sample_type == SampleType::kInt8 || axes.sample_type == SampleType::kInt16 ||
+                                                  axes.sample_type == SampleType::kInt32
+                                            ? 0
+                                            : 1),
+                   static_cast<uint8_t>(8 * sample)};
+  ImageView view{raw, width * count * sample, static_cast<int32_t>(width), static_cast<int32_t>(height), count,
+                 Device{DeviceType::kCuda, device}, sample};
+  if (!level_frame && level >= 0 && level < slide.level_count()) {
+    x = slide.to_level_coordinate(x, level);
+    y = slide.to_level_coordinate(y, level);
+  }
+  Status s;
+  {
+    nb::gil_scoped_release release;
+    s = slide.read_planes(level, x, y, width, height, PlaneSelection{std::move(channels), z, t}, view,
+                          options(fill, use_cache));
+  }
+  throw_if_error(s);
+  return out;
+}
+
 }  // namespace
 
 void bind_slide(nb::module_& m) {
@@ -167,6 +205,11 @@ void bind_slide(nb::module_& m) {
   nb::class_<DeviceBuffer>(m, "DeviceBuffer")
       .def_prop_ro("ptr", [](const DeviceBuffer& b) { return reinterpret_cast<uintptr_t>(b.data); })
       .def_prop_ro("device", [](const DeviceBuffer& b) { return b.device; })
+      .def_prop_ro("dtype",
+                   [](const DeviceBuffer& b) {
+                     const char* kind = b.type_code == 2 ? "float" : b.type_code == 0 ? "int" : "uint";
+                     return std::string(kind) + std::to_string(b.type_bits);
+                   })
       .def_prop_ro("shape",
                    [](const DeviceBuffer& b) {
                      nb::list out;
@@ -180,8 +223,9 @@ void bind_slide(nb::module_& m) {
             // A fresh capsule per call, each holding a reference to the memory.
             auto* holder = new std::shared_ptr<void>(b.owner);
             nb::capsule owner(holder, [](void* p) noexcept { delete static_cast<std::shared_ptr<void>*>(p); });
-            return nb::ndarray<uint8_t, nb::device::cuda>(b.data, b.shape.size(), b.shape.data(), owner, nullptr,
-                                                          nb::dtype<uint8_t>(), nb::device::cuda::value, b.device);
+            const nb::dlpack::dtype type{b.type_code, b.type_bits, 1};
+            return nb::ndarray<nb::device::cuda>(b.data, b.shape.size(), b.shape.data(), owner, nullptr, type,
+                                                 nb::device::cuda::value, b.device);
           },
           "A DLPack capsule of the region (the data is complete: no stream synchronisation is needed).");
 
@@ -337,6 +381,11 @@ void bind_slide(nb::module_& m) {
            nb::arg("level_frame") = false,
            "Reads channels (empty: all) of plane (z, t) into out, a C-contiguous (height, width, channels) array "
            "of the image's sample type.")
+      .def("read_planes_cuda", &read_planes_cuda, nb::arg("x"), nb::arg("y"), nb::arg("level"), nb::arg("channels"),
+           nb::arg("z"), nb::arg("t"), nb::arg("width"), nb::arg("height"), nb::arg("fill") = nb::none(),
+           nb::arg("use_cache") = true, nb::arg("level_frame") = false, nb::arg("device") = 0,
+           "Reads channels (empty: all) of plane (z, t) into new (height, width, channels) device memory of the "
+           "image's sample type (decoded on the host, uploaded once).")
       .def("read_region_into", &read_region_into, nb::arg("x"), nb::arg("y"), nb::arg("level"), nb::arg("out"),
            nb::arg("fill") = nb::none(), nb::arg("use_cache") = true);
 }

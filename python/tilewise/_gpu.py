@@ -70,8 +70,8 @@ def check(index: int) -> None:
 
 
 class DeviceArray:
-    """A (H, W, 3) uint8 array in GPU memory. cupy, torch and jax take it without a copy through
-    ``__dlpack__`` or ``__cuda_array_interface__``. Stream semantics: the data is complete when the read
+    """An (H, W, C) array in GPU memory: (H, W, 3) uint8 for RGB reads, the image's sample type for channels.
+    cupy, torch and jax take it without a copy through ``__dlpack__`` or ``__cuda_array_interface__``. Stream semantics: the data is complete when the read
     returns (tilewise synchronises its own stream), so any stream may use it at once; ``stream`` arguments
     are accepted and need no synchronisation."""
 
@@ -92,7 +92,7 @@ class DeviceArray:
     def dtype(self):
         import numpy as np
 
-        return np.dtype(np.uint8)
+        return np.dtype(self._buffer.dtype)
 
     @property
     def device(self) -> str:
@@ -108,7 +108,7 @@ class DeviceArray:
 
     @property
     def __cuda_array_interface__(self) -> dict:
-        return {"shape": self.shape, "typestr": "|u1", "data": (self._buffer.ptr, False), "strides": None,
+        return {"shape": self.shape, "typestr": self.dtype.str, "data": (self._buffer.ptr, False), "strides": None,
                 "version": 3, "stream": None}
 
     def __repr__(self) -> str:

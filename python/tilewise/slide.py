@@ -369,14 +369,16 @@ class Slide:
         file stores them. ``c="rgb"`` gives any image's 8-bit RGB rendering (what OpenSlide shows: grey as grey,
         16-bit samples by their high byte) of its default plane. Pixels outside the level are ``fill`` in RGB (default: the format's background, white), 0 in
         channels. With ``out``, reads into that array (C-contiguous pixels, of the result's shape and type)
-        instead. Channels and planes are read into host memory (``device="cpu"``).
+        instead. With ``device="cuda[:N]"`` the result is a :class:`DeviceArray` in GPU memory; channels and planes
+        go there decoded on the CPU and uploaded once (the GPU decoders take RGB tiles only; ``gpu_stats`` counts
+        them as ``host_plane_regions``), and ``out`` is for host reads only.
         """
         kind, index = _gpu.parse_device(device)
         x, y = _pair(location, "location")
         w, h = _pair(size, "size")
         fill_rgb = _fill(fill)
         if not self._rgb_read(c, z, t):
-            return self._read_planes(x, y, int(level), w, h, c, z, t, kind, fill_rgb, out, use_cache, False)
+            return self._read_planes(x, y, int(level), w, h, c, z, t, kind, fill_rgb, out, use_cache, False, index)
         if kind == "cuda":
             _gpu.check(index)
             return _gpu.DeviceArray(self._slide.read_region_cuda(x, y, int(level), w, h, fill_rgb, use_cache, index))
@@ -406,10 +408,15 @@ class Slide:
             return True
         return self._rgb_planes and c is None and default and t == 0
 
-    def _read_planes(self, x, y, level, w, h, c, z, t, kind, fill_rgb, out, use_cache, level_frame) -> np.ndarray:
-        if kind != "cpu":
-            raise UnsupportedError(f"{self._path}: channels and planes are read into host memory only (device='cpu')")
+    def _read_planes(self, x, y, level, w, h, c, z, t, kind, fill_rgb, out, use_cache, level_frame, index=0):
         channels = _channel_list(c, self._axes[1])
+        if kind == "cuda":
+            if out is not None:
+                raise InvalidArgumentError("out is for reads into host memory (device='cpu')")
+            _gpu.check(index)
+            z = self._default_z if z is None else z
+            return _gpu.DeviceArray(self._slide.read_planes_cuda(x, y, level, channels, int(z), int(t), w, h, fill_rgb,
+                                                                 use_cache, level_frame, index))
         shape = (h, w, len(channels))
         if out is None:
             _core.check_region_size(w, h, len(channels) * self.dtype.itemsize)

@@ -12,9 +12,10 @@ Status gpu_status(int device) { return gpu::device_status(device); }
 GpuStats gpu_stats(int device) {
   const gpu::LaneStats s = gpu::lane_stats(device);
   const auto c = gpu::tile_cache_stats(device);
-  const gpu::Scheduler::LoaderCounts l = gpu::device_scheduler(device).loader_counts();
+  const gpu::Scheduler& scheduler = gpu::device_scheduler(device);
+  const gpu::Scheduler::LoaderCounts l = scheduler.loader_counts();
   return GpuStats{s.gpu_tiles, s.cpu_tiles, s.batches, s.lanes, c.hits, c.misses, c.bytes,
-                  l.gpu_regions, l.gpu_reads, l.cpu_regions};
+                  l.gpu_regions, l.gpu_reads, l.cpu_regions, scheduler.host_plane_regions()};
 }
 
 void set_nvimgcodec_directory(const std::string& directory) { codecs::nvimgcodec::set_library_directory(directory); }

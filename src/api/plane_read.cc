@@ -3,12 +3,17 @@
 // A read names channels of one (z, t). Each plane holding some of them is read once through the host
 // region reader, as any level is (planned, cached per plane and level, decoded in parallel): straight into
 // the caller's view when one plane holds exactly the channels asked for, in their order; otherwise into a
-// buffer of the plane's samples, from which each asked channel is copied to its place in every pixel.
+// buffer of the plane's samples, from which each asked channel is copied to its place in every pixel. A read
+// into device memory is made so into page-locked staging and uploaded once (the GPU lanes decode RGB tiles
+// only; gpu_stats counts these reads as host_plane_regions).
 #include <algorithm>
 #include <cstring>
 #include <numeric>
 
 #include "api/slide_impl.h"
+#include "gpu/device_context.h"
+#include "gpu/scheduler.h"
+#include "gpu/staging.h"
 #include "tilewise/config.h"
 
 namespace tilewise {
@@ -45,6 +50,15 @@ void scatter(const ImageView& from, const ImageView& to, const PlaneUse& use, in
   }
 }
 
+// Uploads `staging` (rows of `row_bytes`, packed) into the device view `out`.
+Status upload(const gpu::Staging& staging, const ImageView& out, size_t row_bytes) {
+  if (static_cast<size_t>(out.stride) == row_bytes) return staging.upload(out.data, 0, row_bytes * size_t(out.height));
+  TW_ASSIGN_OR_RETURN(gpu::DeviceContext * context, gpu::device_context(out.device.index));
+  TW_ASSIGN_OR_RETURN(gpu::StreamLease stream, gpu::StreamLease::acquire(context->ops()));
+  TW_RETURN_IF_ERROR(staging.upload_rows(out.data, static_cast<size_t>(out.stride), 0, row_bytes, out.height, stream.get()));
+  return context->ops().synchronize(stream.get());
+}
+
 std::string plane_label(int level, const formats::PlaneModel& p) {
   std::string label = "level " + std::to_string(level) + " plane (channel " + std::to_string(p.channel);
   if (p.samples > 1) label += "-" + std::to_string(p.channel + p.samples - 1);
@@ -79,9 +93,6 @@ Status Slide::read_planes(int level, int64_t x, int64_t y, int64_t width, int64_
                                            " time points)"));
   }
   const int32_t bytes = axes.rgb ? 1 : sample_bytes(axes.sample_type);
-  if (!out.device.is_cpu()) {
-    return unsupported(impl.path + ": channels and planes are read into host memory only");
-  }
   TW_RETURN_IF_ERROR(check_region_size(width, height, static_cast<int64_t>(out.pixel_bytes())).with_context(impl.path));
   if (out.channels != static_cast<int32_t>(channels.size()) || out.sample_bytes != bytes ||
       out.width < width || out.height < height || out.data == nullptr) {
@@ -89,6 +100,20 @@ Status Slide::read_planes(int level, int64_t x, int64_t y, int64_t width, int64_
         "the output view must hold " + std::to_string(width) + "x" + std::to_string(height) + " pixels of " +
         std::to_string(channels.size()) + " " + (axes.rgb ? "uint8" : sample_type_name(axes.sample_type)) +
         " channels"));
+  }
+  if (!out.device.is_cpu()) {
+    if (width == 0 || height == 0) return Status();
+    const size_t row = static_cast<size_t>(width) * out.pixel_bytes();
+    auto staging = gpu::Staging::for_device(out.device, row * static_cast<size_t>(height));
+    if (!staging.ok()) return impl.with_path(staging.status());
+    const ImageView host{staging->data(), static_cast<int64_t>(row), static_cast<int32_t>(width),
+                         static_cast<int32_t>(height), out.channels, {}, out.sample_bytes};
+    TW_RETURN_IF_ERROR(read_planes(level, x, y, width, height, selection, host, options));
+    ImageView device = out;
+    device.width = static_cast<int32_t>(width), device.height = static_cast<int32_t>(height);
+    TW_RETURN_IF_ERROR(impl.with_path(upload(*staging, device, row)));
+    gpu::device_scheduler(out.device.index).count_host_plane_region();
+    return Status();
   }
 
   // Which plane holds each asked channel, grouped by plane in the order they are first asked.

@@ -111,6 +111,10 @@ class Scheduler {
   void count_loader_gpu_read(int64_t regions);
   void count_loader_cpu_regions(int64_t regions);
   LoaderCounts loader_counts() const;
+  // Regions of channels and planes read to the device through the host (decoded on the CPU, uploaded once):
+  // the lanes decode RGB tiles only.
+  void count_host_plane_region() { host_plane_regions_.fetch_add(1, std::memory_order_relaxed); }
+  uint64_t host_plane_regions() const { return host_plane_regions_.load(std::memory_order_relaxed); }
 
  private:
   static size_t index(CodecClass c) { return static_cast<size_t>(c); }
@@ -131,6 +135,7 @@ class Scheduler {
   std::atomic<uint64_t> first_reads_{kFirstLargeReads};
   std::atomic<double> helper_share_[2] = {0.25, 0.25};
   std::atomic<uint64_t> loader_gpu_regions_{0}, loader_gpu_reads_{0}, loader_cpu_regions_{0};
+  std::atomic<uint64_t> host_plane_regions_{0};
 };
 
 // The scheduler of CUDA device `device` (-1: the host, for loaders scheduled as device loaders in tests),

@@ -464,3 +464,36 @@ def test_remote_slides_on_the_device():
     finally:
         tilewise.set_cache_capacity(capacity)
         server.stop()
+
+
+@pytest.mark.parametrize("dtype", [np.uint16, np.float32])
+def test_channels_and_planes_reach_the_device_through_the_host(tmp_path, dtype):
+    """Channels and focal planes (a raw Olympus VSI of 3 channels x 2 planes) are decoded on the CPU and
+    uploaded once: the device result equals the host read, in the image's sample type, and gpu_stats counts
+    every such read (none is hidden among the lanes' tiles)."""
+    import sys
+
+    import cupy
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "data"))
+    import vsi
+
+    rng = np.random.default_rng(5)
+    world = (rng.random((3, 2, 700, 900)) * 60000).astype(dtype)
+    path = tmp_path / "planes.vsi"
+    vsi.write_vsi(path, world, tile=128, codec="raw")
+    s = tilewise.open(path)
+    before = tilewise._core.gpu_stats(0)
+    cases = [((0, 0), (900, 700), 0, None, 1), ((100, 50), (300, 200), 0, [2, 0], 0),
+             ((-20, -10), (64, 48), 1, 1, 1), ((800, 600), (200, 200), 0, None, 0)]
+    for loc, size, level, c, z in cases:
+        gpu = s.read_region(loc, size, level=level, device="cuda", c=c, z=z)
+        cpu = s.read_region(loc, size, level=level, c=c, z=z)
+        assert gpu.dtype == cpu.dtype == np.dtype(dtype) and gpu.shape == cpu.shape
+        np.testing.assert_array_equal(to_host(gpu), cpu)
+        assert cupy.asarray(gpu).dtype == np.dtype(dtype)  # through __cuda_array_interface__
+    after = tilewise._core.gpu_stats(0)
+    assert after["host_plane_regions"] - before["host_plane_regions"] == len(cases)
+    assert after["gpu_tiles"] == before["gpu_tiles"]
+    with pytest.raises(tilewise.InvalidArgumentError, match="host memory"):
+        s.read_region((0, 0), (8, 8), c=0, device="cuda", out=np.empty((8, 8, 1), dtype))

@@ -202,3 +202,14 @@ def test_damaged_tile_names_plane_and_tile(tmp_path):
     with tilewise.open(tmp_path / "s.vsi") as s:
         with pytest.raises(tilewise.TilewiseError, match=r"frame_t\.ets"):
             s.read_region((0, 0), (256, 256), 0, c=0)
+
+
+def test_planes_to_a_device_say_when_there_is_no_gpu(tmp_path):
+    """Channels go to a device through the host (tests/gpu checks the pixels there); without a usable GPU
+    the read says so."""
+    if tilewise._core.gpu_status(0).ok:
+        pytest.skip("a GPU is present: tests/gpu reads planes to it")
+    vsi.write_vsi(tmp_path / "s.vsi", _stack(np.uint16, 2, 1))
+    with tilewise.open(tmp_path / "s.vsi") as s:
+        with pytest.raises(tilewise.UnsupportedError, match=r"cuda:0 is not available"):
+            s.read_region((0, 0), (16, 16), c=0, device="cuda")
