@@ -124,6 +124,22 @@ void read_region_into(const Slide& slide, int64_t x, int64_t y, int level,
   throw_if_error(s);
 }
 
+// Slide::read_planes of the view's size into `view`, without the GIL; (x, y) in level-0 pixels unless
+// level_frame.
+void read_planes_into(const Slide& slide, int64_t x, int64_t y, int level, PlaneSelection selection,
+                      const ImageView& view, const Fill& fill, bool use_cache, bool level_frame) {
+  if (!level_frame && level >= 0 && level < slide.level_count()) {
+    x = slide.to_level_coordinate(x, level);
+    y = slide.to_level_coordinate(y, level);
+  }
+  Status s;
+  {
+    nb::gil_scoped_release release;
+    s = slide.read_planes(level, x, y, view.width, view.height, std::move(selection), view, options(fill, use_cache));
+  }
+  throw_if_error(s);
+}
+
 // Reads channels of one plane into a caller's C-contiguous (H, W, C) array of the image's sample type
 // (Slide::read_planes); (x, y) in level-0 pixels unless level_frame.
 void read_planes(const Slide& slide, int64_t x, int64_t y, int level, std::vector<int32_t> channels, int32_t z,
@@ -133,17 +149,7 @@ void read_planes(const Slide& slide, int64_t x, int64_t y, int level, std::vecto
   const auto sample = static_cast<int32_t>(out.itemsize());
   ImageView view{static_cast<uint8_t*>(out.data()), width * static_cast<int64_t>(out.shape(2)) * sample,
                  static_cast<int32_t>(width), static_cast<int32_t>(height), static_cast<int32_t>(out.shape(2)), {}, sample};
-  if (!level_frame && level >= 0 && level < slide.level_count()) {
-    x = slide.to_level_coordinate(x, level);
-    y = slide.to_level_coordinate(y, level);
-  }
-  Status s;
-  {
-    nb::gil_scoped_release release;
-    s = slide.read_planes(level, x, y, width, height, PlaneSelection{std::move(channels), z, t}, view,
-                          options(fill, use_cache));
-  }
-  throw_if_error(s);
+  read_planes_into(slide, x, y, level, PlaneSelection{std::move(channels), z, t}, view, fill, use_cache, level_frame);
 }
 
 // Reads channels of one plane into new device memory on `device`: an (H, W, C) buffer of the image's sample
@@ -170,17 +176,7 @@ DeviceBuffer read_planes_cuda(const Slide& slide, int64_t x, int64_t y, int leve
                    static_cast<uint8_t>(8 * sample)};
   ImageView view{raw, width * count * sample, static_cast<int32_t>(width), static_cast<int32_t>(height), count,
                  Device{DeviceType::kCuda, device}, sample};
-  if (!level_frame && level >= 0 && level < slide.level_count()) {
-    x = slide.to_level_coordinate(x, level);
-    y = slide.to_level_coordinate(y, level);
-  }
-  Status s;
-  {
-    nb::gil_scoped_release release;
-    s = slide.read_planes(level, x, y, width, height, PlaneSelection{std::move(channels), z, t}, view,
-                          options(fill, use_cache));
-  }
-  throw_if_error(s);
+  read_planes_into(slide, x, y, level, PlaneSelection{std::move(channels), z, t}, view, fill, use_cache, level_frame);
   return out;
 }
 
