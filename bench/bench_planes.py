@@ -1,14 +1,15 @@
 """Channels at their own sample type against slideio 2.10 and bioio (its format plugin): a 4-channel uint16
 OME-TIFF (tifffile, deflate, 512-pixel tiles, SubIFD pyramid), a 4-channel GRAY16 Zeiss CZI (uncompressed
-1024-pixel subblocks, pyramid subblocks: slideio 2.10 reads no zstd CZI) and a 4-channel uint16 Olympus VSI
-(raw 512-pixel ETS tiles, the ETS pyramid; bioio-vsi is not run: it reads through Bio-Formats, whose jars
-it fetches from Maven), of real tissue (`ihc.png` tiled,
+1024-pixel subblocks, pyramid subblocks: slideio 2.10 reads no zstd CZI), a 4-channel uint16 Akoya QPTIFF
+(LZW 512-pixel tiles, a directory per channel and level) and a 4-channel uint16 Olympus VSI (raw 512-pixel
+ETS tiles, the ETS pyramid; bioio-vsi is not run: it reads through Bio-Formats, whose jars it fetches from
+Maven), of real tissue (`ihc.png` tiled,
 its colour channels and their inverses scaled to 16 bits; generated once into bench/data). Workloads: random
 256x256 level-0 patches of one channel and of all channels (a repetition ends after its patches or 15 s), and
 one whole channel at level 0 (tilewise also on every core, "tilewise-cores", its default for one region);
 caches off, one reading thread, each tool and workload in its own process.
 
-slideio and bioio (with bioio-ome-tiff and bioio-czi) run in a virtual environment of their own
+slideio and bioio (with bioio-ome-tiff, bioio-czi and bioio-qptiff) run in a virtual environment of their own
 (build/bench-peers, made on first use from PyPI): bioio-czi needs pylibCZIrw, which declares the cmake
 package as a dependency that would take the build's place in .venv. A peer that cannot be installed or
 fails is a FAILED row.
@@ -29,7 +30,7 @@ from common import bench_parser, DATA, REPO, Table, child_row, peak_rss_mib, pub
 sys.path.insert(0, str(REPO / "tests" / "data"))
 
 PEERS = REPO / "build" / "bench-peers"
-PEER_PACKAGES = ["slideio==2.10.*", "bioio>=3", "bioio-ome-tiff>=1.4", "bioio-czi>=3"]
+PEER_PACKAGES = ["slideio==2.10.*", "bioio>=3", "bioio-ome-tiff>=1.4", "bioio-czi>=3", "bioio-qptiff>=0.1"]
 CHANNELS = 4
 BUDGET_S = 15.0  # longest repetition of random patches
 
@@ -49,6 +50,7 @@ def slides(size: int) -> dict:
     made = {
         "OME-TIFF": (folder / "slide.ome.tif", "deflate, 512-pixel tiles", "OMETIFF", "bioio_ome_tiff"),
         "Zeiss CZI": (folder / "slide.czi", "uncompressed 1024-pixel subblocks", "CZI", "bioio_czi"),
+        "Akoya QPTIFF": (folder / "slide.qptiff", "LZW 512-pixel tiles", "QPTIFF", "bioio_qptiff"),
         "Olympus VSI": (folder / "slide.vsi", "raw 512-pixel ETS tiles", "VSI", ""),
     }
     data = None
@@ -57,6 +59,7 @@ def slides(size: int) -> dict:
         if done.exists():
             continue
         import czi
+        import qptiff
         import tifffile
         import vsi
 
@@ -71,6 +74,8 @@ def slides(size: int) -> dict:
         elif name == "Zeiss CZI":
             path.write_bytes(czi.build_czi(data[None, :, None], tile=1024, levels=3, compression=0, tint=0,
                                            scenes=((0, 0, size // 1024, size // 1024),), origin=(0, 0)))
+        elif name == "Akoya QPTIFF":
+            qptiff.write_qptiff(path, data, names=["R", "G", "B", "inverse grey"], levels=3, tile=512)
         else:
             vsi.write_vsi(path, data[:, None], tile=512, codec="raw", levels=3)
         done.write_text("")
