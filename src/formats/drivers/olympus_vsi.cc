@@ -259,16 +259,23 @@ Result<StackImage> build_stack(const Stack& s, const Ets& e, std::shared_ptr<con
   return out;
 }
 
+// A stack of the metadata and the .ets file holding its pixels.
+struct StackFile {
+  Stack stack;
+  std::string path;
+  std::shared_ptr<const io::Source> source;
+  Ets ets;
+};
+
 // The stacks with .ets files paired with those files: each file, in stack-number order, with the first
 // remaining stack whose boundary its level-0 tiles cover.
-Result<std::vector<std::pair<Stack, std::string>>> match(const std::vector<Stack>& stacks,
-                                                         const std::vector<std::string>& files,
-                                                         std::vector<Ets>& ets, std::vector<std::string>& warnings) {
-  std::vector<const Stack*> open;
+Result<std::vector<StackFile>> match(const std::vector<Stack>& stacks, const std::vector<std::string>& files,
+                                     std::vector<std::string>& warnings) {
+  std::vector<const Stack*> unmatched;
   for (const Stack& s : stacks) {
-    if (s.external && (s.type == kImage || s.type == kOverview)) open.push_back(&s);
+    if (s.external && (s.type == kImage || s.type == kOverview)) unmatched.push_back(&s);
   }
-  std::vector<std::pair<Stack, std::string>> out;
+  std::vector<StackFile> out;
   for (const std::string& file : files) {
     TW_ASSIGN_OR_RETURN(std::shared_ptr<const io::Source> src, io::open_file(file));
     auto read = olympus::read_ets(*src);
@@ -284,15 +291,14 @@ Result<std::vector<std::pair<Stack, std::string>>> match(const std::vector<Stack
     auto fits = [&](const Stack* s) {
       return s->width >= w0 && s->width <= w0 + read->tile_width && s->height >= h0 && s->height <= h0 + read->tile_height;
     };
-    auto it = std::find_if(open.begin(), open.end(), fits);
-    if (it == open.end()) {
+    auto it = std::find_if(unmatched.begin(), unmatched.end(), fits);
+    if (it == unmatched.end()) {
       warnings.push_back(fs::path(file).parent_path().filename().string() + "/" + fs::path(file).filename().string() +
                          ": no stack of the metadata has its size: not read");
       continue;
     }
-    out.emplace_back(**it, file);
-    ets.push_back(std::move(read).value());
-    open.erase(it);
+    out.push_back({**it, file, std::move(src), std::move(read).value()});
+    unmatched.erase(it);
   }
   return out;
 }
@@ -311,13 +317,12 @@ Result<SlideModel> open(const Probe& probe) {
   SlideModel model;
   model.tiff = probe.tiff;
   model.vendor = "olympus";
-  std::vector<Ets> ets;
-  TW_ASSIGN_OR_RETURN(auto matched, match(*stacks, files, ets, model.warnings));
+  TW_ASSIGN_OR_RETURN(const std::vector<StackFile> matched, match(*stacks, files, model.warnings));
   std::vector<size_t> images;
   std::optional<size_t> overview;
   for (size_t i = 0; i < matched.size(); ++i) {
-    if (matched[i].first.type == kImage) images.push_back(i);
-    if (matched[i].first.type == kOverview && !overview) overview = i;
+    if (matched[i].stack.type == kImage) images.push_back(i);
+    if (matched[i].stack.type == kOverview && !overview) overview = i;
   }
   if (images.empty()) {
     return corrupt(std::string(kWhat) + ": none of its " + std::to_string(files.size()) +
@@ -325,14 +330,15 @@ Result<SlideModel> open(const Probe& probe) {
   }
   if (images.size() > 1) {
     for (size_t i : images) {
-      const Stack& s = matched[i].first;
+      const Stack& s = matched[i].stack;
       model.scenes.push_back({s.name.empty() ? "Image " + std::to_string(model.scenes.size()) : s.name, s.width, s.height});
     }
   }
   const size_t chosen = images[probe.scene && size_t(*probe.scene) < images.size() ? size_t(*probe.scene) : 0];
-  const auto& [stack, file] = matched[chosen];
-  TW_ASSIGN_OR_RETURN(std::shared_ptr<const io::Source> src, io::open_file(file));
-  auto image = build_stack(stack, ets[chosen], src);
+  const StackFile& main = matched[chosen];
+  const Stack& stack = main.stack;
+  const std::string& file = main.path;
+  auto image = build_stack(stack, main.ets, main.source);
   if (!image.ok()) return image.status().with_context(file);
   model.axes = image->axes;
   model.background = image->background;
@@ -345,8 +351,8 @@ Result<SlideModel> open(const Probe& probe) {
     model.planes.push_back({c, model.axes.rgb ? 3 : 1, z, t, std::move(levels)});
   }
   if (overview) {
-    auto source = io::open_file(matched[*overview].second);
-    auto macro = source.ok() ? build_stack(matched[*overview].first, ets[*overview], *source) : Result<StackImage>(source.status());
+    const StackFile& o = matched[*overview];
+    auto macro = build_stack(o.stack, o.ets, o.source);
     if (!macro.ok() || !macro->axes.rgb || macro->planes.size() != 1) {
       model.warnings.push_back("the overview stack is not read: " +
                                (macro.ok() ? std::string("not one RGB plane") : macro.status().message()));
