@@ -221,7 +221,9 @@ Result<const uint8_t*> CpuDecoder::lossless_samples(std::span<const uint8_t> dat
       break;
     }
     case Compression::kLzw: {
-      TW_ASSIGN_OR_RETURN(produced, lzw_decode(data, {scratch_.data(), whole}));
+      // A stream decoded in order: only the rows asked for (a window in a tile's top part stops early);
+      // byte planes need the whole chunk.
+      TW_ASSIGN_OR_RETURN(produced, lzw_decode(data, {scratch_.data(), desc.split_bytes ? whole : needed}));
       break;
     }
     case Compression::kJpegLs: {

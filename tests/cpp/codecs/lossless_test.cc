@@ -3,6 +3,7 @@
 #include <libdeflate.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -113,6 +114,35 @@ TEST(Lzw, LongRepetitiveStreamsCrossEveryCodeWidth) {
   ASSERT_TRUE(n.ok()) << n.status().message();
   EXPECT_EQ(*n, data.size());
   EXPECT_EQ(out, data);
+}
+
+TEST(Lzw, LongStringsAndEveryCutGiveTheStreamsFirstBytes) {
+  // Runs of one byte make strings far longer than 16 bytes and codes defined by themselves (KwKwK); a ramp
+  // and noise between make short ones.
+  std::vector<uint8_t> data;
+  std::mt19937 rng(9);
+  for (int part = 0; part < 40; ++part) {
+    data.insert(data.end(), static_cast<size_t>(50 + part * 37), static_cast<uint8_t>(part * 5));
+    for (int i = 0; i < 60; ++i) data.push_back(static_cast<uint8_t>(part % 2 ? i : rng() % 256));
+  }
+  auto encoded = lzw_compress(data);
+  std::vector<uint8_t> out(data.size());
+  auto n = lzw_decode(encoded, out);
+  ASSERT_TRUE(n.ok()) << n.status().message();
+  ASSERT_EQ(*n, data.size());
+  EXPECT_EQ(out, data);
+  std::vector<size_t> sizes;
+  for (size_t size = 0; size <= 80; ++size) sizes.push_back(size);
+  for (size_t size = 1000; size < data.size(); size += 997) sizes.push_back(size);
+  for (size_t size : sizes) {
+    std::vector<uint8_t> small(size + 32, 0xAB);
+    auto got = lzw_decode(encoded, std::span<uint8_t>(small.data(), size));
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    EXPECT_EQ(*got, size);
+    EXPECT_TRUE(std::equal(small.begin(), small.begin() + static_cast<long>(size), data.begin())) << size;
+    EXPECT_TRUE(std::all_of(small.begin() + static_cast<long>(size), small.end(), [](uint8_t b) { return b == 0xAB; }))
+        << "written past the end at " << size;
+  }
 }
 
 TEST(Lzw, CutsOverlongStreamsAtTheChunksEndAndRefusesInvalidCodes) {
