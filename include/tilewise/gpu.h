@@ -31,7 +31,7 @@ struct GpuStats {
   uint64_t loader_gpu_reads = 0;    // those batch reads
   uint64_t loader_cpu_regions = 0;  // regions device loaders' CPU helpers read (uploaded with their batch)
   // Regions of channels and planes (Slide::read_planes into device memory) decoded on the CPU and uploaded:
-  // the lanes decode RGB tiles only.
+  // their tiles are of a codec the lanes do not decode into samples (only grey JPEG 2000 and grey JPEG).
   uint64_t host_plane_regions = 0;
 };
 GpuStats gpu_stats(int device = 0);

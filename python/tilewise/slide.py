@@ -370,8 +370,9 @@ class Slide:
         16-bit samples by their high byte) of its default plane. Pixels outside the level are ``fill`` in RGB (default: the format's background, white), 0 in
         channels. With ``out``, reads into that array (C-contiguous pixels, of the result's shape and type)
         instead. With ``device="cuda[:N]"`` the result is a :class:`DeviceArray` in GPU memory; channels and planes
-        go there decoded on the CPU and uploaded once (the GPU decoders take RGB tiles only; ``gpu_stats`` counts
-        them as ``host_plane_regions``), and ``out`` is for host reads only.
+        of grey JPEG 2000 and grey JPEG tiles are decoded there by nvImageCodec, those of other codecs decoded on
+        the CPU and uploaded once (``gpu_stats`` counts them as ``host_plane_regions``); ``out`` is for host
+        reads only.
         """
         kind, index = _gpu.parse_device(device)
         x, y = _pair(location, "location")

@@ -93,5 +93,25 @@ ventana.write_bif(d + "ventana.bif", small, [(40, 36, 6, 4), (800, 480, 4, 3)], 
 trestle.write_trestle(d + "trestle.tif", small)
 sakura.write_svslide(d + "sakura.svslide", small, tile=128, levels=3)
 czi.write_czi(d + "zeiss.czi", small, compression=6, overlap=(16, 8), scenes=((0, 0, 5, 3), (700, 400, 4, 3)))
+# Channels and planes of the GPU's grey decoders: Olympus VSI of 3 channels x 2 focal planes, a gradient
+# with a little noise, in grey JPEG 2000 (16-bit, 12-bit precision, 8-bit) and grey JPEG.
+import numpy as np
+import vsi
+rng = np.random.default_rng(7)
+yy, xx = np.mgrid[0:600, 0:800]
+smooth = (xx * 3 + yy * 2) / (800 * 3 + 600 * 2)
+for codec, dtype in (("j2k", np.uint16), ("j2k12", np.uint16), ("j2k", np.uint8), ("jpeg", np.uint8)):
+    top = 4095 if codec == "j2k12" else np.iinfo(dtype).max
+    world = np.stack([np.stack([(smooth * 0.97 + rng.random((600, 800)) * 0.03) * top * (c + 1) / 3
+                                for _ in range(2)]) for c in range(3)]).astype(dtype)
+    vsi.write_vsi(d + f"planes_{codec}_{np.dtype(dtype).name}.vsi", world, tile=128, codec=codec)
+# The same of 512-pixel tiles, 2 channels of 2,048 x 1,536 (bench/diag/planes_gpu_time.py).
+rng = np.random.default_rng(3)
+yy, xx = np.mgrid[0:1536, 0:2048]
+smooth = (xx * 3 + yy * 2) / (2048 * 3 + 1536 * 2)
+world = np.stack([np.stack([(smooth * 0.98 + rng.random((1536, 2048)) * 0.02) * 65535 * (c + 1) / 2])
+                  for c in range(2)]).astype(np.uint16)
+vsi.write_vsi(d + "big_j2k_uint16.vsi", world, tile=512, codec="j2k")
+vsi.write_vsi(d + "big_jpeg_uint8.vsi", (world >> 8).astype(np.uint8), tile=512, codec="jpeg")
 PY
 du -sh .gpu/* .gpu

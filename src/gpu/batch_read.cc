@@ -71,7 +71,7 @@ class GroupRead {
       tiles_[i].in_place = single(i) && context_.in_place() && only.whole && !only.padded_rows;
     }
     TileHold hold(context_.ops(), stream_, any.tile_bytes(), caching ? context_.tile_cache() : nullptr);
-    TW_RETURN_IF_ERROR(hold.reserve(tiles_, slide_uid_, any.request.cache_level));
+    TW_RETURN_IF_ERROR(hold.reserve(tiles_, slide_uid_, region::tile_cache_level(any.request)));
 
     // The tiles to decode (not cache hits), their bytes read on the pool.
     std::vector<size_t> todo;
@@ -214,8 +214,10 @@ std::vector<Status> DeviceRegionReader::read_batch(std::span<const region::Regio
   if (requests.empty()) return statuses;
   const region::RegionRequest& first = requests.front();
   for (const region::RegionRequest& r : requests) {
-    if (r.level != first.level || r.out.device.index != first.out.device.index || r.out.device.is_cpu()) {
-      statuses.assign(requests.size(), invalid_argument("a batch read takes regions of one level into one device"));
+    if (r.level != first.level || r.out.device.index != first.out.device.index || r.out.device.is_cpu() ||
+        r.out.is_rgb8() != first.out.is_rgb8()) {
+      statuses.assign(requests.size(),
+                      invalid_argument("a batch read takes regions of one level into one device, all RGB or all samples"));
       return statuses;
     }
   }
@@ -262,7 +264,11 @@ std::vector<Status> DeviceRegionReader::read_planned(std::span<const region::Reg
     if (!statuses[i].ok()) continue;
     reads.push_back(DeviceRead{context, req, plans[i], fetcher, stream->get(), i});
     const DeviceRead& read = reads.back();
-    auto fill = [&](const region::Rect& r) {
+    auto fill = [&](const region::Rect& r) {  // the RGB rendering's background, or samples of 0
+      if (!req.out.is_rgb8()) {
+        return ops.clear(read.at(r.x0, r.y0), read.pitch(), static_cast<size_t>(r.width()) * read.pixel_bytes(),
+                         static_cast<int32_t>(r.height()), read.stream);
+      }
       return ops.fill(read.at(r.x0, r.y0), read.pitch(), static_cast<int32_t>(r.width()),
                       static_cast<int32_t>(r.height()), req.fill.data(), read.stream);
     };
@@ -273,7 +279,7 @@ std::vector<Status> DeviceRegionReader::read_planned(std::span<const region::Reg
       if (t.empty && statuses[i].ok()) statuses[i] = fill(t.need);
     }
   }
-  if (!reads.empty() && !context.can_decode(requests.front().level->desc).ok()) {
+  if (!reads.empty() && !context.can_decode_into(requests.front().level->desc, requests.front().out).ok()) {
     // A codec the lanes do not take: each region's windows decoded on the CPU and uploaded.
     for (const DeviceRead& read : reads) {
       std::vector<DeviceTile> tiles;

@@ -12,9 +12,10 @@ DeviceCopy crop_of(const DeviceRead& read, const DeviceTile& tile, const uint8_t
   const region::Rect& need = tile.planned.need;
   const region::Rect& bounds = tile.planned.bounds;
   const int64_t tw = read.request.level->desc.width;
-  const uint8_t* src = tile_pixels + (need.y0 - bounds.y0) * tw * 3 + (need.x0 - bounds.x0) * 3;
-  return DeviceCopy{read.at(need.x0, need.y0), src, read.pitch(), static_cast<size_t>(tw) * 3,
-                    static_cast<int32_t>(need.width() * 3), static_cast<int32_t>(need.height())};
+  const int64_t px = static_cast<int64_t>(read.pixel_bytes());
+  const uint8_t* src = tile_pixels + (need.y0 - bounds.y0) * tw * px + (need.x0 - bounds.x0) * px;
+  return DeviceCopy{read.at(need.x0, need.y0), src, read.pitch(), static_cast<size_t>(tw * px),
+                    static_cast<int32_t>(need.width() * px), static_cast<int32_t>(need.height())};
 }
 
 Status make_lane_job(const DeviceRead& read, const TileHold& hold, DeviceTile& t, int64_t cpu_pixels, LaneJob& job) {
@@ -31,12 +32,20 @@ Status make_lane_job(const DeviceRead& read, const TileHold& hold, DeviceTile& t
     r.out.data = read.at(t.planned.bounds.x0, t.planned.bounds.y0);
   } else {
     r.out.data = hold.pixels(t);
-    r.out.stride = int64_t{desc.width} * 3;
+    r.out.stride = int64_t{desc.width} * static_cast<int64_t>(read.pixel_bytes());
   }
   return Status();
 }
 
 namespace {
+
+// A packed host view of `width` x `height` pixels like the read's output (RGB, or the level's samples) over
+// `host`.
+ImageView host_view(const DeviceRead& read, std::vector<uint8_t>& host, int32_t width, int32_t height) {
+  const ImageView& out = read.request.out;
+  return ImageView{host.data(), int64_t{width} * static_cast<int64_t>(out.pixel_bytes()), width, height, out.channels,
+                   {}, out.sample_bytes};
+}
 
 // Runs part(p) for each p in [0, parts) as its own task on the decode pool; returns the first error.
 Status parallel_parts(size_t parts, const std::function<Status(size_t)>& part) {
@@ -58,13 +67,14 @@ Status upload_cpu_tile(const DeviceRead& read, const DeviceTile& tile, uint8_t* 
                        Stream stream, std::span<const uint8_t> bytes) {
   const int32_t tw = read.request.level->desc.width;
   const int32_t rows = tile.planned.tile.valid_rows();
-  host.resize(static_cast<size_t>(tw) * static_cast<size_t>(rows) * 3);
-  const ImageView view{host.data(), int64_t{tw} * 3, tw, rows, 3, {}};
+  const size_t row = static_cast<size_t>(tw) * read.pixel_bytes();
+  host.resize(row * static_cast<size_t>(rows));
+  const ImageView view = host_view(read, host, tw, rows);
   TW_RETURN_IF_ERROR(bytes.empty() ? read.fetcher.decode(tile.planned.tile, view)
                                    : read.fetcher.decode(tile.planned.tile, bytes, view));
   DeviceOps& ops = read.context.ops();
-  TW_RETURN_IF_ERROR(ops.copy_2d(dst, static_cast<size_t>(tw) * 3, host.data(), static_cast<size_t>(tw) * 3, tw * 3,
-                                 rows, /*src_on_host=*/true, stream));
+  TW_RETURN_IF_ERROR(ops.copy_2d(dst, row, host.data(), row, static_cast<int32_t>(row), rows, /*src_on_host=*/true,
+                                 stream));
   return ops.synchronize(stream);
 }
 
@@ -116,14 +126,15 @@ Status upload_cpu_window(const DeviceRead& read, const DeviceTile& tile, std::ve
   const region::Rect& bounds = tile.planned.bounds;
   const int32_t w = static_cast<int32_t>(need.width());
   const int32_t h = static_cast<int32_t>(need.height());
-  host.resize(static_cast<size_t>(w) * static_cast<size_t>(h) * 3);
-  const ImageView view{host.data(), int64_t{w} * 3, w, h, 3, {}};
+  host.resize(static_cast<size_t>(w) * static_cast<size_t>(h) * read.pixel_bytes());
+  const ImageView view = host_view(read, host, w, h);
   const auto x = static_cast<int32_t>(need.x0 - bounds.x0), y = static_cast<int32_t>(need.y0 - bounds.y0);
+  const size_t row = static_cast<size_t>(w) * read.pixel_bytes();
   TW_RETURN_IF_ERROR(bytes.empty() ? read.fetcher.decode_window(tile.planned.tile, view, x, y)
                                    : read.fetcher.decode_window(tile.planned.tile, bytes, view, x, y));
   DeviceOps& ops = read.context.ops();
-  TW_RETURN_IF_ERROR(ops.copy_2d(read.at(need.x0, need.y0), read.pitch(), host.data(), static_cast<size_t>(w) * 3,
-                                 w * 3, h, /*src_on_host=*/true, stream));
+  TW_RETURN_IF_ERROR(ops.copy_2d(read.at(need.x0, need.y0), read.pitch(), host.data(), row, static_cast<int32_t>(row), h,
+                                 /*src_on_host=*/true, stream));
   return ops.synchronize(stream);
 }
 

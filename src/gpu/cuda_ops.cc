@@ -234,6 +234,17 @@ class CudaOps final : public DeviceOps {
     cudaError_t e = launch_fill_rgb(dst, pitch, width, height, rgb, static_cast<cudaStream_t>(s));
     return e == cudaSuccess ? Status() : cuda_error("fill", e);
   }
+  Status clear(uint8_t* dst, size_t pitch, size_t width_bytes, int32_t height, Stream s) override {
+    if (width_bytes == 0 || height <= 0) return Status();
+    cudaError_t e = cudaSetDevice(device_);
+    if (e == cudaSuccess) e = cudaMemset2DAsync(dst, pitch, 0, width_bytes, static_cast<size_t>(height), static_cast<cudaStream_t>(s));
+    return e == cudaSuccess ? Status() : cuda_error("clear", e);
+  }
+  Status copy_samples(const SampleCopy& c, Stream s) override {
+    cudaError_t e = cudaSetDevice(device_);
+    if (e == cudaSuccess) e = launch_copy_samples(c, static_cast<cudaStream_t>(s));
+    return e == cudaSuccess ? Status() : cuda_error("copy samples", e);
+  }
   Status copy_2d(uint8_t* dst, size_t dst_pitch, const uint8_t* src, size_t src_pitch, int32_t width_bytes,
                  int32_t height, bool src_on_host, Stream s) override {
     cudaError_t e = cudaSetDevice(device_);  // callers may be pool threads (the split region's row uploads)

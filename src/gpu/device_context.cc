@@ -28,6 +28,9 @@ class CudaContext final : public DeviceContext {
 
   DeviceOps& ops() override { return ops_; }
   Status can_decode(const codecs::TileDesc& desc) const override { return codecs::nvimgcodec::supports(desc); }
+  Status can_decode_samples(const codecs::TileDesc& desc) const override {
+    return codecs::nvimgcodec::supports_samples(desc);
+  }
   DeviceTileCache* tile_cache() override { return &cache_; }
   Scheduler& scheduler() override { return scheduler_; }
 

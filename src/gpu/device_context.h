@@ -14,6 +14,7 @@
 #include "gpu/device_tile_cache.h"
 #include "gpu/scheduler.h"
 #include "gpu/tile_lanes.h"
+#include "tilewise/image_view.h"
 #include "tilewise/status.h"
 
 namespace tilewise::gpu {
@@ -25,6 +26,16 @@ class DeviceContext {
   // Ok when the lanes' decoders take tiles of this description, else the reason (those tiles are decoded on
   // the CPU and uploaded).
   virtual Status can_decode(const codecs::TileDesc& desc) const = 0;
+  // The same for reads of the tiles' own samples (views that are not 8-bit RGB: channels and planes at their
+  // sample type). None by default.
+  virtual Status can_decode_samples(const codecs::TileDesc& desc) const {
+    (void)desc;
+    return unsupported("gpu: no GPU decoder for tiles read as samples");
+  }
+  // can_decode or can_decode_samples, by what `out` takes.
+  Status can_decode_into(const codecs::TileDesc& desc, const ImageView& out) const {
+    return out.is_rgb8() ? can_decode(desc) : can_decode_samples(desc);
+  }
   // The lanes, started on first use.
   virtual Result<TileLanes*> lanes() = 0;
   // The device tile cache for tiles cut by a region (nullptr: none).

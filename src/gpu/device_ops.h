@@ -30,6 +30,8 @@ class DeviceOps {
   virtual Result<Stream> acquire_stream() = 0;  // a non-blocking stream on loan
   virtual void return_stream(Stream s) = 0;
   virtual Status fill(uint8_t* dst, size_t pitch, int32_t width, int32_t height, const uint8_t rgb[3], Stream s) = 0;
+  // Sets height rows of width_bytes to 0 (the background of samples read as stored).
+  virtual Status clear(uint8_t* dst, size_t pitch, size_t width_bytes, int32_t height, Stream s) = 0;
   // Copies height rows of width_bytes; src is host memory when src_on_host (an upload), else device memory.
   virtual Status copy_2d(uint8_t* dst, size_t dst_pitch, const uint8_t* src, size_t src_pitch, int32_t width_bytes,
                          int32_t height, bool src_on_host, Stream s) = 0;
@@ -38,6 +40,17 @@ class DeviceOps {
   virtual Status copy_batch(std::span<const DeviceCopy> copies, Stream s) {
     for (const DeviceCopy& c : copies) {
       TW_RETURN_IF_ERROR(copy_2d(c.dst, c.dst_pitch, c.src, c.src_pitch, c.width_bytes, c.height, false, s));
+    }
+    return Status();
+  }
+  // Copies sample `c.from_sample` of every pixel of c.src to sample `c.to_sample` of the pixel of c.dst at the
+  // same place (device to device). The default makes a copy_2d per row (each pixel a "row" of one sample);
+  // the CUDA implementation launches one kernel.
+  virtual Status copy_samples(const SampleCopy& c, Stream s) {
+    for (int32_t y = 0; y < c.height; ++y) {
+      TW_RETURN_IF_ERROR(copy_2d(c.dst + static_cast<size_t>(y) * c.dst_pitch + c.to_sample * c.sample_bytes,
+                                 c.to_pixel, c.src + static_cast<size_t>(y) * c.src_pitch + c.from_sample * c.sample_bytes,
+                                 c.from_pixel, c.sample_bytes, c.width, false, s));
     }
     return Status();
   }

@@ -32,14 +32,18 @@ struct DeviceRead {
   Stream stream;  // the read's own stream (fills, crops, uploads)
   size_t request_index = 0;  // in a batch read: the request's index
   size_t pitch() const { return static_cast<size_t>(request.out.stride); }
+  // Bytes per output pixel: 3 for the RGB rendering, else the level's samples (channels and planes).
+  size_t pixel_bytes() const { return request.out.pixel_bytes(); }
   // The output pixel at level-frame (x, y).
   uint8_t* at(int64_t x, int64_t y) const { return request.out.pixel(plan.out_x(x), plan.out_y(y)); }
   size_t tile_bytes() const {
-    return static_cast<size_t>(request.level->desc.width) * static_cast<size_t>(request.level->desc.height) * 3;
+    return static_cast<size_t>(request.level->desc.width) * static_cast<size_t>(request.level->desc.height) *
+           pixel_bytes();
   }
 };
 
-// Ok when request.out can hold the region (8-bit RGB, large enough).
+// Ok when request.out can hold the region: large enough, 8-bit RGB (the rendering) or the level's own samples
+// (desc.samples_per_pixel channels of desc.bits_per_sample bits).
 Status check_output(const region::RegionRequest& request);
 
 }  // namespace tilewise::gpu

@@ -19,6 +19,7 @@ class NoDevice final : public DeviceOps {
   Result<Stream> acquire_stream() override { return not_built(); }
   void return_stream(Stream) override {}
   Status fill(uint8_t*, size_t, int32_t, int32_t, const uint8_t[3], Stream) override { return not_built(); }
+  Status clear(uint8_t*, size_t, size_t, int32_t, Stream) override { return not_built(); }
   Status copy_2d(uint8_t*, size_t, const uint8_t*, size_t, int32_t, int32_t, bool, Stream) override {
     return not_built();
   }

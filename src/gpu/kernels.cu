@@ -38,6 +38,17 @@ __global__ void copy_batch_kernel(const __grid_constant__ CopyTable table) {
   }
 }
 
+// One thread per pixel: sample `from_sample` of the source pixel to sample `to_sample` of the output pixel.
+template <typename T>
+__global__ void copy_samples_kernel(const SampleCopy c) {
+  const int32_t x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int32_t y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= c.width || y >= c.height) return;
+  const uint8_t* s = c.src + static_cast<size_t>(y) * c.src_pitch + static_cast<size_t>(x) * c.from_pixel;
+  uint8_t* d = c.dst + static_cast<size_t>(y) * c.dst_pitch + static_cast<size_t>(x) * c.to_pixel;
+  reinterpret_cast<T*>(d)[c.to_sample] = reinterpret_cast<const T*>(s)[c.from_sample];
+}
+
 dim3 grid_for(int32_t width, int32_t height, dim3 block) {
   return dim3((width + block.x - 1) / block.x, (height + block.y - 1) / block.y);
 }
@@ -57,6 +68,19 @@ cudaError_t launch_fill_rgb(uint8_t* dst, size_t pitch, int32_t width, int32_t h
 }  // namespace tilewise::gpu
 
 namespace tilewise::gpu {
+
+cudaError_t launch_copy_samples(const SampleCopy& c, cudaStream_t stream) {
+  if (c.width <= 0 || c.height <= 0) return cudaSuccess;
+  const dim3 block(32, 8);
+  const dim3 grid = grid_for(c.width, c.height, block);
+  switch (c.sample_bytes) {
+    case 1: copy_samples_kernel<uint8_t><<<grid, block, 0, stream>>>(c); break;
+    case 2: copy_samples_kernel<uint16_t><<<grid, block, 0, stream>>>(c); break;
+    case 4: copy_samples_kernel<uint32_t><<<grid, block, 0, stream>>>(c); break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
 
 cudaError_t launch_copy_batch(const DeviceCopy* copies, size_t count, cudaStream_t stream) {
   CopyTable table;

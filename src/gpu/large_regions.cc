@@ -19,7 +19,7 @@ std::optional<Scheduler::Side> DeviceRegionReader::large_route(const region::Reg
                                                               const region::RegionPlan& plan,
                                                               DeviceContext& context) const {
   if (static_cast<int64_t>(plan.tiles.size()) < kLargeRegionTiles || plan.inside.empty()) return std::nullopt;
-  if (!context.can_decode(req.level->desc).ok()) return std::nullopt;
+  if (!context.can_decode_into(req.level->desc, req.out).ok()) return std::nullopt;
   return context.scheduler().route_large_region();
 }
 
@@ -42,7 +42,7 @@ Status DeviceRegionReader::read_on_cpu(const region::RegionRequest& req, const r
   // band's upload after the last band and joined the pool once per band.)
   DeviceOps& ops = context.ops();
   TW_ASSIGN_OR_RETURN(StreamLease stream, StreamLease::acquire(ops));
-  const size_t row_bytes = static_cast<size_t>(req.width) * 3;
+  const size_t row_bytes = static_cast<size_t>(req.width) * req.out.pixel_bytes();
   TW_ASSIGN_OR_RETURN(Staging staging, Staging::allocate(&ops, row_bytes * static_cast<size_t>(req.height)));
   auto upload = [&](int64_t y0, int64_t y1) {  // output rows [y0, y1)
     return staging.upload_rows(req.out.row(y0), static_cast<size_t>(req.out.stride), static_cast<size_t>(y0) * row_bytes,
@@ -72,7 +72,7 @@ Status DeviceRegionReader::read_on_cpu(const region::RegionRequest& req, const r
   };
   region::RegionRequest part = req;
   part.out = ImageView{staging.data(), static_cast<int64_t>(row_bytes), static_cast<int32_t>(req.width),
-                       static_cast<int32_t>(req.height), 3, Device{}};
+                       static_cast<int32_t>(req.height), req.out.channels, Device{}, req.out.sample_bytes};
   part.on_tile_done = &done;
   Status s = region::HostRegionReader(model_, slide_uid_).read(part);
   // The rows no tile covers (background above or below the level) go after the read.

@@ -5,9 +5,11 @@
 namespace tilewise::gpu {
 
 Status check_output(const region::RegionRequest& req) {
-  if (!req.out.is_rgb8() || req.out.width < req.width || req.out.height < req.height ||
-      req.out.stride < req.width * 3) {
-    return invalid_argument("output buffer is smaller than the region or not an 8-bit RGB buffer");
+  const codecs::TileDesc& desc = req.level->desc;
+  const bool samples = req.out.channels == desc.samples_per_pixel && req.out.sample_bytes * 8 == desc.bits_per_sample;
+  if (!(req.out.is_rgb8() || samples) || req.out.width < req.width || req.out.height < req.height ||
+      req.out.stride < req.width * static_cast<int64_t>(req.out.pixel_bytes())) {
+    return invalid_argument("output buffer is smaller than the region or neither 8-bit RGB nor the level's samples");
   }
   return Status();
 }

@@ -73,16 +73,14 @@ void Scheduler::record_cpu_decode(CodecClass c, double seconds, int64_t pixels) 
   if (pixels > 0) update(cpu_pixel_[index(c)], seconds / static_cast<double>(pixels));
 }
 
-double Scheduler::LargeSide::rate() const {
+double SideRace::Rates::best() const {
   double best = 0;
   for (const auto& r : recent) best = std::max(best, r.load(std::memory_order_relaxed));
   return best;
 }
 
-Scheduler::Side Scheduler::route_large_region() {
-  if (policy_ == internal::GpuPolicy::kGpu) return Side::kLanes;
-  if (policy_ == internal::GpuPolicy::kCpu) return Side::kCpu;
-  const uint64_t n = large_reads_.fetch_add(1, std::memory_order_relaxed);
+ReadSide SideRace::route(uint64_t remeasure_every) {
+  const uint64_t n = routed_.fetch_add(1, std::memory_order_relaxed);
   const uint64_t first = first_reads_.load(std::memory_order_relaxed);
   bool to_lanes;
   if (lanes_.reads.load(std::memory_order_relaxed) < first) {
@@ -90,26 +88,50 @@ Scheduler::Side Scheduler::route_large_region() {
   } else if (cpu_.reads.load(std::memory_order_relaxed) < first) {
     to_lanes = false;
   } else {
-    to_lanes = (lanes_.rate() >= cpu_.rate()) != (n % kRemeasureEvery == kRemeasureEvery - 1);
+    to_lanes = (lanes_.best() >= cpu_.best()) != (n % remeasure_every == remeasure_every - 1);
   }
-  return to_lanes ? Side::kLanes : Side::kCpu;
+  return to_lanes ? ReadSide::kLanes : ReadSide::kCpu;
 }
 
-void Scheduler::record_large_read(Side side, double pixels, double seconds) {
-  if (pixels <= 0 || seconds <= 0) return;
-  LargeSide& s = side == Side::kLanes ? lanes_ : cpu_;
-  // The first read of a side sets it up (the lanes' decoders and their buffers, pinned staging).
+void SideRace::record(ReadSide side, double amount, double seconds) {
+  if (amount <= 0 || seconds <= 0) return;
+  Rates& s = side == ReadSide::kLanes ? lanes_ : cpu_;
   const uint64_t n = s.reads.fetch_add(1, std::memory_order_relaxed);
-  if (n > 0) s.recent[n % kRecent].store(pixels / seconds, std::memory_order_relaxed);
+  if (n > 0) s.recent[n % kRecent].store(amount / seconds, std::memory_order_relaxed);
 }
 
-void Scheduler::reset_large_regions(int first_reads) {
-  for (LargeSide* side : {&lanes_, &cpu_}) {
+void SideRace::reset(int first_reads) {
+  for (Rates* side : {&lanes_, &cpu_}) {
     for (auto& r : side->recent) r.store(0, std::memory_order_relaxed);
     side->reads.store(0, std::memory_order_relaxed);
   }
-  large_reads_.store(0, std::memory_order_relaxed);
+  routed_.store(0, std::memory_order_relaxed);
   first_reads_.store(static_cast<uint64_t>(std::max(0, first_reads)), std::memory_order_relaxed);
+}
+
+Scheduler::Side Scheduler::forced_or(SideRace& race) {
+  if (policy_ == internal::GpuPolicy::kGpu) return Side::kLanes;
+  if (policy_ == internal::GpuPolicy::kCpu) return Side::kCpu;
+  return race.route(kRemeasureEvery);
+}
+
+Scheduler::Side Scheduler::route_large_region() { return forced_or(large_); }
+
+void Scheduler::record_large_read(Side side, double pixels, double seconds) { large_.record(side, pixels, seconds); }
+
+void Scheduler::reset_large_regions(int first_reads) { large_.reset(first_reads); }
+
+SideRace& Scheduler::plane_race(CodecClass c, int64_t tile_pixels) {
+  const size_t size = tile_pixels <= 128 * 128 ? 0 : tile_pixels <= 256 * 256 ? 1 : tile_pixels <= 512 * 512 ? 2 : 3;
+  return planes_[index(c)][size];
+}
+
+Scheduler::Side Scheduler::route_plane_read(CodecClass c, int64_t tile_pixels) {
+  return forced_or(plane_race(c, tile_pixels));
+}
+
+void Scheduler::record_plane_read(CodecClass c, int64_t tile_pixels, Side side, double samples, double seconds) {
+  plane_race(c, tile_pixels).record(side, samples, seconds);
 }
 
 LoaderPlan Scheduler::loader_plan(CodecClass c, int workers, int helpers, int gpu_run) const {

@@ -9,6 +9,11 @@
 //   large regions faster (route_large_region; bench/RESULTS.md, "Large regions routed by measured rates"):
 //   each side's rate is the best of its recent large reads (record_large_read), measured first on a few
 //   reads of each side, then by sending every kRemeasureEvery-th large read to the slower side.
+// - Channels and planes. A read of channels into device memory goes through the lanes (their decoders take
+//   the planes' grey tiles as samples) or is read on the CPU and uploaded, whichever has read them faster,
+//   per codec class and tile size, by the same race as large regions (route_plane_read, record_plane_read):
+//   nvJPEG2000 loses to 16 cores on 128-pixel tiles and wins on 512-pixel ones (bench/RESULTS.md,
+//   "Channels to the device").
 // - Device loaders. How many of a loader's workers read whole regions on the CPU beside the GPU's batch
 //   reads, and how the GPU claims its part of a batch (loader_plan; bench/RESULTS.md, "Helpers by codec",
 //   "JPEG 2000's GPU in small runs"); the helpers' share of a batch, learnt from each batch's outcome and kept
@@ -56,12 +61,38 @@ struct LoaderPlan {
   double helper_share = 0;   // the helpers' planned part of a batch (gpu_run == 0)
 };
 
+// Which side reads a whole region: the GPU's decode lanes, or the CPU's cores (then one upload).
+enum class ReadSide { kLanes, kCpu };
+
+// Two sides racing for one kind of whole read: each side's rate is the best of its last kRecent timed reads,
+// measured first on `first_reads` reads of each side (the lanes first); then the faster side reads, the
+// slower one every remeasure_every-th read so that its rate stays current. Lock-free (relaxed atomics).
+class SideRace {
+ public:
+  static constexpr size_t kRecent = 8;
+  explicit SideRace(int first_reads = 3) : first_reads_(static_cast<uint64_t>(first_reads)) {}
+  ReadSide route(uint64_t remeasure_every);
+  // A read of `amount` (pixels or samples) by `side` alone took `seconds`; its first read sets the side up
+  // (the lanes' decoders, pinned staging) and is not counted.
+  void record(ReadSide side, double amount, double seconds);
+  void reset(int first_reads);
+
+ private:
+  struct Rates {
+    std::atomic<double> recent[kRecent] = {};
+    std::atomic<uint64_t> reads{0};
+    double best() const;
+  };
+  Rates lanes_, cpu_;
+  std::atomic<uint64_t> routed_{0};
+  std::atomic<uint64_t> first_reads_;
+};
+
 class Scheduler {
  public:
   static constexpr uint64_t kRemeasureEvery = 16;
-  static constexpr size_t kRecent = 8;
 
-  static constexpr int kFirstLargeReads = 3;
+  static constexpr int kFirstLargeReads = 3;  // SideRace's default too
 
   explicit Scheduler(const Clock& clock = steady_seconds(), internal::GpuPolicy policy = internal::GpuPolicy::kAuto);
   Scheduler(const Scheduler&) = delete;
@@ -88,7 +119,7 @@ class Scheduler {
   double gpu_seconds_per_tile(CodecClass c) const { return gpu_tile_[index(c)].load(std::memory_order_relaxed); }
   double cpu_seconds_per_pixel(CodecClass c) const { return cpu_pixel_[index(c)].load(std::memory_order_relaxed); }
 
-  enum class Side { kLanes, kCpu };
+  using Side = ReadSide;
   // The side that reads the next large region whole.
   Side route_large_region();
   // A large region of `pixels` was read by `side` alone in `seconds` (its first read sets the side up and is
@@ -96,6 +127,10 @@ class Scheduler {
   void record_large_read(Side side, double pixels, double seconds);
   // Forgets the large-region rates: the next large reads measure both sides again, `first_reads` each.
   void reset_large_regions(int first_reads = kFirstLargeReads);
+  // The side that reads the next read of channels into device memory, of tiles of class `c` and
+  // `tile_pixels`, and its outcome (`samples`: pixels x channels).
+  Side route_plane_read(CodecClass c, int64_t tile_pixels);
+  void record_plane_read(CodecClass c, int64_t tile_pixels, Side side, double samples, double seconds);
 
   // The plan of a device loader of `workers` workers reading tiles of class `c`; `helpers` and `gpu_run`
   // override it when >= 0 (tests of the loader's scheduling).
@@ -112,27 +147,23 @@ class Scheduler {
   void count_loader_cpu_regions(int64_t regions);
   LoaderCounts loader_counts() const;
   // Regions of channels and planes read to the device through the host (decoded on the CPU, uploaded once):
-  // the lanes decode RGB tiles only.
+  // their codec is not the lanes', or the race routed them there.
   void count_host_plane_region() { host_plane_regions_.fetch_add(1, std::memory_order_relaxed); }
   uint64_t host_plane_regions() const { return host_plane_regions_.load(std::memory_order_relaxed); }
 
  private:
   static size_t index(CodecClass c) { return static_cast<size_t>(c); }
-  // A large-region side's rate: the best of its last kRecent timed reads (pixels per second; 0: none yet).
-  struct LargeSide {
-    std::atomic<double> recent[kRecent] = {};
-    std::atomic<uint64_t> reads{0};
-    double rate() const;
-  };
+  Side forced_or(SideRace& race);
+  // The plane race of class `c` and tiles of `tile_pixels`: up to 128^2, 256^2, 512^2, larger.
+  SideRace& plane_race(CodecClass c, int64_t tile_pixels);
 
   const Clock& clock_;
   const internal::GpuPolicy policy_;
   std::atomic<double> gpu_tile_[2] = {};  // 0: not measured yet
   // Optimistic start (10 ns per pixel, ~100 MPix/s per core): callers try, then learn the real cost.
   std::atomic<double> cpu_pixel_[2] = {10e-9, 10e-9};
-  LargeSide lanes_, cpu_;
-  std::atomic<uint64_t> large_reads_{0};
-  std::atomic<uint64_t> first_reads_{kFirstLargeReads};
+  SideRace large_{kFirstLargeReads};
+  SideRace planes_[2][4];
   std::atomic<double> helper_share_[2] = {0.25, 0.25};
   std::atomic<uint64_t> loader_gpu_regions_{0}, loader_gpu_reads_{0}, loader_cpu_regions_{0};
   std::atomic<uint64_t> host_plane_regions_{0};

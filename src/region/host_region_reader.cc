@@ -37,11 +37,6 @@ void copy_rect(const uint8_t* src, int64_t src_stride, const ImageView& dst, int
   }
 }
 
-// The tile cache's level id of a request: native reads keep their tiles apart from the RGB rendering's.
-int32_t cache_level_of(const RegionRequest& r) {
-  return r.out.is_rgb8() ? r.cache_level : r.cache_level + kNativeCacheLevels;
-}
-
 }  // namespace
 
 // A remote source (HTTP, S3) fetches the bytes of the region's tiles together, coalesced and in parallel,
@@ -115,7 +110,7 @@ std::vector<Status> HostRegionReader::read_batch(std::span<const RegionRequest> 
         const uint64_t tile_bytes = static_cast<uint64_t>(r.level->desc.width) *
                                     static_cast<uint64_t>(r.level->desc.height) * r.out.pixel_bytes();
         for (const PlannedTile& t : plan->tiles) {
-          if (t.empty || t.whole || (caching && cache.contains({slide_uid_, cache_level_of(r), t.tile.index()}))) continue;
+          if (t.empty || t.whole || (caching && cache.contains({slide_uid_, tile_cache_level(r), t.tile.index()}))) continue;
           shared.add_use(t.tile.index(), tile_bytes);  // a cached tile is served by the cache, as in read()
         }
       }
@@ -153,7 +148,7 @@ Status HostRegionReader::prepare(const RegionRequest& req, const RegionPlan& pla
     fill_rect(req.out, plan.out_x(band.x0), plan.out_y(band.y0), band.width(), band.height(), req.fill);
   }
   cache::TileCache& cache = cache::TileCache::global();
-  prefetch_tiles(plan, req.use_cache && cache.enabled(), cache_level_of(req));
+  prefetch_tiles(plan, req.use_cache && cache.enabled(), tile_cache_level(req));
   return Status();
 }
 
@@ -200,7 +195,7 @@ Status HostRegionReader::read_tile(const RegionRequest& req, const RegionPlan& p
     // A tile cut by the region's edge: from the cache; or decoded whole and cached when it was asked for
     // recently (see cache/tile_cache.h, "Admission") or when a window costs about as much as the whole
     // tile (admit_on_first_use above); or else only the window the region needs, straight into the output.
-    const cache::TileKey key{slide_uid_, cache_level_of(req), t.tile.index()};
+    const cache::TileKey key{slide_uid_, tile_cache_level(req), t.tile.index()};
     cache::TileCache::Lookup found = caching ? cache.acquire(key, admit_on_first_use) : cache::TileCache::Lookup{};
     std::shared_ptr<const cache::CachedTile> pixels = std::move(found.tile);
     if (found.reserved) {  // admitted: this thread decodes the whole tile (concurrent readers of it wait)

@@ -35,4 +35,10 @@ struct RegionRequest {
   const std::function<void(const PlannedTile&)>* on_tile_done = nullptr;
 };
 
+// The level id of a request's tiles in tile cache keys (host and device): reads of the level's own samples
+// keep their tiles apart from the RGB rendering's.
+inline int32_t tile_cache_level(const RegionRequest& r) {
+  return r.out.is_rgb8() ? r.cache_level : r.cache_level + kNativeCacheLevels;
+}
+
 }  // namespace tilewise::region

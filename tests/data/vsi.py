@@ -31,7 +31,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 _SAMPLE = {np.dtype(np.uint8): 2, np.dtype(np.uint16): 4, np.dtype(np.float32): 9}
-_CODEC = {"raw": 0, "jpeg": 2, "j2k": 3, "png": 8}
+# "j2k12": JPEG 2000 code streams of 12-bit precision (uint16 worlds below 4096), stored as codec 3.
+_CODEC = {"raw": 0, "jpeg": 2, "j2k": 3, "j2k12": 3, "png": 8}
 
 # Field types of the metadata stream.
 _INT, _DOUBLE_2, _TCHAR, _INT_RECT = 5, 260, 13, 259
@@ -129,6 +130,8 @@ def _encode_tile(pixels: np.ndarray, codec: str, quality: int) -> bytes:
         return imagecodecs.jpeg8_encode(pixels, level=quality)
     if codec == "png":
         return imagecodecs.png_encode(pixels)
+    if codec == "j2k12":
+        return imagecodecs.jpeg2k_encode(pixels, level=0, codecformat="J2K", reversible=True, bitspersample=12)
     return imagecodecs.jpeg2k_encode(pixels, level=0, codecformat="J2K", reversible=True)
 
 

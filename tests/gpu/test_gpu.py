@@ -466,10 +466,69 @@ def test_remote_slides_on_the_device():
         server.stop()
 
 
+# Reads channels of a VSI to the device and on the host in a child process under a GPU policy; prints the
+# largest difference, the dtypes' agreement and the gpu_stats counts the reads added.
+_PLANES_CHILD = r"""
+import json, sys
+import cupy
+import numpy as np
+import tilewise
+tilewise._gpu.configure()
+s = tilewise.open(sys.argv[1])
+before = tilewise._core.gpu_stats(0)
+cases = [((0, 0), (800, 600), 0, None, 1), ((100, 50), (300, 200), 0, [2, 0], 0), ((-20, -10), (64, 48), 1, 1, 1),
+         ((700, 500), (200, 200), 0, None, 0), ((130, 140), (100, 90), 0, 2, 1), ((0, 0), (800, 600), 0, [1], 0),
+         ((256, 128), (256, 256), 0, None, 1), ((5, 7), (400, 300), 1, None, 0)]
+diff, same_type = 0, True
+for loc, size, level, c, z in cases:
+    gpu = s.read_region(loc, size, level=level, device="cuda", c=c, z=z)
+    cpu = s.read_region(loc, size, level=level, c=c, z=z)
+    host = cupy.asnumpy(cupy.from_dlpack(gpu))
+    same_type &= gpu.dtype == cpu.dtype == host.dtype and host.shape == cpu.shape
+    diff = max(diff, int(np.abs(host.astype(np.int64) - cpu.astype(np.int64)).max()))
+after = tilewise._core.gpu_stats(0)
+print(json.dumps({"diff": diff, "same_type": bool(same_type), "reads": len(cases),
+                  "host_plane_regions": after["host_plane_regions"] - before["host_plane_regions"],
+                  "gpu_tiles": after["gpu_tiles"] - before["gpu_tiles"]}))
+"""
+
+
+def _planes_child(path: Path, policy: str) -> dict:
+    import json
+    import subprocess
+    import sys
+
+    env = dict(os.environ, TILEWISE_GPU_POLICY=policy)
+    done = subprocess.run([sys.executable, "-c", _PLANES_CHILD, str(path)], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("codec,dtype", [("j2k", np.uint16), ("j2k12", np.uint16), ("j2k", np.uint8), ("jpeg", np.uint8)])
+def test_grey_jpeg_2000_and_jpeg_channels_are_decoded_on_the_gpu(codec, dtype):
+    """Channels and planes of grey JPEG 2000 (16-bit, 12-bit precision in 16 bits, 8-bit) and grey JPEG tiles
+    (Olympus VSI of 3 channels x 2 focal planes of 128-pixel tiles, scripts/gpu/prepare.sh): with the lanes
+    forced, every read is decoded by nvImageCodec into the samples' type, equal to the host read (JPEG within
+    its IDCT's rounding) and counted as the lanes' tiles, none as host plane reads. By default the scheduler
+    races the two sides: the first reads go to the lanes, the next to the CPU (counted as host plane reads),
+    then the faster side; the pixels are the same either way."""
+    path = DATA / f"planes_{codec}_{np.dtype(dtype).name}.vsi"
+    if not path.exists():
+        pytest.skip(f"{path} is missing (scripts/gpu/prepare.sh makes .gpu/data on the developer machine)")
+    tolerance = JPEG_TOLERANCE if codec == "jpeg" else 0
+    forced = _planes_child(path, "gpu")
+    assert forced["same_type"] and forced["diff"] <= tolerance, forced
+    assert forced["host_plane_regions"] == 0 and forced["gpu_tiles"] > 0, forced
+    raced = _planes_child(path, "auto")
+    assert raced["same_type"] and raced["diff"] <= tolerance, raced
+    assert raced["gpu_tiles"] > 0 and raced["host_plane_regions"] >= 3, raced
+
+
 @pytest.mark.parametrize("dtype", [np.uint16, np.float32])
 def test_channels_and_planes_reach_the_device_through_the_host(tmp_path, dtype):
-    """Channels and focal planes (a raw Olympus VSI of 3 channels x 2 planes) are decoded on the CPU and
-    uploaded once: the device result equals the host read, in the image's sample type, and gpu_stats counts
+    """Channels and focal planes of a codec no GPU decoder takes (a raw Olympus VSI of 3 channels x 2
+    planes) are decoded on the CPU and uploaded once: the device result equals the host read, in the image's sample type, and gpu_stats counts
     every such read (none is hidden among the lanes' tiles)."""
     import sys
 

@@ -189,9 +189,14 @@ class NvImageCodecDecoder final : public Decoder {
         statuses[i] = staged;
         continue;
       }
-      Status refused = supports(desc);
+      // The RGB rendering (an 8-bit RGB view), or the tile's own samples (codecs/decoder.h).
+      const bool samples = !r.out.is_rgb8();
+      Status refused = samples ? supports_samples(desc) : supports(desc);
+      const int32_t channels = samples ? desc.samples_per_pixel : 3;
+      const int32_t sample_bytes = samples ? desc.bits_per_sample / 8 : 1;
       if (refused.ok() && (r.x != 0 || r.y != 0 || r.out.width != desc.width || r.out.height != desc.height ||
-                           r.out.channels != 3 || r.out.device.type != DeviceType::kCuda)) {
+                           r.out.channels != channels || r.out.sample_bytes != sample_bytes ||
+                           r.out.device.type != DeviceType::kCuda)) {
         refused = internal_error("gpu: a request must be a whole tile in device memory");
       }
       if (!refused.ok()) {
@@ -204,20 +209,30 @@ class NvImageCodecDecoder final : public Decoder {
                               ": cannot parse the code stream: " + status_name(s));
         continue;
       }
-      // JPEG 2000 components are taken as they are (Aperio's YCbCr is converted below, as on the CPU).
-      const bool raw = desc.compression == Compression::kJpeg2000;
       auto info = structure<nvimgcodecImageInfo_t>(NVIMGCODEC_STRUCTURE_TYPE_IMAGE_INFO);
-      info.color_spec = raw ? NVIMGCODEC_COLORSPEC_UNCHANGED : NVIMGCODEC_COLORSPEC_SRGB;
+      info.plane_info[0] = structure<nvimgcodecImagePlaneInfo_t>(NVIMGCODEC_STRUCTURE_TYPE_IMAGE_PLANE_INFO);
+      if (samples) {
+        // Grey samples as stored. nvJPEG2000 rescales a stream whose precision (say 12 bits) is not its
+        // container's unless the output states that precision: the stream's own is asked for.
+        Status described = describe_samples(streams_[i], desc, info);
+        if (!described.ok()) {
+          statuses[i] = described;
+          continue;
+        }
+      } else {
+        // JPEG 2000 components are taken as they are (Aperio's YCbCr is converted below, as on the CPU).
+        const bool raw = desc.compression == Compression::kJpeg2000;
+        info.color_spec = raw ? NVIMGCODEC_COLORSPEC_UNCHANGED : NVIMGCODEC_COLORSPEC_SRGB;
+        info.sample_format = raw ? NVIMGCODEC_SAMPLEFORMAT_I_UNCHANGED : NVIMGCODEC_SAMPLEFORMAT_I_RGB;
+        info.plane_info[0].num_channels = 3;
+        info.plane_info[0].sample_type = NVIMGCODEC_SAMPLE_DATA_TYPE_UINT8;
+      }
       info.chroma_subsampling = NVIMGCODEC_SAMPLING_NONE;
-      info.sample_format = raw ? NVIMGCODEC_SAMPLEFORMAT_I_UNCHANGED : NVIMGCODEC_SAMPLEFORMAT_I_RGB;
       info.orientation = structure<nvimgcodecOrientation_t>(NVIMGCODEC_STRUCTURE_TYPE_ORIENTATION);
       info.num_planes = 1;
-      info.plane_info[0] = structure<nvimgcodecImagePlaneInfo_t>(NVIMGCODEC_STRUCTURE_TYPE_IMAGE_PLANE_INFO);
       info.plane_info[0].width = static_cast<uint32_t>(desc.width);
       info.plane_info[0].height = static_cast<uint32_t>(desc.height);
       info.plane_info[0].row_stride = static_cast<size_t>(r.out.stride);
-      info.plane_info[0].num_channels = 3;
-      info.plane_info[0].sample_type = NVIMGCODEC_SAMPLE_DATA_TYPE_UINT8;
       info.buffer = r.out.data;
       info.buffer_kind = NVIMGCODEC_IMAGE_BUFFER_KIND_STRIDED_DEVICE;
       info.cuda_stream = stream_;
@@ -241,6 +256,34 @@ class NvImageCodecDecoder final : public Decoder {
   }
 
  private:
+  // The output of a grey tile decoded into its own samples: one channel of the desc's sample type, at the
+  // code stream's precision. Corrupt when the stream's components are not the desc's (a signed or deeper
+  // stream, several components).
+  Status describe_samples(nvimgcodecCodeStream_t stream, const TileDesc& desc, nvimgcodecImageInfo_t& info) const {
+    const std::string codec = std::string("gpu ") + compression_name(desc.compression);
+    auto stored = structure<nvimgcodecImageInfo_t>(NVIMGCODEC_STRUCTURE_TYPE_IMAGE_INFO);
+    nvimgcodecStatus_t s = lib_.CodeStreamGetImageInfo(stream, &stored);
+    if (s != NVIMGCODEC_STATUS_SUCCESS) return corrupt(codec + ": cannot read the code stream's header: " + status_name(s));
+    const nvimgcodecImagePlaneInfo_t& plane = stored.plane_info[0];
+    const int32_t components = static_cast<int32_t>(stored.num_planes > 1 ? stored.num_planes : plane.num_channels);
+    const uint32_t bits = static_cast<uint32_t>(plane.sample_type) >> 8;  // the type's bit depth
+    const uint32_t precision = plane.precision != 0 ? plane.precision : bits;
+    const bool is_unsigned = plane.sample_type == NVIMGCODEC_SAMPLE_DATA_TYPE_UINT8 ||
+                             plane.sample_type == NVIMGCODEC_SAMPLE_DATA_TYPE_UINT16;
+    if (components != 1 || !is_unsigned || precision > static_cast<uint32_t>(desc.bits_per_sample)) {
+      return corrupt(codec + ": the code stream holds " + std::to_string(components) + " component(s) of " +
+                     std::to_string(precision) + (is_unsigned ? "" : "-bit signed") +
+                     " bits, the level's tiles one of " + std::to_string(desc.bits_per_sample));
+    }
+    info.color_spec = NVIMGCODEC_COLORSPEC_GRAY;
+    info.sample_format = NVIMGCODEC_SAMPLEFORMAT_P_Y;
+    info.plane_info[0].num_channels = 1;
+    info.plane_info[0].sample_type =
+        desc.bits_per_sample == 16 ? NVIMGCODEC_SAMPLE_DATA_TYPE_UINT16 : NVIMGCODEC_SAMPLE_DATA_TYPE_UINT8;
+    info.plane_info[0].precision = static_cast<uint8_t>(precision == static_cast<uint32_t>(desc.bits_per_sample) ? 0 : precision);
+    return Status();
+  }
+
   // Decodes the parsed items `live` (code streams and images made) in one nvImageCodec call and sets their
   // statuses; returns when the device work is complete.
   void run(std::span<const DecodeRequest> requests, std::span<const size_t> live, std::span<Status> statuses) {

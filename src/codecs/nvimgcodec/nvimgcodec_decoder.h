@@ -22,8 +22,11 @@
 namespace tilewise::codecs::nvimgcodec {
 
 // What this backend takes: baseline 8-bit JPEG with YCbCr or grey components, Aperio JPEG 2000 (RGB or
-// YCbCr components). Unsupported with the reason for anything else. Needs no GPU.
+// YCbCr components), into the 8-bit RGB rendering. Unsupported with the reason for anything else. Needs no GPU.
 Status supports(const TileDesc& desc);
+// What it takes into the chunk's own samples (a view that is not 8-bit RGB, codecs/decoder.h): unsigned
+// single-sample tiles - 8-bit grey JPEG, 8- or 16-bit JPEG 2000 at any precision up to 16 bits.
+Status supports_samples(const TileDesc& desc);
 // Ok when libnvimgcodec.so.0 (0.8.x) loads; Unsupported with the reason otherwise.
 Status library_status();
 // Where to look first for libnvimgcodec.so.0 (the wheel's nvidia/nvimgcodec folder); before the first load.

@@ -70,6 +70,7 @@ Result<const NvImageCodecLibrary*> nvimgcodec_library() {
   load(lib->DecoderDecode, "nvimgcodecDecoderDecode");
   load(lib->CodeStreamCreateFromHostMem, "nvimgcodecCodeStreamCreateFromHostMem");
   load(lib->CodeStreamDestroy, "nvimgcodecCodeStreamDestroy");
+  load(lib->CodeStreamGetImageInfo, "nvimgcodecCodeStreamGetImageInfo");
   load(lib->ImageCreate, "nvimgcodecImageCreate");
   load(lib->ImageDestroy, "nvimgcodecImageDestroy");
   load(lib->FutureWaitForAll, "nvimgcodecFutureWaitForAll");

@@ -23,6 +23,7 @@ struct NvImageCodecLibrary {
   decltype(&nvimgcodecDecoderDecode) DecoderDecode = nullptr;
   decltype(&nvimgcodecCodeStreamCreateFromHostMem) CodeStreamCreateFromHostMem = nullptr;
   decltype(&nvimgcodecCodeStreamDestroy) CodeStreamDestroy = nullptr;
+  decltype(&nvimgcodecCodeStreamGetImageInfo) CodeStreamGetImageInfo = nullptr;
   decltype(&nvimgcodecImageCreate) ImageCreate = nullptr;
   decltype(&nvimgcodecImageDestroy) ImageDestroy = nullptr;
   decltype(&nvimgcodecFutureWaitForAll) FutureWaitForAll = nullptr;

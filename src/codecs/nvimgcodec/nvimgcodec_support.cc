@@ -31,4 +31,27 @@ Status supports(const TileDesc& desc) {
   return unsupported("gpu: no GPU decoder for " + codec + " tiles");
 }
 
+Status supports_samples(const TileDesc& desc) {
+  const std::string codec = compression_name(desc.compression);
+  if (desc.scale_denom != 1) return unsupported("gpu " + codec + ": no decoding at a reduced scale on the GPU");
+  if (desc.planes != 1) return unsupported("gpu " + codec + ": units of separate planes are decoded on the CPU");
+  if (desc.samples_per_pixel != 1) {
+    return unsupported("gpu " + codec + ": only single-sample (grey) tiles are decoded on the GPU as samples");
+  }
+  if (desc.sample_format != SampleFormat::kUnsigned) {
+    return unsupported("gpu " + codec + ": only unsigned samples are decoded on the GPU");
+  }
+  if (desc.compression == Compression::kJpeg) {
+    if (desc.bits_per_sample != 8) return unsupported("gpu jpeg: only 8-bit JPEG is decoded on the GPU");
+    return Status();
+  }
+  if (desc.compression == Compression::kJpeg2000) {
+    if (desc.bits_per_sample != 8 && desc.bits_per_sample != 16) {
+      return unsupported("gpu jpeg2000: only 8- and 16-bit samples are decoded on the GPU");
+    }
+    return Status();
+  }
+  return unsupported("gpu: no GPU decoder for " + codec + " tiles");
+}
+
 }  // namespace tilewise::codecs::nvimgcodec

@@ -44,6 +44,10 @@ class HostOps final : public DeviceOps {
       for (int32_t x = 0; x < w; ++x) std::memcpy(dst + y * pitch + x * 3, rgb, 3);
     return Status();
   }
+  Status clear(uint8_t* dst, size_t pitch, size_t width_bytes, int32_t h, Stream) override {
+    for (int32_t y = 0; y < h; ++y) std::memset(dst + y * pitch, 0, width_bytes);
+    return Status();
+  }
   Status copy_2d(uint8_t* dst, size_t dst_pitch, const uint8_t* src, size_t src_pitch, int32_t width_bytes,
                  int32_t height, bool src_on_host, Stream) override {
     for (int32_t y = 0; y < height; ++y) std::memcpy(dst + y * dst_pitch, src + y * src_pitch, width_bytes);
@@ -115,6 +119,7 @@ class HostContext final : public DeviceContext {
   Status can_decode(const codecs::TileDesc& d) const override {
     return gpu_takes_tiles_ ? codecs::CpuDecoder::supports(d) : unsupported("fake-gpu: refused");
   }
+  Status can_decode_samples(const codecs::TileDesc& d) const override { return can_decode(d); }
   Result<TileLanes*> lanes() override { return lanes_.get(); }
   DeviceTileCache* tile_cache() override { return &cache_; }
   Scheduler& scheduler() override { return scheduler_; }
@@ -151,13 +156,38 @@ struct Fixture {
   formats::SlideModel model;
   // Cache keys of this fixture's slide, apart from every other fixture's (the host tile cache is process-wide).
   const uint64_t device_uid = next_uid(), host_uid = next_uid();
+  const bool grey16;
   static uint64_t next_uid() {
     static std::atomic<uint64_t> uid{1000};
     return uid++;
   }
-  explicit Fixture(uint32_t w = 200, uint32_t h = 150, uint32_t tw = 64, uint32_t th = 32) {
+  // grey16: 16-bit grey tiles, pixel (x, y) = x * 301 + y * 7 (wrapping), read as samples; else RGB tiles
+  // (TiffBuilder::pattern) read as the RGB rendering.
+  explicit Fixture(uint32_t w = 200, uint32_t h = 150, uint32_t tw = 64, uint32_t th = 32, bool grey16 = false)
+      : grey16(grey16) {
     testing::TiffBuilder b;
-    b.add_ifd(b.rgb_tiled_image(w, h, tw, th));
+    if (grey16) {
+      std::vector<uint64_t> offs, counts;
+      for (uint32_t ty = 0; ty < h; ty += th) {
+        for (uint32_t tx = 0; tx < w; tx += tw) {
+          std::vector<uint8_t> tile(static_cast<size_t>(tw) * th * 2);
+          for (uint32_t y = 0; y < th; ++y) {
+            for (uint32_t x = 0; x < tw; ++x) {
+              const auto v = static_cast<uint16_t>((tx + x) * 301 + (ty + y) * 7);
+              tile[(static_cast<size_t>(y) * tw + x) * 2] = static_cast<uint8_t>(v & 0xff);
+              tile[(static_cast<size_t>(y) * tw + x) * 2 + 1] = static_cast<uint8_t>(v >> 8);
+            }
+          }
+          offs.push_back(b.append(tile));
+          counts.push_back(tile.size());
+        }
+      }
+      b.add_ifd({b.longs(256, {w}), b.longs(257, {h}), b.shorts(258, {16}), b.shorts(259, {1}), b.shorts(262, {1}),
+                 b.shorts(277, {1}), b.longs(322, {tw}), b.longs(323, {th}), b.offsets(324, offs),
+                 b.offsets(325, counts)});
+    } else {
+      b.add_ifd(b.rgb_tiled_image(w, h, tw, th));
+    }
     source = std::make_shared<CountingSource>(io::memory_source(b.finish(), "pattern.tif"));
     auto m = formats::open_model(source);
     EXPECT_TRUE(m.ok()) << m.status().message();
@@ -165,7 +195,8 @@ struct Fixture {
   }
   region::RegionRequest request(int64_t x, int64_t y, int64_t w, int64_t h, std::vector<uint8_t>& out,
                                 Device device) const {
-    out.assign(static_cast<size_t>(w * h * 3), 0xEE);
+    const int32_t channels = grey16 ? 1 : 3, sample_bytes = grey16 ? 2 : 1;
+    out.assign(static_cast<size_t>(w * h * channels * sample_bytes), 0xEE);
     region::RegionRequest r;
     r.level = &model.levels[0];
     r.level_label = "level 0";
@@ -174,7 +205,8 @@ struct Fixture {
     r.width = w;
     r.height = h;
     r.fill = {10, 20, 30};
-    r.out = ImageView{out.data(), w * 3, static_cast<int32_t>(w), static_cast<int32_t>(h), 3, device};
+    r.out = ImageView{out.data(), w * channels * sample_bytes, static_cast<int32_t>(w), static_cast<int32_t>(h),
+                      channels, device, sample_bytes};
     return r;
   }
   // Reads through the device reader with `context` and through the host reader; the pixels must be equal.
@@ -231,6 +263,42 @@ TEST(DeviceRegionReader, GivesTheHostReadersPixelsThroughTheLanes) {
   EXPECT_EQ(context.started().stats().cpu_tiles, 0u);  // assist off
   // Scratch is released; what stays allocated is the device tile cache's entries.
   EXPECT_EQ(context.ops_.live.load(), static_cast<int>(context.tile_cache()->stats().entries));
+}
+
+TEST(DeviceRegionReader, ReadsTheLevelsOwnSamplesAsTheHostReaderDoes) {
+  Fixture f(200, 150, 64, 32, /*grey16=*/true);
+  ASSERT_EQ(f.model.levels[0].desc.bits_per_sample, 16);
+  HostContext context;
+  for (const auto& r : kRegions) f.expect_same(context, r[0], r[1], r[2], r[3]);
+  EXPECT_GT(context.started().stats().gpu_tiles, 0u);
+  const uint64_t decoded = context.started().stats().gpu_tiles;
+  f.expect_same(context, 13, 7, 100, 90);  // cut tiles again: from the device tile cache
+  EXPECT_EQ(context.started().stats().gpu_tiles, decoded);
+  f.expect_same_batch(context, random_regions(24, 5, 200, 150, 40), /*use_cache=*/false);
+  HostContext scratch;
+  scratch.in_place_ = false;
+  for (const auto& r : kRegions) f.expect_same(scratch, r[0], r[1], r[2], r[3], /*use_cache=*/false);
+  HostContext refused(LaneOptions{false, 0}, 0, /*gpu_takes_tiles=*/false);
+  for (const auto& r : kRegions) f.expect_same(refused, r[0], r[1], r[2], r[3]);
+  EXPECT_EQ(refused.started().stats().gpu_tiles, 0u);
+  HostContext failing(LaneOptions{false, 0}, /*fail_every=*/3);
+  for (const auto& r : kRegions) f.expect_same(failing, r[0], r[1], r[2], r[3], /*use_cache=*/false);
+  Fixture large(1024, 512, 64, 32, /*grey16=*/true);
+  HostContext cpu(LaneOptions{false, 0}, 0, true, internal::GpuPolicy::kCpu);
+  large.expect_same(cpu, -20, 300, 700, 300, /*use_cache=*/false);  // a large region read on the CPU side
+  EXPECT_EQ(cpu.ops_.host_allocations.load(), 1);
+}
+
+TEST(DeviceRegionReader, ABatchOfRgbAndSampleRegionsIsRefused) {
+  Fixture f(200, 150, 64, 32, /*grey16=*/true);
+  HostContext context;
+  std::vector<uint8_t> a, b(64 * 64 * 3);
+  std::vector<region::RegionRequest> requests{f.request(0, 0, 64, 64, a, Device{DeviceType::kCuda, 0}),
+                                              f.request(0, 0, 64, 64, a, Device{DeviceType::kCuda, 0})};
+  requests[1].out = ImageView{b.data(), 64 * 3, 64, 64, 3, Device{DeviceType::kCuda, 0}};
+  for (const Status& s : DeviceRegionReader(f.model, f.device_uid).read_batch(requests, &context)) {
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.message();
+  }
 }
 
 TEST(DeviceRegionReader, LargeRegionsGoToTheSideThatReadsThemFaster) {

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <atomic>
 #include <memory>
 #include <vector>
@@ -88,6 +90,36 @@ TEST(Scheduler, LargeRegionsGoToTheFasterSideAfterFirstReadsOfEachAndTheSlowerIs
   int late_cpu = 0;
   for (size_t i = sides.size() - 10; i < sides.size(); ++i) late_cpu += sides[i] == S::kCpu;
   EXPECT_GE(late_cpu, 9);
+}
+
+TEST(Scheduler, PlaneReadsRaceTheSidesPerCodecClassAndTileSizeApartFromLargeRegions) {
+  Scheduler s;
+  using S = Scheduler::Side;
+  auto race = [&](CodecClass c, int64_t tile_pixels, int reads, double lanes_seconds, double cpu_seconds) {
+    std::vector<S> sides;
+    for (int i = 0; i < reads; ++i) {
+      const S side = s.route_plane_read(c, tile_pixels);
+      sides.push_back(side);
+      s.record_plane_read(c, tile_pixels, side, 1e6, side == S::kLanes ? lanes_seconds : cpu_seconds);
+    }
+    return sides;
+  };
+  // JPEG 2000 channels of 128-pixel tiles: the cores read them 6x faster; JPEG: the lanes 2x.
+  const std::vector<S> j2k = race(kJ2k, 128 * 128, 22, 0.006, 0.001);
+  EXPECT_EQ(std::vector<S>(j2k.begin(), j2k.begin() + 6),
+            (std::vector<S>{S::kLanes, S::kLanes, S::kLanes, S::kCpu, S::kCpu, S::kCpu}));
+  EXPECT_EQ(std::count(j2k.begin() + 6, j2k.end(), S::kLanes), 1) << "the slower side every 16th read";
+  const std::vector<S> jpeg = race(kJpeg, 128 * 128, 22, 0.001, 0.002);
+  EXPECT_EQ(std::count(jpeg.begin() + 6, jpeg.end(), S::kCpu), 1);
+  // JPEG 2000 of 512-pixel tiles races apart: there the lanes are 2x faster.
+  const std::vector<S> large_tiles = race(kJ2k, 512 * 512, 22, 0.001, 0.002);
+  EXPECT_EQ(std::count(large_tiles.begin() + 6, large_tiles.end(), S::kCpu), 1);
+  EXPECT_EQ(s.route_large_region(), S::kLanes) << "large regions measure their own sides first";
+  Scheduler forced(steady_seconds(), internal::GpuPolicy::kGpu);
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_EQ(forced.route_plane_read(kJ2k, 128 * 128), S::kLanes);
+    forced.record_plane_read(kJ2k, 128 * 128, S::kLanes, 1e6, 1.0);
+  }
 }
 
 TEST(Scheduler, AForcedPolicyMakesTheLargeRegionAndLoaderDecisionsOneSides) {
