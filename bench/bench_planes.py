@@ -3,7 +3,9 @@ OME-TIFF (tifffile, deflate, 512-pixel tiles, SubIFD pyramid), a 4-channel GRAY1
 1024-pixel subblocks, pyramid subblocks: slideio 2.10 reads no zstd CZI), a 4-channel uint16 Akoya QPTIFF
 (LZW 512-pixel tiles, a directory per channel and level) and a 4-channel uint16 Olympus VSI (raw 512-pixel
 ETS tiles, the ETS pyramid; bioio-vsi is not run: it reads through Bio-Formats, whose jars it fetches from
-Maven), of real tissue (`ihc.png` tiled,
+Maven) and a DICOM WSI series of 4 uint16 optical paths (JPEG 2000 lossless 512-pixel frames, one instance per
+level; its peer is wsidicom, the field's DICOM WSI reader: slideio 2.10's DCM driver reads a file as one image
+and cannot decompress multi-frame JPEG 2000, bioio has no DICOM plugin), of real tissue (`ihc.png` tiled,
 its colour channels and their inverses scaled to 16 bits; generated once into bench/data). Workloads: random
 256x256 level-0 patches of one channel and of all channels (a repetition ends after its patches or 15 s), and
 one whole channel at level 0 (tilewise also on every core, "tilewise-cores", its default for one region);
@@ -14,7 +16,9 @@ slideio and bioio (with bioio-ome-tiff, bioio-czi and bioio-qptiff) run in a vir
 package as a dependency that would take the build's place in .venv. A peer that cannot be installed or
 fails is a FAILED row.
 
-    bench_planes.py [--patches N] [--reps R] [--quick]"""
+wsidicom runs in .venv (a test dependency of tilewise).
+
+    bench_planes.py [--patches N] [--reps R] [--quick] [--only NAME...]"""
 
 from __future__ import annotations
 
@@ -44,7 +48,8 @@ def world(size: int) -> np.ndarray:
 
 
 def slides(size: int) -> dict:
-    """name -> (path, what it is, slideio driver, bioio reader module); generated on first use."""
+    """name -> (path, what it is, slideio driver, bioio reader module); generated on first use. The DICOM
+    series' driver is "" (slideio not run) and its peer wsidicom."""
     folder = DATA / f"planes_{size}"
     folder.mkdir(parents=True, exist_ok=True)
     made = {
@@ -52,6 +57,7 @@ def slides(size: int) -> dict:
         "Zeiss CZI": (folder / "slide.czi", "uncompressed 1024-pixel subblocks", "CZI", "bioio_czi"),
         "Akoya QPTIFF": (folder / "slide.qptiff", "LZW 512-pixel tiles", "QPTIFF", "bioio_qptiff"),
         "Olympus VSI": (folder / "slide.vsi", "raw 512-pixel ETS tiles", "VSI", ""),
+        "DICOM WSI": (folder / "dicom", "JPEG 2000 lossless 512-pixel frames", "", ""),
     }
     data = None
     for name, (path, *_rest) in made.items():
@@ -59,6 +65,7 @@ def slides(size: int) -> dict:
         if done.exists():
             continue
         import czi
+        import dicom_wsi
         import qptiff
         import tifffile
         import vsi
@@ -76,8 +83,19 @@ def slides(size: int) -> dict:
                                            scenes=((0, 0, size // 1024, size // 1024),), origin=(0, 0)))
         elif name == "Akoya QPTIFF":
             qptiff.write_qptiff(path, data, names=["R", "G", "B", "inverse grey"], levels=3, tile=512)
-        else:
+        elif name == "Olympus VSI":
             vsi.write_vsi(path, data[:, None], tile=512, codec="raw", levels=3)
+        else:
+            path.mkdir(exist_ok=True)
+            series = dicom_wsi.new_series()
+            for level in range(3):
+                image_type = ("ORIGINAL", "PRIMARY", "VOLUME", "NONE") if level == 0 else \
+                    ("DERIVED", "PRIMARY", "VOLUME", "RESAMPLED")
+                dicom_wsi.write_instance(path / f"level{level}.dcm",
+                                         np.ascontiguousarray(data[:, None, ::2 ** level, ::2 ** level]), series=series,
+                                         tile=512, codec="jpeg2000-lossless", image_type=image_type,
+                                         spacing_mm=0.00025 * 2 ** level, instance_number=level + 1,
+                                         paths=[{"id": str(c)} for c in range(CHANNELS)])
         done.write_text("")
     return made
 
@@ -109,6 +127,20 @@ def reader(tool: str, path: str, driver: str, plugin: str):
             return slide.read_region((x, y), (w, h), c=channels)
 
         return read, slide.dimensions
+    if tool == "wsidicom":
+        import dataclasses
+
+        from wsidicom import WsiDicom
+        from wsidicom.config import get_settings, set_default_settings
+
+        # caches off, as every tool runs here: its decoded and encoded frame caches (100 MB each by default)
+        set_default_settings(dataclasses.replace(get_settings(), decoded_frame_cache_size=0, encoded_frame_cache_size=0))
+        wsi = WsiDicom.open(path)
+
+        def read(x, y, w, h, channels):  # one optical path per call, as its API reads them
+            return np.stack([np.asarray(wsi.read_region((x, y), 0, (w, h), path=str(c))) for c in channels], axis=-1)
+
+        return read, (wsi.size.width, wsi.size.height)
     if tool == "slideio":
         import slideio
 
@@ -163,6 +195,7 @@ def child(tool: str, path: str, driver: str, plugin: str, workload: str, patches
 
 def main() -> None:
     ap = bench_parser(reps=5, patches=300)
+    ap.add_argument("--only", nargs="+", metavar="NAME", help="formats to run (OME-TIFF, Zeiss, Akoya, Olympus, DICOM)")
     ap.add_argument("--child", nargs=6, metavar=("TOOL", "PATH", "DRIVER", "PLUGIN", "WORKLOAD", "N"))
     args = ap.parse_args()
     if args.child:
@@ -173,24 +206,27 @@ def main() -> None:
     if args.quick:
         args.patches, args.reps = 40, 3
     try:
-        peers = peers_python()
+        peers_env = peers_python()
     except (subprocess.CalledProcessError, OSError) as e:
-        peers = None
+        peers_env = None
         print(f"the peers' environment could not be made: {e}", file=sys.stderr)
     table = Table(f"CPU, 2 cores: channels of {size}x{size} uint16 images ({CHANNELS} channels), random 256x256 "
                   "level-0 patches and one whole channel at level 0, caches off, one reading thread, each tool and "
                   "workload in its own process")
     for name, (path, what, driver, plugin) in slides(size).items():
+        if args.only and not any(word.lower() in name.lower() for word in args.only):
+            continue
         for workload, label, unit in (("patch-one", "patches of channel 0", "patches/s"),
                                       ("patch-all", f"patches of all {CHANNELS} channels", "patches/s"),
                                       ("plane", "channel 0 whole at level 0", "ms")):
-            tools = ("tilewise", "tilewise-cores", "slideio", "bioio") if workload == "plane" else ("tilewise", "slideio", "bioio")
+            peers = ("wsidicom",) if name == "DICOM WSI" else ("slideio", "bioio")
+            tools = ("tilewise", "tilewise-cores") + peers if workload == "plane" else ("tilewise",) + peers
             for tool in tools:
                 if tool == "bioio" and not plugin:
                     table.add(f"{name} ({what}): {label}", "bioio not run (no plugin without Bio-Formats)", float("nan"),
                               float("nan"), float("nan"), unit)
                     continue
-                python = sys.executable if tool.startswith("tilewise") else peers
+                python = sys.executable if tool.startswith("tilewise") or tool == "wsidicom" else peers_env
                 row = f"{name} ({what}): {label}"
                 if python is None:
                     table.add(row, f"{tool} FAILED (no environment)", float("nan"), float("nan"), float("nan"), unit)
