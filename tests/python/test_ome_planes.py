@@ -81,6 +81,72 @@ def test_dimension_orders_map_each_directory_to_its_plane(tmp_path, axes):
     assert_every_plane(slide, reference_levels(path))
 
 
+def write_flat_pyramid(path, images, *, factor=2, levels=3, tile=(64, 64)):
+    """Flat pyramids (Bio-Formats 5's and Faas's layout): for each (data, axes, name) of `images`, one OME
+    Image per level, each level's planes in the directories after the level before's, no SubIFDs."""
+    with tifffile.TiffWriter(path, ome=True, bigtiff=True) as tw:
+        for data, axes, name in images:
+            for level in range(levels):
+                step = factor**level
+                tw.write(data[..., ::step, ::step], metadata={"axes": axes, "Name": name}, tile=tile,
+                         compression="zlib", photometric="minisblack")
+
+
+def tifffile_series_tczyx(path):
+    """Every series of the file as tifffile decodes it, axes moved to (T, C, Z, Y, X)."""
+    with tifffile.TiffFile(path) as tf:
+        out = []
+        for series in tf.series:
+            arr, axes = series.asarray(), series.axes
+            for a in "TCZ":
+                if a not in axes:
+                    arr, axes = arr[np.newaxis], a + axes
+            out.append(np.transpose(arr, [axes.index(a) for a in "TCZYX"]))
+        return out
+
+
+@pytest.mark.parametrize("factor", [2, 4])
+def test_a_flat_pyramid_is_one_image_of_several_levels(tmp_path, factor):
+    """tifffile reads each level of a flat pyramid as a series of its own (the OME Image per level): they are
+    tilewise's levels of one image, every plane equal."""
+    data = random_data((2, 3, 300, 500), "uint16", seed=3)  # (Z, C, Y, X)
+    path = tmp_path / "flat.ome.tif"
+    write_flat_pyramid(path, [(data, "ZCYX", "slide")], factor=factor)
+    series = tifffile_series_tczyx(path)
+    assert len(series) == 3
+    s = tilewise.open(path)
+    assert s.scenes == ()
+    assert [lv.dimensions for lv in s.levels] == [(r.shape[4], r.shape[3]) for r in series]
+    assert s.levels[1].downsample == pytest.approx(factor, rel=0.02)
+    assert_every_plane(s, series)
+
+
+def test_flat_pyramids_of_several_scenes_keep_their_scenes(tmp_path):
+    """An image that is not a reduction of the one before (other channels) starts a scene, with its own
+    flat levels; OpenOptions' scene picks it."""
+    first = random_data((3, 256, 384), "uint16", seed=4)
+    second = random_data((2, 200, 300), "uint16", seed=5)
+    path = tmp_path / "scenes.ome.tif"
+    write_flat_pyramid(path, [(first, "CYX", "first"), (second, "CYX", "second")], levels=2)
+    series = tifffile_series_tczyx(path)
+    assert len(series) == 4
+    s0 = tilewise.open(path)
+    assert [scene.name for scene in s0.scenes] == ["first", "second"]
+    assert_every_plane(s0, series[:2])
+    s1 = tilewise.open(path, scene=1)
+    assert_every_plane(s1, series[2:])
+
+
+def test_images_of_another_factor_on_one_axis_stay_scenes(tmp_path):
+    data = random_data((2, 256, 256), "uint8", seed=6)
+    path = tmp_path / "two.ome.tif"
+    with tifffile.TiffWriter(path, ome=True) as tw:
+        tw.write(data, metadata={"axes": "CYX", "Name": "a"}, photometric="minisblack")
+        tw.write(data[:, ::2, ::4], metadata={"axes": "CYX", "Name": "b"}, photometric="minisblack")
+    s = tilewise.open(path)
+    assert len(s.levels) == 1 and [scene.name for scene in s.scenes] == ["a", "b"]
+
+
 def test_channel_selections_regions_and_fill(tmp_path):
     path = tmp_path / "sel.ome.tif"
     data = random_data((4, 3, 300, 260), "uint16", seed=5)  # C Z Y X

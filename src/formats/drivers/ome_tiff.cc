@@ -7,6 +7,11 @@
 // reads as its own samples, a plane per stored channel. Other images named label, macro or thumbnail become
 // associated images; the rest, with the first, are the file's scenes (OpenOptions::scene picks one).
 //
+// Flat pyramids (the layout before SubIFDs, as Bio-Formats 5's pyramid writer and Faas left them): images
+// that follow an image without SubIFDs, with its channels, planes and sample type, each smaller than the one
+// before by one factor (2, 3 or 4, rounded either way) on both axes, are that image's levels, not scenes;
+// tifffile reads them as series of their own.
+//
 // Multi-file sets: a TiffData's UUID FileName names the file of the set holding its planes, opened from the
 // opened file's folder (a name with a folder in it is refused: a set lives in one folder). A member whose
 // XML is BinaryOnly reads the set's metadata from the MetadataFile it names (a companion .ome XML file or
@@ -63,7 +68,7 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-// The pyramid of the plane in directory `index`: the directory, then its SubIFDs.
+// The pyramid of the plane in directory `index`: the directory, then its SubIFDs (downsamples not computed).
 Result<std::vector<LevelModel>> plane_levels(const tiff::TiffFile& tiff, int64_t index, bool rgb) {
   if (index >= static_cast<int64_t>(tiff.ifds().size())) {
     return corrupt("OME-XML TiffData points to IFD " + std::to_string(index) + ", past the file's " +
@@ -76,7 +81,6 @@ Result<std::vector<LevelModel>> plane_levels(const tiff::TiffFile& tiff, int64_t
     TW_ASSIGN_OR_RETURN(LevelModel level, rgb ? build_level(tiff, ifd) : build_sample_level(tiff, ifd));
     levels.push_back(std::move(level));
   }
-  compute_downsamples(levels);
   return levels;
 }
 
@@ -142,22 +146,28 @@ class SetFiles {
 };
 
 // The model's levels and planes from the planes OME-XML names: a brightfield slide of one plane keeps its
-// levels only; every other image has a PlaneModel per stored plane.
-Status add_planes(SetFiles& files, const ome::Pixels& pixels, SlideModel& model) {
+// levels only; every other image has a PlaneModel per stored plane. `flat`: the images that are the image's
+// lower levels, largest first (their planes in the image's order).
+Status add_planes(SetFiles& files, const ome::Pixels& pixels, const std::vector<ome::Pixels>& flat, SlideModel& model) {
   model.axes = pixels.axes;
   const bool one_rgb_plane = pixels.axes.rgb && pixels.planes.size() == 1;
-  for (const ome::StoredPlane& p : pixels.planes) {
-    const std::string where = "plane (channel " + std::to_string(p.channel) + ", z " + std::to_string(p.z) + ", t " +
-                              std::to_string(p.t) + ")";
-    auto file = files.get(p.file);
-    if (!file.ok()) return file.status().with_context(where);
-    auto levels = plane_levels(**file, p.ifd, pixels.axes.rgb);
-    if (!levels.ok()) {
-      return levels.status().with_context(where + (p.file.empty() ? "" : " in \"" + p.file + "\""));
+  for (size_t k = 0; k < pixels.planes.size(); ++k) {
+    std::vector<LevelModel> levels;
+    for (size_t image = 0; image <= flat.size(); ++image) {
+      const ome::StoredPlane& p = image == 0 ? pixels.planes[k] : flat[image - 1].planes[k];
+      const std::string where = "plane (channel " + std::to_string(p.channel) + ", z " + std::to_string(p.z) + ", t " +
+                                std::to_string(p.t) + ")" + (image == 0 ? "" : " of level image " + std::to_string(image));
+      auto file = files.get(p.file);
+      if (!file.ok()) return file.status().with_context(where);
+      auto more = plane_levels(**file, p.ifd, pixels.axes.rgb);
+      if (!more.ok()) return more.status().with_context(where + (p.file.empty() ? "" : " in \"" + p.file + "\""));
+      for (LevelModel& level : *more) levels.push_back(std::move(level));
     }
-    if (model.levels.empty()) model.levels = *levels;
+    compute_downsamples(levels);
+    const ome::StoredPlane& p = pixels.planes[k];
+    if (model.levels.empty()) model.levels = levels;
     if (one_rgb_plane) break;
-    model.planes.push_back({p.channel, p.samples, p.z, p.t, std::move(levels).value()});
+    model.planes.push_back({p.channel, p.samples, p.z, p.t, std::move(levels)});
   }
   if (!pixels.axes.rgb) {
     auto type = sample_type_of(model.levels[0].desc);
@@ -168,6 +178,50 @@ Status add_planes(SetFiles& files, const ome::Pixels& pixels, SlideModel& model)
     }
   }
   return Status();
+}
+
+int64_t size_attribute(const pugi::xml_node& pixels, const char* name) {
+  return parse_int64(pixels.attribute(name).value()).value_or(0);
+}
+
+// Whether `smaller` is `larger` reduced by `factor` (rounded either way) on both axes, with the same channels,
+// planes, time points, sample type and plane order.
+bool reduces(const pugi::xml_node& larger, const pugi::xml_node& smaller, int64_t factor) {
+  for (const char* same : {"SizeC", "SizeZ", "SizeT", "Type", "DimensionOrder"}) {
+    if (std::string(larger.attribute(same).value()) != smaller.attribute(same).value()) return false;
+  }
+  for (const char* axis : {"SizeX", "SizeY"}) {
+    const int64_t big = size_attribute(larger, axis), small = size_attribute(smaller, axis);
+    if (big <= 0 || small <= 0 || (small != big / factor && small != (big + factor - 1) / factor)) return false;
+  }
+  return true;
+}
+
+// The images of a flat pyramid whose top is images[first] (see the file comment): the next images while each
+// reduces the one before by the factor of the first step. None when the top's first directory has SubIFDs.
+std::vector<pugi::xml_node> flat_levels(const tiff::TiffFile& tiff, const std::vector<pugi::xml_node>& images,
+                                        size_t first) {
+  std::vector<pugi::xml_node> out;
+  const pugi::xml_node top = child(images[first], "Pixels");
+  const tiff::Ifd* ifd = ifd_at(tiff, top);
+  if (!top || (ifd != nullptr && !ifd->sub_ifds.empty())) return out;
+  int64_t factor = 0;
+  pugi::xml_node previous = top;
+  for (size_t i = first + 1; i < images.size(); ++i) {
+    const pugi::xml_node next = child(images[i], "Pixels");
+    if (!next || is_associated(images[i].attribute("Name").value())) break;
+    if (factor == 0) {
+      for (int64_t f : {2, 3, 4}) {
+        if (reduces(previous, next, f)) factor = f;
+      }
+      if (factor == 0) break;
+    } else if (!reduces(previous, next, factor)) {
+      break;
+    }
+    out.push_back(images[i]);
+    previous = next;
+  }
+  return out;
 }
 
 Result<SlideModel> open(const Probe& probe) {
@@ -191,10 +245,15 @@ Result<SlideModel> open(const Probe& probe) {
     images = children(ome, "Image");
   }
   if (images.empty()) return corrupt("OME-XML has no Image");
-  // The images: the first, and every other not named as an associated image, each a scene
-  std::vector<pugi::xml_node> series{images[0]};
-  for (size_t i = 1; i < images.size(); ++i) {
-    if (!is_associated(images[i].attribute("Name").value())) series.push_back(images[i]);
+  // The images: the first, and every other not named as an associated image nor a level of a flat pyramid,
+  // each a scene with its flat levels.
+  std::vector<pugi::xml_node> series;
+  std::vector<std::vector<pugi::xml_node>> series_levels;
+  for (size_t i = 0; i < images.size(); ++i) {
+    if (i > 0 && is_associated(images[i].attribute("Name").value())) continue;
+    series.push_back(images[i]);
+    series_levels.push_back(flat_levels(*tiff, images, i));
+    i += series_levels.back().size();
   }
   const size_t chosen = probe.scene && static_cast<size_t>(*probe.scene) < series.size() ? static_cast<size_t>(*probe.scene) : 0;
   const pugi::xml_node image = series[chosen];
@@ -209,9 +268,19 @@ Result<SlideModel> open(const Probe& probe) {
   }
 
   TW_ASSIGN_OR_RETURN(ome::Pixels planes, ome::read_pixels(pixels));
+  std::vector<ome::Pixels> flat;
+  for (const pugi::xml_node& level : series_levels[chosen]) {
+    TW_ASSIGN_OR_RETURN(ome::Pixels more, ome::read_pixels(child(level, "Pixels")));
+    if (more.planes.size() != planes.planes.size()) {
+      return corrupt("OME-XML level image \"" + std::string(level.attribute("Name").value()) + "\" stores " +
+                     std::to_string(more.planes.size()) + " planes, the image it reduces " +
+                     std::to_string(planes.planes.size()));
+    }
+    flat.push_back(std::move(more));
+  }
   const auto channels = children(pixels, "Channel");
   SetFiles files(tiff);
-  TW_RETURN_IF_ERROR(add_planes(files, planes, model));
+  TW_RETURN_IF_ERROR(add_planes(files, planes, flat, model));
   model.companion_tiffs = files.others();
 
   for (size_t i = 1; i < images.size(); ++i) {
