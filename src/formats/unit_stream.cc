@@ -88,14 +88,23 @@ Result<codecs::TileDesc> czi_unit(const codecs::TileDesc& level_desc, std::vecto
 
 bool units_share_desc(const LevelModel& level) { return level.stream != UnitStream::kCziSubblock; }
 
-Result<std::optional<codecs::TileDesc>> read_unit_rows(const LevelModel& level, int64_t unit, int32_t row, int32_t rows,
-                                                       std::vector<uint8_t>& bytes) {
-  const std::optional<codecs::TileDesc> none;
+namespace {
+
+// An uncompressed unit's samples in the file: `desc` describes them, rows of `row_bytes` from `offset`.
+struct RawUnit {
+  const io::Source* source = nullptr;
+  uint64_t offset = 0;
+  codecs::TileDesc desc;
+  uint64_t row_bytes = 0;
+};
+
+// The unit as raw rows (read_unit_rows' conditions), or nullopt.
+Result<std::optional<RawUnit>> raw_unit(const LevelModel& level, int64_t unit) {
+  const std::optional<RawUnit> none;
   uint64_t offset = level.unit_offset(unit), length = level.unit_length(unit);
   const UnitPart& part = level.unit_part(unit);
   const io::Source& source = *part.source;
-  if (row < 0 || rows <= 0 || !internal::range_inside(offset, length, source.size()) ||
-      overlapped_structure(part, offset, length) != nullptr) {
+  if (!internal::range_inside(offset, length, source.size()) || overlapped_structure(part, offset, length) != nullptr) {
     return none;
   }
   codecs::TileDesc desc = level.desc;
@@ -129,12 +138,44 @@ Result<std::optional<codecs::TileDesc>> read_unit_rows(const LevelModel& level, 
   const uint64_t row_bytes = static_cast<uint64_t>(desc.width) * static_cast<uint64_t>(desc.samples_per_pixel) *
                              static_cast<uint64_t>(desc.bits_per_sample / 8);
   // The whole unit's rows must be there (a short one is read whole, and its error reported from that read)
-  if (row_bytes == 0 || length < row_bytes * static_cast<uint64_t>(desc.height) || row >= desc.height) return none;
+  if (row_bytes == 0 || length < row_bytes * static_cast<uint64_t>(desc.height)) return none;
+  return std::optional<RawUnit>(RawUnit{&source, offset, desc, row_bytes});
+}
+
+// Whether the decoder's output for these samples in `out` is the samples themselves (CpuDecoder::decode_native
+// of an uncompressed unit in host order, or its RGB rendering of 8-bit RGB).
+bool copies_as_stored(const codecs::TileDesc& d, const ImageView& out) {
+  const int32_t bytes = d.bits_per_sample / 8;
+  if (!out.device.is_cpu() || out.channels != d.samples_per_pixel || out.sample_bytes != bytes) return false;
+  if (bytes > 1 && d.big_endian) return false;
+  if (out.is_rgb8()) return d.color == codecs::ColorSpace::kRgb;
+  return !(d.color == codecs::ColorSpace::kBgr && d.samples_per_pixel >= 3);
+}
+
+}  // namespace
+
+Result<std::optional<codecs::TileDesc>> read_unit_rows(const LevelModel& level, int64_t unit, int32_t row, int32_t rows,
+                                                       std::vector<uint8_t>& bytes) {
+  if (row < 0 || rows <= 0) return std::optional<codecs::TileDesc>();
+  TW_ASSIGN_OR_RETURN(const std::optional<RawUnit> raw, raw_unit(level, unit));
+  if (!raw || row >= raw->desc.height) return std::optional<codecs::TileDesc>();
+  codecs::TileDesc desc = raw->desc;
   const int32_t count = std::min(rows, desc.height - row);
-  bytes.resize(static_cast<size_t>(row_bytes) * static_cast<size_t>(count));
-  TW_RETURN_IF_ERROR(source.pread(bytes, offset + row_bytes * static_cast<uint64_t>(row)));
+  bytes.resize(static_cast<size_t>(raw->row_bytes) * static_cast<size_t>(count));
+  TW_RETURN_IF_ERROR(raw->source->pread(bytes, raw->offset + raw->row_bytes * static_cast<uint64_t>(row)));
   desc.height = count;
   return std::optional<codecs::TileDesc>(desc);
+}
+
+Result<bool> read_unit_rows_into(const LevelModel& level, int64_t unit, int32_t row, const ImageView& out) {
+  if (row < 0 || out.width <= 0 || out.height <= 0) return false;
+  TW_ASSIGN_OR_RETURN(const std::optional<RawUnit> raw, raw_unit(level, unit));
+  if (!raw || out.width != raw->desc.width || row + out.height > raw->desc.height || !copies_as_stored(raw->desc, out)) {
+    return false;
+  }
+  const uint64_t at = raw->offset + raw->row_bytes * static_cast<uint64_t>(row);
+  TW_RETURN_IF_ERROR(raw->source->pread_rows(out.data, out.stride, out.row_bytes(), out.height, at));
+  return true;
 }
 
 Result<codecs::TileDesc> read_unit(const LevelModel& level, int64_t unit, std::vector<uint8_t>& bytes,

@@ -39,6 +39,15 @@ class Source {
   // The offset in the file name() names that `offset` of this source reads (the same, except for sources
   // spliced from pieces of a file: io/spliced_source.h); for error messages.
   virtual uint64_t file_offset(uint64_t offset) const { return offset; }
+  // Reads `rows` consecutive rows of `row_bytes` bytes from `offset` into rows `dst_stride` bytes apart
+  // from `dst`: full-width rows of stored samples straight into their place in a caller's image. Fails as
+  // pread() does; the default reads row by row.
+  virtual Status pread_rows(uint8_t* dst, int64_t dst_stride, size_t row_bytes, int32_t rows, uint64_t offset) const {
+    for (int32_t r = 0; r < rows; ++r) {
+      TW_RETURN_IF_ERROR(pread({dst + r * dst_stride, row_bytes}, offset + static_cast<uint64_t>(r) * row_bytes));
+    }
+    return Status();
+  }
 };
 
 // Opens a regular file for positional reads. NotFound when absent, InvalidArgument for a directory or

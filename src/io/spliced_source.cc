@@ -34,6 +34,19 @@ class Spliced final : public Source {
     }
     return Status();
   }
+  // Rows inside one piece of the base: the base's own pread_rows (a local file's preadv).
+  Status pread_rows(uint8_t* dst, int64_t dst_stride, size_t row_bytes, int32_t rows, uint64_t offset) const override {
+    if (rows > 0 && offset < size_) {
+      const uint64_t span = static_cast<uint64_t>(rows) * row_bytes;
+      auto it = std::upper_bound(pieces_.begin(), pieces_.end(), offset,
+                                 [](uint64_t o, const SplicedFile::Piece& p) { return o < p.start; });
+      --it;
+      if (!it->literal && span <= it->length - (offset - it->start)) {
+        return base_->pread_rows(dst, dst_stride, row_bytes, rows, it->at + (offset - it->start));
+      }
+    }
+    return Source::pread_rows(dst, dst_stride, row_bytes, rows, offset);
+  }
   uint64_t size() const override { return size_; }
   const std::string& name() const override { return base_->name(); }
   uint64_t file_offset(uint64_t offset) const override {

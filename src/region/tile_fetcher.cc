@@ -142,14 +142,24 @@ auto window(const TileRef& tile, const ImageView& out, int32_t x, int32_t y) {
 }  // namespace
 
 Status TileFetcher::decode(const TileRef& tile, const ImageView& out) const {
+  if (std::optional<Status> s = read_stored(tile, out, 0)) return *std::move(s);
   return with_tile_bytes(tile, whole(tile, out));
 }
 
 Status TileFetcher::decode_window(const TileRef& tile, const ImageView& out, int32_t x, int32_t y) const {
+  if (x == 0 && out.width == tile.level->desc.width) {
+    if (std::optional<Status> s = read_stored(tile, out, y)) return *std::move(s);
+  }
   if (out.height < tile.level->desc.height) {
     if (std::optional<Status> s = decode_rows(tile, out, x, y)) return *std::move(s);
   }
   return with_tile_bytes(tile, window(tile, out, x, y));
+}
+
+std::optional<Status> TileFetcher::read_stored(const TileRef& tile, const ImageView& out, int32_t row) const {
+  const Result<bool> read = formats::read_unit_rows_into(*tile.level, tile.index(), row, out);
+  if (!read.ok()) return read.status().with_context(context(tile));
+  return *read ? std::optional<Status>(Status()) : std::nullopt;
 }
 
 std::optional<Status> TileFetcher::decode_rows(const TileRef& tile, const ImageView& out, int32_t x, int32_t y) const {

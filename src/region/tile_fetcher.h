@@ -72,6 +72,9 @@ class TileFetcher {
   Status with_decoder(const TileRef& tile, std::span<const uint8_t> bytes, const codecs::TileDesc& desc,
                       Fn&& decode) const;
   Status shared_desc(const TileRef& tile) const;
+  // Full-width rows from `row` of an uncompressed unit whose samples the view takes as stored, read straight
+  // into it (formats::read_unit_rows_into); nullopt for other units and views.
+  std::optional<Status> read_stored(const TileRef& tile, const ImageView& out, int32_t row) const;
   // The window read from the rows it needs of an uncompressed unit (formats::read_unit_rows); nullopt for
   // other units.
   std::optional<Status> decode_rows(const TileRef& tile, const ImageView& out, int32_t x, int32_t y) const;

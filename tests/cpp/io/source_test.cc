@@ -58,6 +58,38 @@ TEST(FileSource, ReadsFromManyThreadsWithoutSeekState) {
   std::remove(path.c_str());
 }
 
+// Rows of a file read into an image wider than them: every row in its place, the bytes between rows
+// untouched, more rows than one preadv call takes, the same from the default (row by row) of a memory
+// source; a range past the end is the same Corrupt error as pread's.
+TEST(FileSource, ReadsRowsIntoTheirPlacesInAWiderImage) {
+  constexpr size_t kRow = 24;
+  constexpr int32_t kRows = 2500;  // > IOV_MAX rows: several calls
+  std::vector<uint8_t> bytes(16 + kRow * kRows);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 7 + i / 251);
+  const std::string path = temp_file(bytes);
+  auto file = open_file(path);
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  const auto memory = memory_source(bytes, "mem");
+  for (const Source* src : {file->get(), memory.get()}) {
+    constexpr int64_t kStride = 40;
+    std::vector<uint8_t> image(kStride * kRows, 0xEE);
+    ASSERT_TRUE(src->pread_rows(image.data(), kStride, kRow, kRows, 16).ok());
+    int mismatches = 0;
+    for (int32_t r = 0; r < kRows; ++r) {
+      mismatches += std::memcmp(image.data() + r * kStride, bytes.data() + 16 + r * kRow, kRow) != 0;
+      for (int64_t i = kRow; i < kStride; ++i) mismatches += image[r * kStride + i] != 0xEE;
+    }
+    EXPECT_EQ(mismatches, 0) << src->name();
+    std::vector<uint8_t> packed(kRow * 3);
+    ASSERT_TRUE(src->pread_rows(packed.data(), kRow, kRow, 3, 16 + kRow).ok());
+    EXPECT_EQ(std::memcmp(packed.data(), bytes.data() + 16 + kRow, packed.size()), 0);
+    const Status past = src->pread_rows(image.data(), kStride, kRow, kRows, 17);
+    EXPECT_EQ(past.code(), StatusCode::kCorrupt) << src->name();
+    EXPECT_NE(past.message().find("past the end"), std::string::npos) << past.message();
+  }
+  std::remove(path.c_str());
+}
+
 TEST(FileSource, ClearErrorsForMissingFilesAndDirectories) {
   auto missing = open_file("/nonexistent/slide.svs");
   ASSERT_FALSE(missing.ok());
