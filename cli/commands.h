@@ -13,5 +13,6 @@ Runner add_info_command(CLI::App& app);
 Runner add_region_command(CLI::App& app);
 Runner add_thumbnail_command(CLI::App& app);
 Runner add_bench_command(CLI::App& app);
+Runner add_convert_command(CLI::App& app);
 
 }  // namespace tilewise::cli

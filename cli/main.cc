@@ -1,4 +1,4 @@
-// The `tilewise` command: info, region, thumbnail and bench over the public C++ API.
+// The `tilewise` command: info, region, thumbnail, bench and convert over the public C++ API.
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
       tilewise::cli::add_region_command(app),
       tilewise::cli::add_thumbnail_command(app),
       tilewise::cli::add_bench_command(app),
+      tilewise::cli::add_convert_command(app),
   };
   try {
     app.parse(argc, argv);

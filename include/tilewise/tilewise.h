@@ -3,6 +3,7 @@
 
 #include "tilewise/batch_loader.h"
 #include "tilewise/config.h"
+#include "tilewise/convert.h"
 #include "tilewise/gpu.h"
 #include "tilewise/image_view.h"
 #include "tilewise/memory.h"

@@ -14,6 +14,7 @@ namespace nb = nanobind;
 namespace tilewise::python {
 void bind_slide(nb::module_& m);
 void bind_loader(nb::module_& m);
+void bind_write(nb::module_& m);
 }
 
 NB_MODULE(_core, m) {
@@ -85,4 +86,5 @@ NB_MODULE(_core, m) {
         "The vendor name of the format that recognises the file, or None.");
   python::bind_slide(m);
   python::bind_loader(m);
+  python::bind_write(m);
 }

@@ -1,4 +1,4 @@
-"""tilewise: fast, safe whole-slide image reading.
+"""tilewise: fast, safe whole-slide image reading (and writing: tilewise.convert).
 
     import tilewise
     slide = tilewise.open("slide.svs")
@@ -21,10 +21,12 @@ from ._core import (
 )
 from .errors import *  # noqa: F401,F403
 from .errors import __all__ as _error_names
+from ._write import convert
 from .slide import Channel, Level, RegionBatches, Scene, Slide, open
 
 __all__ = [
     "open",
+    "convert",
     "Slide",
     "Level",
     "Channel",

@@ -55,7 +55,7 @@ struct VectorDestination {
 // Between setjmp and a possible longjmp there are only plain C data and libjpeg's frames: no destructor is
 // skipped (the vector lives in the caller's frame).
 bool compress(jpeg_compress_struct* cinfo, ErrorManager* err, VectorDestination* dest, const uint8_t* rgb,
-              int32_t width, int32_t height, int quality, bool subsample) {
+              int32_t width, int32_t height, int quality, bool subsample, int64_t stride) {
   if (setjmp(err->jump)) return false;
   jpeg_create_compress(cinfo);
   dest->pub.init_destination = &VectorDestination::init;
@@ -72,7 +72,7 @@ bool compress(jpeg_compress_struct* cinfo, ErrorManager* err, VectorDestination*
   for (int c = 1; c < 3; ++c) cinfo->comp_info[c].h_samp_factor = cinfo->comp_info[c].v_samp_factor = 1;
   jpeg_start_compress(cinfo, TRUE);
   while (cinfo->next_scanline < cinfo->image_height) {
-    auto* row = const_cast<JSAMPROW>(rgb + static_cast<size_t>(cinfo->next_scanline) * static_cast<size_t>(width) * 3);
+    auto* row = const_cast<JSAMPROW>(rgb + static_cast<int64_t>(cinfo->next_scanline) * stride);
     jpeg_write_scanlines(cinfo, &row, 1);
   }
   jpeg_finish_compress(cinfo);
@@ -82,7 +82,8 @@ bool compress(jpeg_compress_struct* cinfo, ErrorManager* err, VectorDestination*
 }  // namespace
 
 Result<std::vector<uint8_t>> encode_jpeg_rgb(const uint8_t* rgb, int32_t width, int32_t height, int quality,
-                                             bool subsample) {
+                                             bool subsample, int64_t stride) {
+  if (stride == 0) stride = int64_t{width} * 3;
   if (!rgb || width <= 0 || height <= 0 || width > 65500 || height > 65500 || quality < 1 || quality > 100) {
     return invalid_argument("jpeg encode: " + std::to_string(width) + " x " + std::to_string(height) +
                             " at quality " + std::to_string(quality) + " is not encodable");
@@ -94,7 +95,7 @@ Result<std::vector<uint8_t>> encode_jpeg_rgb(const uint8_t* rgb, int32_t width, 
   std::vector<uint8_t> bytes;
   VectorDestination dest{};
   dest.bytes = &bytes;
-  const bool ok = compress(&cinfo, &err, &dest, rgb, width, height, quality, subsample);
+  const bool ok = compress(&cinfo, &err, &dest, rgb, width, height, quality, subsample, stride);
   jpeg_destroy_compress(&cinfo);
   if (!ok) return internal_error(std::string("jpeg encode: ") + err.message);
   return bytes;

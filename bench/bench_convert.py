@@ -1,0 +1,102 @@
+"""Writing a pyramidal TIFF: `tilewise convert` against libvips 8.14 (`vips tiffsave --tile --pyramid`, the
+Debian package's command) on the same input, JPEG 256x256 tiles, a full pyramid (2 x 2 box averages down to
+one tile), BigTIFF. Two workloads: Q90, where libvips 8.14 writes JPEG of RGB components (no colour
+transform, no chroma subsampling: about 2.3x the bytes; its tiffsave has no option to change that) and
+tilewise YCbCr 4:2:0 (its default) or 4:4:4 (`--no-subsample`, "tilewise-444"); and Q89, where both write
+YCbCr 4:2:0, like for like. The input is the benchmark slide (real tissue, JPEG q80, written by libvips);
+each run is a process of its own, timed from start to exit, its peak RSS from wait4. Both use every core
+(libvips' thread pool, tilewise's worker pool). Each output is opened by tilewise and its levels counted,
+so a tool that writes less is not faster by it.
+
+    bench_convert.py [--size N] [--reps R] [--quick]"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from common import Table, bench_parser, benchmark_slide, publish
+
+TILEWISE = shutil.which("tilewise", path=str(Path(sys.executable).parent))
+VIPS = shutil.which("vips")
+
+
+def timed(command: list[str]) -> tuple[float, float]:
+    """(milliseconds, peak RSS MiB) of one process running `command`; a failure raises with its stderr."""
+    with tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        p = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(p.pid, 0)
+        ms = (time.perf_counter() - start) * 1000
+        p.returncode = os.waitstatus_to_exitcode(status)
+        if p.returncode != 0:
+            err.seek(0)
+            raise RuntimeError(f"{command[0]} exited {p.returncode}: {err.read().decode(errors='replace').strip()[-300:]}")
+    return ms, usage.ru_maxrss / 1024
+
+
+def command(tool: str, quality: int, src: Path, out: Path) -> list[str]:
+    if tool.startswith("tilewise"):
+        extra = ["--no-subsample"] if tool == "tilewise-444" else []
+        return [TILEWISE, "convert", str(src), str(out), "--codec", "jpeg", "--quality", str(quality), "--tile-size",
+                "256", *extra]
+    return [VIPS, "tiffsave", str(src), str(out), "--tile", "--pyramid", "--tile-width=256", "--tile-height=256",
+            "--compression=jpeg", f"--Q={quality}", "--bigtiff"]
+
+
+WORKLOADS = (
+    ("JPEG Q90 (libvips: RGB components; tilewise: YCbCr 4:2:0, -444: 4:4:4)", 90, ("tilewise", "tilewise-444", "libvips")),
+    ("JPEG Q89 (both YCbCr 4:2:0)", 89, ("tilewise", "libvips")),
+)
+
+
+def main() -> None:
+    ap = bench_parser(reps=3, size=20480)
+    args = ap.parse_args()
+    if args.quick:
+        args.size, args.reps = 4096, 2
+    src = benchmark_slide(args.size)
+    import tilewise
+
+    with tilewise.open(src) as s:
+        width, height = s.dimensions
+    table = Table(f"CPU, {os.cpu_count()} cores: {width}x{height} JPEG slide to a pyramidal TIFF (256x256 tiles, "
+                  "full pyramid), each run its own process", base_tool="tilewise")
+    for workload, quality, tools in WORKLOADS:
+        for tool in tools:
+            exe = VIPS if tool == "libvips" else TILEWISE
+            if exe is None:
+                table.add(workload, f"{tool} not run (not installed)", float("nan"), float("nan"), float("nan"), "ms")
+                continue
+            times, peaks = [], []
+            with tempfile.TemporaryDirectory(dir=src.parent) as tmp:
+                out = Path(tmp) / "out.tif"
+                try:
+                    for rep in range(args.reps + 1):  # the first is a warm-up (the page cache)
+                        if out.exists():
+                            out.unlink()
+                        ms, peak = timed(command(tool, quality, src, out))
+                        if rep:
+                            times.append(ms)
+                            peaks.append(peak)
+                    with tilewise.open(out) as written:
+                        levels = written.level_count
+                    size = out.stat().st_size
+                except RuntimeError as e:
+                    table.add(workload, f"{tool} FAILED", float("nan"), float("nan"), float("nan"), "ms", str(e)[-200:])
+                    continue
+            times.sort()
+            table.add(workload, tool, float(np.median(times)), times[0], times[-1], "ms",
+                      f"peak RSS {max(peaks):.0f} MiB; {levels} levels, {size / 2**20:.0f} MiB")
+    publish(table, "convert.md")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,57 @@
+// tilewise convert SLIDE OUT.tif [--tile-size N] [--codec jpeg|deflate|none] [--quality Q] [--no-subsample]
+// [--levels N] [--scene S]: the slide as a tiled pyramidal TIFF (tilewise/convert.h), with a progress bar on a terminal.
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "commands.h"
+#include "exit_codes.h"
+#include "progress.h"
+#include "render.h"
+#include "tilewise/tilewise.h"
+
+namespace tilewise::cli {
+namespace {
+
+struct ConvertCommandOptions {
+  std::string path, output;
+  int32_t scene = -1;
+  ConvertOptions convert;
+};
+
+int run_convert(const ConvertCommandOptions& opt) {
+  PlaneOptions planes;
+  planes.scene = opt.scene;
+  auto slide = open_slide(opt.path, planes);
+  if (!slide.ok()) return report(slide.status());
+  ConvertOptions options = opt.convert;
+  const bool bar = isatty(STDERR_FILENO);
+  if (bar) {
+    options.progress = [](int64_t done, int64_t total) {
+      draw_progress(done, total);
+      return Status();
+    };
+  }
+  const Status s = convert(*slide, opt.output, options);
+  if (bar) std::fprintf(stderr, "\n");
+  return report(s);
+}
+
+}  // namespace
+
+Runner add_convert_command(CLI::App& app) {
+  auto opt = std::make_shared<ConvertCommandOptions>();
+  CLI::App* cmd = app.add_subcommand("convert", "Write the slide as a tiled pyramidal TIFF (OpenSlide reads it as generic-tiff)");
+  cmd->add_option("slide", opt->path, "Slide file")->required();
+  cmd->add_option("output", opt->output, "Output file (.tif or .tiff)")->required();
+  cmd->add_option("--tile-size", opt->convert.tile_size, "Tile width and height (a multiple of 16)")->default_val(256);
+  cmd->add_option("--codec", opt->convert.codec, "Tile codec: jpeg, deflate or none")->default_val("jpeg");
+  cmd->add_option("--quality", opt->convert.quality, "JPEG quality (1-100)")->default_val(90);
+  cmd->add_flag("!--no-subsample", opt->convert.subsample, "JPEG chroma 4:4:4 instead of 4:2:0");
+  cmd->add_option("--levels", opt->convert.max_levels, "At most this many levels (0: down to one tile)")->default_val(0);
+  cmd->add_option("--scene", opt->scene, "Scene of a file that holds several")->default_val(-1);
+  return [opt] { return run_convert(*opt); };
+}
+
+}  // namespace tilewise::cli

@@ -1,0 +1,35 @@
+// Tile codecs of the writers: a tile of 8-bit RGB pixels into the bytes one TIFF tile holds.
+//
+// JPEG: libjpeg-turbo, YCbCr 4:2:0 (or 4:4:4), a complete stream per tile (its own tables: no JPEGTables to share),
+// TIFF Photometric YCbCr. Deflate: libdeflate at level 6 (zlib stream, TIFF compression 8). None: the
+// pixels. Thread behaviour: encode() may be called from any number of threads at once (per-thread state).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tilewise/image_view.h"
+#include "tilewise/status.h"
+
+namespace tilewise::write {
+
+enum class TileCodec { kJpeg, kDeflate, kNone };
+
+// "jpeg", "deflate", "none"; nullopt-like InvalidArgument for any other name.
+Result<TileCodec> tile_codec(const std::string& name);
+const char* codec_name(TileCodec codec);
+uint16_t tiff_compression(TileCodec codec);
+uint16_t tiff_photometric(TileCodec codec);
+
+// How tiles are coded: `quality` (1-100) and chroma 4:2:0 (`subsample`) or 4:4:4 for JPEG.
+struct TileCoding {
+  TileCodec codec = TileCodec::kJpeg;
+  int quality = 90;
+  bool subsample = true;
+};
+
+// Encodes the pixels of `tile` (8-bit RGB, host memory) as one tile.
+Status encode_tile(const TileCoding& coding, const ImageView& tile, std::vector<uint8_t>& out);
+
+}  // namespace tilewise::write

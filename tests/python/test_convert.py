@@ -1,0 +1,207 @@
+"""tilewise.convert and `tilewise convert`: tiled pyramidal TIFFs, checked by readers tilewise did not write
+(tifffile with imagecodecs, OpenSlide 4.0.1): every level's pixels (exact for lossless codecs, within JPEG's
+error for JPEG), the pyramid's geometry, resolution and the failure paths (nothing left at the output)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import imagecodecs
+import numpy as np
+import openslide
+import pytest
+import tifffile
+
+import slidegen
+import tilewise
+
+EXE = shutil.which("tilewise", path=str(Path(sys.executable).parent))
+
+
+def halvings(level0: np.ndarray, tile: int, max_levels: int = 0) -> list[np.ndarray]:
+    """The pyramid the writer promises: each level the 2 x 2 box mean of the one before (rounded half up),
+    an odd last row or column repeated, down to the level that fits one tile."""
+    out = [level0]
+    while max(out[-1].shape[:2]) > tile and (not max_levels or len(out) < max_levels):
+        p = out[-1].astype(np.uint16)
+        if p.shape[0] % 2:
+            p = np.concatenate([p, p[-1:]], axis=0)
+        if p.shape[1] % 2:
+            p = np.concatenate([p, p[:, -1:]], axis=1)
+        out.append(((p[0::2, 0::2] + p[1::2, 0::2] + p[0::2, 1::2] + p[1::2, 1::2] + 2) // 4).astype(np.uint8))
+    return out
+
+
+def psnr(a: np.ndarray, b: np.ndarray) -> float:
+    return float(10 * np.log10(255**2 / np.mean((a.astype(float) - b.astype(float)) ** 2)))
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory):
+    """A lossless source (deflate, 128-pixel tiles, mpp 0.25) whose size is not a multiple of any tile:
+    (path, its level 0 as tilewise reads it)."""
+    path = tmp_path_factory.mktemp("convert") / "source.tif"
+    image = slidegen.tissue_image(1100, 777, seed=11)
+    slidegen.write_tifffile_pyramid(path, image, levels=2, compression="zlib", tile=(128, 128), mpp=0.25)
+    with tilewise.open(path) as s:
+        level0 = s.read_region((0, 0), s.dimensions, level=0)
+    np.testing.assert_array_equal(level0, image)
+    return path, level0
+
+
+def tifffile_levels(path) -> tuple[list[np.ndarray], tifffile.TiffPage]:
+    with tifffile.TiffFile(path) as tf:
+        assert len(tf.series) == 1
+        return [level.asarray() for level in tf.series[0].levels], tf.pages[0]
+
+
+def openslide_levels(path) -> list[np.ndarray]:
+    with openslide.OpenSlide(str(path)) as o:
+        assert o.properties["openslide.vendor"] == "generic-tiff"
+        out = []
+        for k, (w, h) in enumerate(o.level_dimensions):
+            rgba = np.asarray(o.read_region((0, 0), k, (w, h)))
+            assert (rgba[..., 3] == 255).all()
+            out.append(rgba[..., :3])
+        return out
+
+
+@pytest.mark.parametrize("codec,compression", [("deflate", 8), ("none", 1)])
+def test_lossless_pyramids_are_exact_in_tifffile_and_openslide(tmp_path, source, codec, compression):
+    path, level0 = source
+    out = tmp_path / "out.tif"
+    tilewise.convert(path, out, codec=codec, tile_size=256)
+    expected = halvings(level0, 256)
+    assert [e.shape[:2] for e in expected] == [(777, 1100), (389, 550), (195, 275), (98, 138)]
+    levels, page = tifffile_levels(out)
+    assert page.compression == compression and (page.tilelength, page.tilewidth) == (256, 256)
+    with tifffile.TiffFile(out) as tf:
+        assert tf.is_bigtiff
+    assert len(levels) == len(expected)
+    for k, (got, want) in enumerate(zip(levels, expected)):
+        np.testing.assert_array_equal(got, want, err_msg=f"tifffile level {k}")
+    for k, (got, want) in enumerate(zip(openslide_levels(out), expected)):
+        np.testing.assert_array_equal(got, want, err_msg=f"OpenSlide level {k}")
+
+
+def test_jpeg_pyramid_is_the_source_within_jpeg_error_and_readers_agree(tmp_path, source):
+    path, level0 = source
+    out = tmp_path / "out.tif"
+    tilewise.convert(path, out, codec="jpeg", quality=90, tile_size=256)
+    expected = halvings(level0, 256)
+    levels, page = tifffile_levels(out)
+    assert page.compression == 7 and page.photometric == 6  # JPEG, YCbCr
+    assert len(levels) == len(expected)
+    for k, (got, want) in enumerate(zip(levels, expected)):
+        # JPEG's own error: the same level through imagecodecs' libjpeg-turbo at the same quality, 4:2:0
+        reference = imagecodecs.jpeg8_decode(imagecodecs.jpeg8_encode(want, level=90, subsampling=(2, 2)))
+        ours, theirs = psnr(got, want), psnr(reference, want)
+        assert ours > theirs - 0.5, f"level {k}: PSNR {ours:.2f} dB, libjpeg-turbo on the whole level {theirs:.2f} dB"
+    opened = openslide_levels(out)
+    with tilewise.open(out) as s:
+        assert s.format == "generic-tiff"
+        assert [lv.dimensions for lv in s.levels] == [(e.shape[1], e.shape[0]) for e in expected]
+        for k, theirs in enumerate(opened):
+            ours = s.read_region((0, 0), s.levels[k].dimensions, level=k)
+            np.testing.assert_array_equal(ours, theirs, err_msg=f"tilewise and OpenSlide, level {k}")
+            # libjpeg-turbo through imagecodecs: the same decode up to its upsampling
+            assert np.abs(ours.astype(int) - levels[k].astype(int)).max() <= 4
+
+
+def test_jpeg_without_subsampling_is_4_4_4(tmp_path, source):
+    path, level0 = source
+    out = tmp_path / "out.tif"
+    tilewise.convert(path, out, codec="jpeg", quality=90, subsample=False, levels=1)
+    levels, page = tifffile_levels(out)
+    assert page.tags["YCbCrSubSampling"].value == (1, 1)
+    reference = imagecodecs.jpeg8_decode(imagecodecs.jpeg8_encode(level0, level=90, subsampling=(1, 1)))
+    assert psnr(levels[0], level0) > psnr(reference, level0) - 0.5
+    with openslide.OpenSlide(str(out)) as o:
+        theirs = np.asarray(o.read_region((0, 0), 0, o.dimensions))[..., :3]
+    with tilewise.open(out) as s:
+        np.testing.assert_array_equal(s.read_region((0, 0), s.dimensions), theirs)
+
+
+def test_resolution_icc_and_description_follow_the_source(tmp_path, source):
+    path, _ = source
+    out = tmp_path / "out.tif"
+    tilewise.convert(path, out, codec="deflate", tile_size=128, levels=2)
+    with tifffile.TiffFile(out) as tf:
+        pages = [p for p in tf.pages]
+        assert len(pages) == 2 and pages[0].tilewidth == 128
+        assert pages[0].tags["ResolutionUnit"].value == 3  # centimetre
+        x = pages[0].tags["XResolution"].value
+        assert x[0] / x[1] == pytest.approx(1e4 / 0.25, rel=1e-6)
+        x1 = pages[1].tags["XResolution"].value
+        assert x1[0] / x1[1] == pytest.approx(1e4 / 0.25 / (1100 / 550), rel=1e-3)
+        assert pages[1].tags["NewSubfileType"].value == 1
+        assert "source.tif (generic-tiff)" in pages[0].description
+    with tilewise.open(out) as s:
+        assert s.mpp == pytest.approx((0.25, 0.25), rel=1e-6)
+    with openslide.OpenSlide(str(out)) as o:
+        assert float(o.properties["openslide.mpp-x"]) == pytest.approx(0.25, rel=1e-6)
+
+
+def test_progress_reaches_the_height_and_an_exception_in_it_leaves_nothing(tmp_path, source):
+    path, _ = source
+    seen = []
+    tilewise.convert(path, tmp_path / "a.tif", tile_size=256, progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(256, 777), (512, 777), (768, 777), (777, 777)]
+
+    def stop(done, total):
+        raise KeyboardInterrupt("stop")
+
+    with pytest.raises(KeyboardInterrupt):
+        tilewise.convert(path, tmp_path / "b.tif", tile_size=256, progress=stop)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.tif"]
+
+
+def test_options_out_of_range_are_refused_before_anything_is_written(tmp_path, source):
+    path, _ = source
+    for kwargs, error in [({"codec": "webp"}, tilewise.InvalidArgumentError),
+                          ({"tile_size": 100}, tilewise.InvalidArgumentError),
+                          ({"quality": 0}, tilewise.InvalidArgumentError)]:
+        with pytest.raises(error):
+            tilewise.convert(path, tmp_path / "x.tif", **kwargs)
+    with pytest.raises(tilewise.InvalidArgumentError, match=r"\.tif or \.tiff"):
+        tilewise.convert(path, tmp_path / "x.png")
+    with pytest.raises(tilewise.UnsupportedError, match="OME-TIFF"):
+        tilewise.convert(path, tmp_path / "x.ome.tif")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_damaged_source_tile_stops_the_conversion_naming_it(tmp_path):
+    """A tile whose deflate stream is garbage: the error names the source file, level and tile, and neither
+    the output nor a partial file is left."""
+    src = tmp_path / "damaged.tif"
+    slidegen.write_tifffile_pyramid(src, slidegen.tissue_image(600, 500, seed=2), levels=1, compression="zlib",
+                                    tile=(128, 128))
+    with tifffile.TiffFile(src) as tf:
+        offset, count = tf.pages[0].dataoffsets[5], tf.pages[0].databytecounts[5]
+    data = bytearray(src.read_bytes())
+    data[offset:offset + count] = bytes(range(256)) * (count // 256) + bytes(count % 256)
+    src.write_bytes(bytes(data))
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    with pytest.raises(tilewise.CorruptError, match=r"damaged\.tif.*level 0 tile \(0,1\)"):
+        tilewise.convert(src, out_dir / "out.tif", codec="deflate")
+    assert list(out_dir.iterdir()) == []
+
+
+@pytest.mark.skipif(EXE is None, reason="the tilewise command is not installed next to this Python")
+def test_the_command_converts_and_reports_errors_with_its_exit_codes(tmp_path, source):
+    path, level0 = source
+    out = tmp_path / "cli.tif"
+    r = subprocess.run([EXE, "convert", str(path), str(out), "--codec", "deflate", "--tile-size", "128"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    levels, page = tifffile_levels(out)
+    assert page.tilewidth == 128
+    np.testing.assert_array_equal(levels[0], level0)
+    r = subprocess.run([EXE, "convert", str(path), str(tmp_path / "bad.tif"), "--codec", "webp"],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "webp" in r.stderr
+    assert not (tmp_path / "bad.tif").exists()
