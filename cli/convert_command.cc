@@ -1,5 +1,6 @@
-// tilewise convert SLIDE OUT.tif [--tile-size N] [--codec jpeg|deflate|none] [--quality Q] [--no-subsample]
-// [--levels N] [--scene S]: the slide as a tiled pyramidal TIFF (tilewise/convert.h), with a progress bar on a terminal.
+// tilewise convert SLIDE OUT.tif|OUT.ome.tif [--tile-size N] [--codec auto|jpeg|deflate|none] [--quality Q] [--no-subsample]
+// [--levels N] [--scene S]: the slide as a tiled pyramidal TIFF or OME-TIFF (tilewise/convert.h), with a
+// progress bar on a terminal.
 #include <unistd.h>
 
 #include <cstdio>
@@ -42,11 +43,12 @@ int run_convert(const ConvertCommandOptions& opt) {
 
 Runner add_convert_command(CLI::App& app) {
   auto opt = std::make_shared<ConvertCommandOptions>();
-  CLI::App* cmd = app.add_subcommand("convert", "Write the slide as a tiled pyramidal TIFF (OpenSlide reads it as generic-tiff)");
+  CLI::App* cmd = app.add_subcommand("convert", "Write the slide as a tiled pyramidal TIFF or OME-TIFF");
   cmd->add_option("slide", opt->path, "Slide file")->required();
-  cmd->add_option("output", opt->output, "Output file (.tif or .tiff)")->required();
+  cmd->add_option("output", opt->output, "Output file: .tif/.tiff (generic pyramid, RGB) or .ome.tif/.ome.tiff")->required();
   cmd->add_option("--tile-size", opt->convert.tile_size, "Tile width and height (a multiple of 16)")->default_val(256);
-  cmd->add_option("--codec", opt->convert.codec, "Tile codec: jpeg, deflate or none")->default_val("jpeg");
+  cmd->add_option("--codec", opt->convert.codec, "Tile codec: auto (jpeg for RGB, deflate for channels), jpeg, deflate or none")
+      ->default_val("auto");
   cmd->add_option("--quality", opt->convert.quality, "JPEG quality (1-100)")->default_val(90);
   cmd->add_flag("!--no-subsample", opt->convert.subsample, "JPEG chroma 4:4:4 instead of 4:2:0");
   cmd->add_option("--levels", opt->convert.max_levels, "At most this many levels (0: down to one tile)")->default_val(0);

@@ -1,17 +1,23 @@
-// Writing slides: tilewise::convert writes a slide it reads as a tiled pyramidal TIFF.
+// Writing slides: tilewise::convert writes a slide it reads as a tiled pyramidal TIFF or OME-TIFF.
 //
-// The output, named *.tif or *.tiff, is a BigTIFF whose directories are the pyramid's levels, largest first
-// (the reduced ones marked NewSubfileType 1): OpenSlide reads it as generic-tiff, tifffile as one series
-// with its levels, libvips and QuPath as a pyramid. Level 0 is the slide's level 0 (its RGB rendering, the
-// background where it stores nothing); each next level halves the one before with a 2 x 2 box
-// (write/downsample.h) until a level fits one tile. Microns per pixel become the resolution tags, the ICC
-// profile is carried over.
+// Both are BigTIFFs. Level 0 is the slide's level 0 (an RGB slide's RGB rendering, the background where it
+// stores nothing; every channel, focal plane and time point of other slides at its own sample type); each
+// next level halves the one before with a 2 x 2 box (write/downsample.h) until a level fits one tile.
+// - *.tif, *.tiff (RGB slides): the pyramid's levels as the main chain of directories, largest first (the
+//   reduced ones marked NewSubfileType 1): OpenSlide reads it as generic-tiff, tifffile as one series with
+//   its levels, libvips and QuPath as a pyramid.
+// - *.ome.tif, *.ome.tiff: one directory per plane in XYCZT order, each plane's reduced levels its SubIFDs,
+//   the OME-XML (channels with names, colours, wavelengths, exposure; physical pixel size) in the first
+//   directory's description: tifffile, bioio-ome-tiff, QuPath and Bio-Formats read it as one image with
+//   its pyramid; OpenSlide reads its first plane's level 0 as generic-tiff.
+// Microns per pixel become the resolution tags, an RGB slide's ICC profile is carried over.
 //
-// Streaming: level 0 is read in bands of one tile row, each band's tiles encoded on the worker pool and
-// written while the next levels form from it, so memory stays a few bands of each level (about 2 x width
-// x tile x 3 bytes) whatever the slide's size. The file is written under a temporary name beside the
-// output and renamed when complete; on any error it is removed and nothing is left at the output path.
-// Errors reading the slide name its file, level and tile.
+// Streaming: each plane's level 0 is read in bands of tile rows (the next band on another thread while
+// one is encoded), each band's tiles encoded on the worker pool and written while the next levels form
+// from it, so memory stays a few bands of each level (about 3 x width x tile x pixel bytes) whatever the
+// slide's size. The file is written under a temporary name beside the output and renamed when complete;
+// on any error it is removed and nothing is left at the output path. Errors reading the slide name its
+// file, level and tile (and plane).
 #pragma once
 
 #include <cstdint>
@@ -25,7 +31,9 @@ namespace tilewise {
 
 struct ConvertOptions {
   int32_t tile_size = 256;      // a multiple of 16, 16 to 4096
-  std::string codec = "jpeg";   // "jpeg" (YCbCr), "deflate" (lossless), "none"
+  // "auto" (JPEG for RGB slides, deflate for channels), "jpeg" (YCbCr; 8-bit RGB only), "deflate"
+  // (lossless), "none"
+  std::string codec = "auto";
   int quality = 90;             // JPEG quality, 1-100
   bool subsample = true;        // JPEG chroma 4:2:0; false: 4:4:4
   int max_levels = 0;           // at most this many levels; 0: down to the level that fits one tile
@@ -34,8 +42,8 @@ struct ConvertOptions {
   std::function<Status(int64_t rows_done, int64_t rows_total)> progress;
 };
 
-// Writes `slide` to `output` (see above). InvalidArgument for options out of range or an output name of a
-// format this does not write.
+// Writes `slide` to `output` (see above). InvalidArgument for options out of range, an output name of a
+// format this does not write, a slide of channels to a generic TIFF, or JPEG for channels.
 Status convert(const Slide& slide, const std::string& output, const ConvertOptions& options = {});
 
 }  // namespace tilewise

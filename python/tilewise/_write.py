@@ -14,22 +14,27 @@ def convert(
     output: Union[str, os.PathLike],
     *,
     tile_size: int = 256,
-    codec: str = "jpeg",
+    codec: str = "auto",
     quality: int = 90,
     subsample: bool = True,
     levels: int = 0,
     progress: Optional[Callable[[int, int], None]] = None,
 ) -> None:
-    """Writes `source` (a path tilewise opens, or an open Slide: its scene) to `output`, a BigTIFF named
-    *.tif or *.tiff: level 0 as the slide's RGB, each next level a 2 x 2 box halving of the one before down to
-    one tile, tiles of `tile_size` coded as `codec` ("jpeg" at `quality`, chroma 4:2:0 or with
-    `subsample=False` 4:4:4; "deflate"; "none"), mpp as the
-    resolution tags and the ICC profile carried over. OpenSlide reads the result as generic-tiff.
+    """Writes `source` (a path tilewise opens, or an open Slide: its scene) to `output`, a BigTIFF: level 0 as
+    read, each next level a 2 x 2 box halving of the one before down to one tile, in tiles of `tile_size`.
 
-    The file is written under a temporary name and renamed when complete: on any error (a damaged tile of
-    the source names its file, level and tile) nothing is left at `output`. `levels`: at most this many
-    (0: all). `progress(rows_done, rows_total)` is called after each band of level 0; an exception it
-    raises stops the conversion and propagates."""
+    - ``*.tif`` / ``*.tiff`` (RGB slides): a generic pyramid, which OpenSlide reads as generic-tiff.
+    - ``*.ome.tif`` / ``*.ome.tiff``: an OME-TIFF, every channel, focal plane and time point at its own
+      sample type, each plane's levels as SubIFDs, the channels' names, colours and wavelengths in the
+      OME-XML; an RGB slide is one interleaved RGB plane.
+
+    `codec`: "auto" (JPEG for RGB, deflate for channels), "jpeg" (8-bit RGB; at `quality`, chroma 4:2:0 or
+    with ``subsample=False`` 4:4:4), "deflate" or "none" (lossless). mpp becomes the resolution tags (and
+    the OME physical pixel size); an RGB slide's ICC profile is carried over. The file is written under a
+    temporary name and renamed when complete: on any error (a damaged tile of the source names its file,
+    level and tile) nothing is left at `output`. `levels`: at most this many (0: all).
+    `progress(rows_done, rows_total)` is called after each band of level 0 (rows over every plane); an
+    exception it raises stops the conversion and propagates."""
     if isinstance(source, Slide):
         _core.convert(source._slide, os.fspath(output), tile_size, codec, quality, subsample, levels, progress)
         return

@@ -46,7 +46,8 @@ class FileSource final : public Source {
   }
 
   // preadv: the kernel copies each row from the page cache into its place, with no staging buffer between
-  // (a whole uncompressed plane is copied once, not twice: bench/RESULTS.md, "channels against slideio").
+  // (a whole uncompressed plane is copied once, not twice: bench/RESULTS.md, "2 cores: channels against
+  // slideio, bioio and wsidicom").
   Status pread_rows(uint8_t* dst, int64_t dst_stride, size_t row_bytes, int32_t rows, uint64_t offset) const override {
     if (rows <= 0 || row_bytes == 0) return Status();
     if (dst_stride == static_cast<int64_t>(row_bytes)) return pread({dst, row_bytes * static_cast<size_t>(rows)}, offset);

@@ -46,8 +46,10 @@ void pack(const ImageView& tile, std::vector<uint8_t>& packed) {
 }  // namespace
 
 Status encode_tile(const TileCoding& coding, const ImageView& tile, std::vector<uint8_t>& out) {
-  if (!tile.device.is_cpu() || !tile.is_rgb8() || tile.width <= 0 || tile.height <= 0) {
-    return internal_error("encode_tile: not a host 8-bit RGB tile");
+  if (!tile.device.is_cpu() || tile.width <= 0 || tile.height <= 0) return internal_error("encode_tile: not a host tile");
+  if (coding.codec == TileCodec::kJpeg && !tile.is_rgb8()) {
+    return invalid_argument("jpeg: tiles of " + std::to_string(tile.channels) + " samples of " +
+                            std::to_string(8 * tile.sample_bytes) + " bits are not 8-bit RGB (write them lossless: deflate)");
   }
   switch (coding.codec) {
     case TileCodec::kJpeg: {

@@ -1,8 +1,8 @@
-// Tile codecs of the writers: a tile of 8-bit RGB pixels into the bytes one TIFF tile holds.
+// Tile codecs of the writers: a tile of pixels into the bytes one TIFF tile holds.
 //
-// JPEG: libjpeg-turbo, YCbCr 4:2:0 (or 4:4:4), a complete stream per tile (its own tables: no JPEGTables to share),
-// TIFF Photometric YCbCr. Deflate: libdeflate at level 6 (zlib stream, TIFF compression 8). None: the
-// pixels. Thread behaviour: encode() may be called from any number of threads at once (per-thread state).
+// JPEG (8-bit RGB only): libjpeg-turbo, YCbCr 4:2:0 (or 4:4:4), a complete stream per tile (its own tables:
+// no JPEGTables to share), TIFF Photometric YCbCr. Deflate: libdeflate at level 6 (zlib stream, TIFF
+// compression 8), any samples. None: the pixels. Thread behaviour: encode() may be called from any number of threads at once (per-thread state).
 #pragma once
 
 #include <cstdint>
@@ -16,7 +16,7 @@ namespace tilewise::write {
 
 enum class TileCodec { kJpeg, kDeflate, kNone };
 
-// "jpeg", "deflate", "none"; nullopt-like InvalidArgument for any other name.
+// "jpeg", "deflate", "none"; InvalidArgument for any other name.
 Result<TileCodec> tile_codec(const std::string& name);
 const char* codec_name(TileCodec codec);
 uint16_t tiff_compression(TileCodec codec);
@@ -29,7 +29,8 @@ struct TileCoding {
   bool subsample = true;
 };
 
-// Encodes the pixels of `tile` (8-bit RGB, host memory) as one tile.
+// Encodes the pixels of `tile` (host memory; samples in host byte order, which the TIFF writer declares
+// little-endian) as one tile. InvalidArgument for JPEG of anything but 8-bit RGB.
 Status encode_tile(const TileCoding& coding, const ImageView& tile, std::vector<uint8_t>& out);
 
 }  // namespace tilewise::write

@@ -1,6 +1,7 @@
-"""tilewise.convert and `tilewise convert`: tiled pyramidal TIFFs, checked by readers tilewise did not write
-(tifffile with imagecodecs, OpenSlide 4.0.1): every level's pixels (exact for lossless codecs, within JPEG's
-error for JPEG), the pyramid's geometry, resolution and the failure paths (nothing left at the output)."""
+"""tilewise.convert and `tilewise convert`: tiled pyramidal TIFFs and OME-TIFFs, checked by readers tilewise
+did not write (tifffile with imagecodecs, OpenSlide 4.0.1, ome-types for the OME-XML): every plane of every
+level (exact for lossless codecs, within JPEG's error for JPEG), the pyramid's geometry, resolution, channel
+metadata and the failure paths (nothing left at the output)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,14 @@ from pathlib import Path
 
 import imagecodecs
 import numpy as np
+import ome_types
 import openslide
 import pytest
 import tifffile
 
 import slidegen
 import tilewise
+from test_ome_planes import reference_levels
 
 EXE = shutil.which("tilewise", path=str(Path(sys.executable).parent))
 
@@ -168,9 +171,92 @@ def test_options_out_of_range_are_refused_before_anything_is_written(tmp_path, s
             tilewise.convert(path, tmp_path / "x.tif", **kwargs)
     with pytest.raises(tilewise.InvalidArgumentError, match=r"\.tif or \.tiff"):
         tilewise.convert(path, tmp_path / "x.png")
-    with pytest.raises(tilewise.UnsupportedError, match="OME-TIFF"):
-        tilewise.convert(path, tmp_path / "x.ome.tif")
     assert list(tmp_path.iterdir()) == []
+
+
+def halvings_of_planes(planes: np.ndarray, tile: int) -> list[np.ndarray]:
+    """halvings() of every (T, C, Z) plane of a (T, C, Z, Y, X) array, in the array's type (floats: the mean
+    of four, in double precision, then the type)."""
+    t_size, c_size, z_size, h, w = planes.shape
+    out = [planes]
+    while max(out[-1].shape[-2:]) > tile:
+        p = out[-1].astype(np.float64 if planes.dtype.kind == "f" else np.int64)
+        if p.shape[-2] % 2:
+            p = np.concatenate([p, p[..., -1:, :]], axis=-2)
+        if p.shape[-1] % 2:
+            p = np.concatenate([p, p[..., -1:]], axis=-1)
+        total = p[..., 0::2, 0::2] + p[..., 1::2, 0::2] + p[..., 0::2, 1::2] + p[..., 1::2, 1::2]
+        out.append((total * 0.25 if planes.dtype.kind == "f" else (total + 2) // 4).astype(planes.dtype))
+    return out
+
+
+@pytest.mark.parametrize("dtype", ["uint16", "uint8", "float32"])
+def test_channels_and_planes_to_ome_tiff_every_plane_of_every_level(tmp_path, dtype):
+    """A 3-channel, 2-plane OME-TIFF with channel names and colours to an OME-TIFF: tifffile reads one series
+    whose levels (SubIFDs) are the halvings of every plane, ome-types reads the channels back, and tilewise
+    reopens it with the same axes."""
+    rng = np.random.default_rng(4)
+    data = (rng.normal(500, 200, (2, 3, 300, 420)) if dtype == "float32" else
+            rng.integers(0, np.iinfo(dtype).max, (2, 3, 300, 420), endpoint=True)).astype(dtype)  # Z C Y X
+    src = tmp_path / "src.ome.tif"
+    meta = {"axes": "ZCYX", "Channel": {"Name": ["DAPI", "FITC", "Cy5"]}, "PhysicalSizeX": 0.5,
+            "PhysicalSizeY": 0.5}
+    with tifffile.TiffWriter(src, ome=True) as tw:
+        tw.write(data, metadata=meta, tile=(64, 64), compression="zlib", photometric="minisblack")
+    out = tmp_path / "out.ome.tif"
+    tilewise.convert(src, out, tile_size=128)
+    expected = halvings_of_planes(np.moveaxis(data, 0, 1)[np.newaxis], 128)  # T C Z Y X
+    got = reference_levels(out)
+    assert len(got) == len(expected) == 3
+    for k, (g, e) in enumerate(zip(got, expected)):
+        assert g.dtype == e.dtype
+        np.testing.assert_array_equal(g, e, err_msg=f"level {k}")
+    with tifffile.TiffFile(out) as tf:
+        assert tf.is_ome and tf.is_bigtiff and tf.pages[0].compression == 8
+        ome = ome_types.from_xml(tf.ome_metadata)
+    pixels = ome.images[0].pixels
+    assert (pixels.size_c, pixels.size_z, pixels.size_t, pixels.size_x, pixels.size_y) == (3, 2, 1, 420, 300)
+    assert pixels.type.value == ("float" if dtype == "float32" else dtype)
+    assert [c.name for c in pixels.channels] == ["DAPI", "FITC", "Cy5"]
+    assert pixels.physical_size_x == pytest.approx(0.5)
+    with tilewise.open(out) as s:
+        assert s.format == "ome-tiff"
+        assert [c.name for c in s.channels] == ["DAPI", "FITC", "Cy5"]
+        for k, e in enumerate(expected):
+            assert s.shape(k) == e.shape
+            for z in range(2):
+                np.testing.assert_array_equal(s.read_region((0, 0), (e.shape[-1], e.shape[-2]), level=k, z=z),
+                                              np.moveaxis(e[0, :, z], 0, -1))
+
+
+def test_an_rgb_slide_to_ome_tiff_is_one_interleaved_plane(tmp_path, source):
+    path, level0 = source
+    out = tmp_path / "rgb.ome.tif"
+    tilewise.convert(path, out, codec="deflate", tile_size=256)
+    with tifffile.TiffFile(out) as tf:
+        assert tf.is_ome
+        series = tf.series[0]
+        levels = [lv.asarray() for lv in series.levels]
+        ome = ome_types.from_xml(tf.ome_metadata)
+    for k, (got, want) in enumerate(zip(levels, halvings(level0, 256))):
+        np.testing.assert_array_equal(got, want, err_msg=f"level {k}")
+    assert len(levels) == 4
+    assert ome.images[0].pixels.channels[0].samples_per_pixel == 3
+    with tilewise.open(out) as s:
+        assert s.format == "ome-tiff" and s.dtype == np.uint8 and [c.name for c in s.channels] == ["R", "G", "B"]
+        assert s.level_count == 4
+        np.testing.assert_array_equal(s.read_region((0, 0), s.dimensions), level0)
+
+
+def test_channels_need_an_ome_name_and_a_lossless_codec(tmp_path):
+    src = tmp_path / "c.ome.tif"
+    with tifffile.TiffWriter(src, ome=True) as tw:
+        tw.write(np.zeros((2, 64, 64), np.uint16), metadata={"axes": "CYX"}, photometric="minisblack")
+    with pytest.raises(tilewise.InvalidArgumentError, match=r"name the output \*\.ome\.tif"):
+        tilewise.convert(src, tmp_path / "c.tif")
+    with pytest.raises(tilewise.InvalidArgumentError, match="deflate"):
+        tilewise.convert(src, tmp_path / "c2.ome.tif", codec="jpeg")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.ome.tif"]
 
 
 def test_a_damaged_source_tile_stops_the_conversion_naming_it(tmp_path):

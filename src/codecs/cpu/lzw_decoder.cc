@@ -1,7 +1,7 @@
 // TIFF LZW decoder. Hand-written because no maintained library of this field exposes TIFF's LZW variant on
 // its own (libtiff keeps it internal to its I/O stack); it is small, and bounded by the output span. It
 // copies each code's string from where it was first written instead of walking its prefixes: 2.7x libtiff's
-// way on 16-bit tissue tiles (bench/RESULTS.md, "2 cores: channels against slideio and bioio").
+// way on 16-bit tissue tiles (bench/RESULTS.md, "2 cores: channels against slideio, bioio and wsidicom").
 
 #include <array>
 #include <cstring>

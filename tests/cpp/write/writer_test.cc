@@ -38,6 +38,33 @@ TEST(HalveRgb, EachPixelIsTheRoundedMeanOfItsBoxWithOddEdgesRepeated) {
   }
 }
 
+// Any sample type and count: 2 uint16 samples and float32 against the same box means computed directly.
+TEST(Halve, SixteenBitAndFloatSamplesAreTheirBoxMeans) {
+  std::mt19937 rng(9);
+  constexpr int64_t w = 7, h = 5;
+  std::vector<uint16_t> u16(static_cast<size_t>(w * h * 2));
+  for (auto& v : u16) v = static_cast<uint16_t>(rng());
+  std::vector<uint16_t> u16_out(static_cast<size_t>(4 * 3 * 2));
+  halve(reinterpret_cast<const uint8_t*>(u16.data()), w * 4, w, h, 2, SampleType::kUint16,
+        reinterpret_cast<uint8_t*>(u16_out.data()), 4 * 4);
+  std::vector<float> f32(static_cast<size_t>(w * h));
+  for (auto& v : f32) v = static_cast<float>(static_cast<int32_t>(rng() % 20001) - 10000) / 7.0f;
+  std::vector<float> f32_out(static_cast<size_t>(4 * 3));
+  halve(reinterpret_cast<const uint8_t*>(f32.data()), w * 4, w, h, 1, SampleType::kFloat32,
+        reinterpret_cast<uint8_t*>(f32_out.data()), 4 * 4);
+  for (int64_t y = 0; y < 3; ++y) {
+    for (int64_t x = 0; x < 4; ++x) {
+      const int64_t x0 = 2 * x, x1 = std::min<int64_t>(2 * x + 1, w - 1), y0 = 2 * y, y1 = std::min<int64_t>(2 * y + 1, h - 1);
+      for (int c = 0; c < 2; ++c) {
+        auto at = [&](int64_t xx, int64_t yy) { return int64_t{u16[static_cast<size_t>((yy * w + xx) * 2 + c)]}; };
+        ASSERT_EQ(u16_out[static_cast<size_t>((y * 4 + x) * 2 + c)], (at(x0, y0) + at(x1, y0) + at(x0, y1) + at(x1, y1) + 2) / 4);
+      }
+      auto at = [&](int64_t xx, int64_t yy) { return double{f32[static_cast<size_t>(yy * w + xx)]}; };
+      ASSERT_EQ(f32_out[static_cast<size_t>(y * 4 + x)], static_cast<float>((at(x0, y0) + at(x1, y0) + at(x0, y1) + at(x1, y1)) * 0.25));
+    }
+  }
+}
+
 fs::path scratch_dir() {
   fs::path dir = fs::temp_directory_path() / ("tw_writer_" + std::to_string(::getpid()));
   fs::remove_all(dir);
@@ -80,6 +107,28 @@ TEST(TiledTiffWriter, RenamesOnlyWhenCompleteAndRemovesItsFileOtherwise) {
   EXPECT_TRUE(fs::exists(out));
   EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
   EXPECT_GT(fs::file_size(out), 6 * tile.size());
+  fs::remove_all(dir);
+}
+
+// A SubIFD must hang from an earlier directory of the main chain: anything else fails finish().
+TEST(TiledTiffWriter, ASubIfdOfASubIfdIsRefused) {
+  const fs::path dir = scratch_dir();
+  auto w = TiledTiffWriter::create((dir / "sub.tif").string());
+  ASSERT_TRUE(w.ok());
+  const std::vector<uint8_t> tile(16 * 16 * 3, 1);
+  TiffLevel top = small_level();
+  const int main = w->add_level(top);
+  TiffLevel sub = small_level();
+  sub.parent = main;
+  const int first = w->add_level(sub);
+  sub.parent = first;
+  const int second = w->add_level(sub);
+  for (int level : {main, first, second}) {
+    for (int64_t i = 0; i < 6; ++i) ASSERT_TRUE(w->write_tile(level, i, tile).ok());
+  }
+  const Status s = w->finish();
+  EXPECT_EQ(s.code(), StatusCode::kInternal);
+  EXPECT_NE(s.message().find("not an earlier directory of the main chain"), std::string::npos) << s.message();
   fs::remove_all(dir);
 }
 

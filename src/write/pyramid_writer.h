@@ -1,0 +1,73 @@
+// PyramidWriter: one image's pyramid written into a TiledTiffWriter as its level 0 arrives in bands of rows.
+//
+// Each level keeps one band: the rows of its next tile row (level 0: of its next few, as they are read),
+// the level's width rounded up to whole tiles. A full band (or the level's last rows) is written tile row
+// by tile row: padded (edge pixels repeated, so JPEG blocks at the edge do not ring), its tiles encoded on
+// the worker pool and written in order, then halved (write/downsample.h) into the next level's band, which
+// is flushed in turn when full. Tile sizes are even, so a full tile row halves into exactly half a band of
+// the next level.
+//
+// Level 0's band is filled by the caller in place (level0_rows(), then added()); swap_level0() trades its
+// buffer for one of the same size that the caller filled meanwhile (reading the next band while this one
+// is encoded). Thread behaviour: one thread calls a PyramidWriter; its encoding and halving run on the
+// worker pool.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "tilewise/image_view.h"
+#include "tilewise/status.h"
+#include "tilewise/types.h"
+#include "write/tiff_writer.h"
+#include "write/tile_encoder.h"
+
+namespace tilewise::write {
+
+class PyramidWriter {
+ public:
+  // `levels`: the image's levels, level 0 first (each the previous one halved), added to `out` here: level
+  // 0 as given, the others in the main chain or, with `sub_ifds`, as SubIFDs of level 0. Pixels are
+  // `samples` interleaved samples of `type`. `level0_tile_rows`: level 0's band holds this many tile rows.
+  PyramidWriter(TiledTiffWriter& out, std::vector<TiffLevel> levels, bool sub_ifds, int32_t samples, SampleType type,
+                const TileCoding& coding, int32_t level0_tile_rows);
+
+  int32_t level0_capacity() const { return bands_[0].capacity; }
+  size_t level0_bytes() const { return bands_[0].pixels.size(); }
+  // The view of `rows` rows (<= level0_capacity()) at the start of `buffer`, laid out as level 0's band.
+  ImageView band_view(std::vector<uint8_t>& buffer, int32_t rows) const;
+  // Level 0's band as a view of its next `rows` rows: the caller reads them in, then calls added(rows).
+  ImageView level0_rows(int32_t rows);
+  Status added(int32_t rows);
+  // Trades level 0's (flushed) buffer for `buffer` (of level0_bytes(), its first rows filled through
+  // band_view): then added(rows) takes them.
+  void swap_level0(std::vector<uint8_t>& buffer);
+
+ private:
+  struct Band {
+    std::vector<uint8_t> pixels;  // `capacity` rows of `stride` bytes
+    int64_t stride = 0;
+    int32_t capacity = 0;
+    int32_t rows = 0;           // rows filled
+    int64_t rows_received = 0;  // of the level, so far
+    int64_t tile_row = 0;       // the next tile row of the level
+  };
+  Status received(size_t k, int32_t rows);
+  Status flush(size_t k);
+  void pad(size_t k, uint8_t* top, int32_t rows) const;
+  Status write_tile_row(size_t k, const uint8_t* top);
+  Status halve_into_next(size_t k, const uint8_t* top, int32_t rows);
+  ImageView view(uint8_t* top, int64_t stride, int64_t width, int32_t rows) const;
+
+  TiledTiffWriter& out_;
+  std::vector<TiffLevel> levels_;
+  std::vector<int> ids_;
+  std::vector<Band> bands_;
+  std::vector<std::vector<uint8_t>> tiles_;  // one tile row's encoded tiles (their capacity reused)
+  int32_t samples_;
+  SampleType type_;
+  int64_t pixel_bytes_;
+  TileCoding coding_;
+};
+
+}  // namespace tilewise::write
