@@ -12,10 +12,9 @@
 //   its pyramid; OpenSlide reads its first plane's level 0 as generic-tiff.
 // Microns per pixel become the resolution tags, an RGB slide's ICC profile is carried over.
 //
-// Streaming: each plane's level 0 is read in bands of tile rows (the next band on another thread while
-// one is encoded), each band's tiles encoded on the worker pool and written while the next levels form
-// from it, so memory stays a few bands of each level (about 3 x width x tile x pixel bytes) whatever the
-// slide's size. The file is written under a temporary name beside the output and renamed when complete;
+// Streaming: each plane's level 0 is read in bands of tile rows, each band's tiles encoded on the worker
+// pool and written while the next levels form from it, so memory stays a few bands of each level (about
+// 2 x width x tile x pixel bytes) whatever the slide's size. The file is written under a temporary name beside the output and renamed when complete;
 // on any error it is removed and nothing is left at the output path. Errors reading the slide name its
 // file, level and tile (and plane).
 #pragma once

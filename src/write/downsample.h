@@ -10,7 +10,8 @@
 namespace tilewise::write {
 
 // `rows` rows of `width` pixels of `samples` interleaved samples of `type` at `src` (`src_stride` bytes
-// apart) into ceil(rows / 2) rows of ceil(width / 2) pixels at `dst` (`dst_stride` bytes apart).
+// apart) into ceil(rows / 2) rows of ceil(width / 2) pixels at `dst` (`dst_stride` bytes apart). Both
+// buffers and strides are aligned for the sample type.
 void halve(const uint8_t* src, int64_t src_stride, int64_t width, int32_t rows, int32_t samples, SampleType type,
            uint8_t* dst, int64_t dst_stride);
 

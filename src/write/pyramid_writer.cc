@@ -31,18 +31,12 @@ ImageView PyramidWriter::view(uint8_t* top, int64_t stride, int64_t width, int32
   return ImageView{top, stride, static_cast<int32_t>(width), rows, samples_, {}, sample_bytes(type_)};
 }
 
-ImageView PyramidWriter::band_view(std::vector<uint8_t>& buffer, int32_t rows) const {
-  return view(buffer.data(), bands_[0].stride, levels_[0].width, rows);
-}
-
 ImageView PyramidWriter::level0_rows(int32_t rows) {
   Band& b = bands_[0];
   return view(b.pixels.data() + b.rows * b.stride, b.stride, levels_[0].width, rows);
 }
 
 Status PyramidWriter::added(int32_t rows) { return received(0, rows); }
-
-void PyramidWriter::swap_level0(std::vector<uint8_t>& buffer) { bands_[0].pixels.swap(buffer); }
 
 Status PyramidWriter::received(size_t k, int32_t rows) {
   Band& b = bands_[k];

@@ -7,9 +7,7 @@
 // is flushed in turn when full. Tile sizes are even, so a full tile row halves into exactly half a band of
 // the next level.
 //
-// Level 0's band is filled by the caller in place (level0_rows(), then added()); swap_level0() trades its
-// buffer for one of the same size that the caller filled meanwhile (reading the next band while this one
-// is encoded). Thread behaviour: one thread calls a PyramidWriter; its encoding and halving run on the
+// Level 0's band is filled by the caller in place (level0_rows(), then added()). Thread behaviour: one thread calls a PyramidWriter; its encoding and halving run on the
 // worker pool.
 #pragma once
 
@@ -33,15 +31,10 @@ class PyramidWriter {
                 const TileCoding& coding, int32_t level0_tile_rows);
 
   int32_t level0_capacity() const { return bands_[0].capacity; }
-  size_t level0_bytes() const { return bands_[0].pixels.size(); }
-  // The view of `rows` rows (<= level0_capacity()) at the start of `buffer`, laid out as level 0's band.
-  ImageView band_view(std::vector<uint8_t>& buffer, int32_t rows) const;
-  // Level 0's band as a view of its next `rows` rows: the caller reads them in, then calls added(rows).
+  // Level 0's band as a view of its next `rows` rows (<= level0_capacity()): the caller reads them in,
+  // then calls added(rows).
   ImageView level0_rows(int32_t rows);
   Status added(int32_t rows);
-  // Trades level 0's (flushed) buffer for `buffer` (of level0_bytes(), its first rows filled through
-  // band_view): then added(rows) takes them.
-  void swap_level0(std::vector<uint8_t>& buffer);
 
  private:
   struct Band {
