@@ -4,7 +4,7 @@ one tile), BigTIFF. Two workloads: Q90, where libvips 8.14 writes JPEG of RGB co
 transform, no chroma subsampling: about 2.3x the bytes; its tiffsave has no option to change that) and
 tilewise YCbCr 4:2:0 (its default) or 4:4:4 (`--no-subsample`, "tilewise-444"); and Q89, where both write
 YCbCr 4:2:0, like for like. The input is the benchmark slide (real tissue, JPEG q80, written by libvips);
-each run is a process of its own, timed from start to exit, its peak RSS from wait4. Both use every core
+each run is a process of its own, the tools alternating run by run, timed from start to exit, its peak RSS from wait4. Both use every core
 (libvips' thread pool, tilewise's worker pool). Each output is opened by tilewise and its levels counted,
 so a tool that writes less is not faster by it.
 
@@ -58,7 +58,7 @@ WORKLOADS = (
 
 
 def main() -> None:
-    ap = bench_parser(reps=3, size=20480)
+    ap = bench_parser(reps=5, size=20480)
     args = ap.parse_args()
     if args.quick:
         args.size, args.reps = 4096, 2
@@ -71,33 +71,43 @@ def main() -> None:
     with tilewise.open(src) as s:
         width, height = s.dimensions
     table = Table(f"CPU, {os.cpu_count()} cores: {width}x{height} JPEG slide to a pyramidal TIFF (256x256 tiles, "
-                  "full pyramid), each run its own process", base_tool="tilewise")
-    for workload, quality, tools in WORKLOADS:
-        for tool in tools:
-            exe = VIPS if tool == "libvips" else TILEWISE
-            if exe is None:
-                table.add(workload, f"{tool} not run (not installed)", float("nan"), float("nan"), float("nan"), "ms")
-                continue
-            times, peaks = [], []
-            with tempfile.TemporaryDirectory(dir=src.parent) as tmp:
-                out = Path(tmp) / "out.tif"
-                try:
-                    for rep in range(args.reps + 1):  # the first is a warm-up (the page cache)
-                        if out.exists():
-                            out.unlink()
-                        ms, peak = timed(command(tool, quality, src, out))
-                        if rep:
-                            times.append(ms)
-                            peaks.append(peak)
-                    with tilewise.open(out) as written:
-                        levels = written.level_count
-                    size = out.stat().st_size
-                except RuntimeError as e:
-                    table.add(workload, f"{tool} FAILED", float("nan"), float("nan"), float("nan"), "ms", str(e)[-200:])
+                  "full pyramid), each run its own process, the tools alternating", base_tool="tilewise")
+    runs = [(workload, quality, tool) for workload, quality, tools in WORKLOADS for tool in tools]
+    times = {run: [] for run in runs}
+    peaks = {run: [] for run in runs}
+    notes, failed = {}, {}
+    with tempfile.TemporaryDirectory(dir=src.parent) as tmp:
+        out = Path(tmp) / "out.tif"
+        # Repetitions alternate the tools (this machine's speed drifts by a quarter between minutes); the
+        # first is a warm-up (the page cache)
+        for rep in range(args.reps + 1):
+            for run in runs:
+                workload, quality, tool = run
+                exe = VIPS if tool == "libvips" else TILEWISE
+                if exe is None or run in failed:
                     continue
-            times.sort()
-            table.add(workload, tool, float(np.median(times)), times[0], times[-1], "ms",
-                      f"peak RSS {max(peaks):.0f} MiB; {levels} levels, {size / 2**20:.0f} MiB")
+                if out.exists():
+                    out.unlink()
+                try:
+                    ms, peak = timed(command(tool, quality, src, out))
+                    with tilewise.open(out) as written:
+                        notes[run] = f"{written.level_count} levels, {out.stat().st_size / 2**20:.0f} MiB"
+                except RuntimeError as e:
+                    failed[run] = str(e)[-200:]
+                    continue
+                if rep:
+                    times[run].append(ms)
+                    peaks[run].append(peak)
+    for run in runs:
+        workload, _, tool = run
+        if (VIPS if tool == "libvips" else TILEWISE) is None:
+            table.add(workload, f"{tool} not run (not installed)", float("nan"), float("nan"), float("nan"), "ms")
+        elif run in failed:
+            table.add(workload, f"{tool} FAILED", float("nan"), float("nan"), float("nan"), "ms", failed[run])
+        else:
+            t = sorted(times[run])
+            table.add(workload, tool, float(np.median(t)), t[0], t[-1], "ms",
+                      f"peak RSS {max(peaks[run]):.0f} MiB; {notes[run]}")
     publish(table, "convert.md")
 
 

@@ -1,6 +1,6 @@
-// tilewise convert SLIDE OUT.tif|OUT.ome.tif [--tile-size N] [--codec auto|jpeg|deflate|none] [--quality Q] [--no-subsample]
-// [--levels N] [--scene S]: the slide as a tiled pyramidal TIFF or OME-TIFF (tilewise/convert.h), with a
-// progress bar on a terminal.
+// tilewise convert SLIDE OUT.tif|OUT.ome.tif|FOLDER --format dicom [--tile-size N] [--codec auto|jpeg|deflate|none] [--quality Q] [--no-subsample]
+// [--levels N] [--scene S]: the slide as a tiled pyramidal TIFF, an OME-TIFF or a DICOM WSI series
+// (tilewise/convert.h), with a progress bar on a terminal.
 #include <unistd.h>
 
 #include <cstdio>
@@ -43,9 +43,11 @@ int run_convert(const ConvertCommandOptions& opt) {
 
 Runner add_convert_command(CLI::App& app) {
   auto opt = std::make_shared<ConvertCommandOptions>();
-  CLI::App* cmd = app.add_subcommand("convert", "Write the slide as a tiled pyramidal TIFF or OME-TIFF");
+  CLI::App* cmd = app.add_subcommand("convert", "Write the slide as a tiled pyramidal TIFF, an OME-TIFF or a DICOM WSI series");
   cmd->add_option("slide", opt->path, "Slide file")->required();
-  cmd->add_option("output", opt->output, "Output file: .tif/.tiff (generic pyramid, RGB) or .ome.tif/.ome.tiff")->required();
+  cmd->add_option("output", opt->output, "Output file: .tif/.tiff (generic pyramid, RGB) or .ome.tif/.ome.tiff; a folder with --format dicom")
+      ->required();
+  cmd->add_option("--format", opt->convert.format, "tiff, ome-tiff or dicom (default: from the output's name)");
   cmd->add_option("--tile-size", opt->convert.tile_size, "Tile width and height (a multiple of 16)")->default_val(256);
   cmd->add_option("--codec", opt->convert.codec, "Tile codec: auto (jpeg for RGB, deflate for channels), jpeg, deflate or none")
       ->default_val("auto");

@@ -1,4 +1,5 @@
-// Writing slides: tilewise::convert writes a slide it reads as a tiled pyramidal TIFF or OME-TIFF.
+// Writing slides: tilewise::convert writes a slide it reads as a tiled pyramidal TIFF, an OME-TIFF or a
+// DICOM WSI series.
 //
 // Both are BigTIFFs. Level 0 is the slide's level 0 (an RGB slide's RGB rendering, the background where it
 // stores nothing; every channel, focal plane and time point of other slides at its own sample type); each
@@ -10,6 +11,9 @@
 //   the OME-XML (channels with names, colours, wavelengths, exposure; physical pixel size) in the first
 //   directory's description: tifffile, bioio-ome-tiff, QuPath and Bio-Formats read it as one image with
 //   its pyramid; OpenSlide reads its first plane's level 0 as generic-tiff.
+// - format "dicom" (RGB slides with mpp): a folder holding a DICOM WSI series, one VL Whole Slide
+//   Microscopy Image instance per level (write/dicom_wsi_writer.h), which pydicom, wsidicom, OpenSlide and
+//   PACS read; JPEG baseline or uncompressed frames.
 // Microns per pixel become the resolution tags, an RGB slide's ICC profile is carried over.
 //
 // Streaming: each plane's level 0 is read in bands of tile rows, each band's tiles encoded on the worker
@@ -29,9 +33,12 @@
 namespace tilewise {
 
 struct ConvertOptions {
+  // "" (from the output's name: *.ome.tif[f] OME-TIFF, other *.tif[f] generic TIFF), "tiff", "ome-tiff",
+  // "dicom" (a folder of DICOM WSI instances)
+  std::string format;
   int32_t tile_size = 256;      // a multiple of 16, 16 to 4096
   // "auto" (JPEG for RGB slides, deflate for channels), "jpeg" (YCbCr; 8-bit RGB only), "deflate"
-  // (lossless), "none"
+  // (lossless; not DICOM), "none"
   std::string codec = "auto";
   int quality = 90;             // JPEG quality, 1-100
   bool subsample = true;        // JPEG chroma 4:2:0; false: 4:4:4
@@ -42,7 +49,8 @@ struct ConvertOptions {
 };
 
 // Writes `slide` to `output` (see above). InvalidArgument for options out of range, an output name of a
-// format this does not write, a slide of channels to a generic TIFF, or JPEG for channels.
+// format this does not write, a slide of channels to a generic TIFF, JPEG for channels, a DICOM series of a
+// slide without mpp or into a folder that is not empty; Unsupported for a DICOM series of channels.
 Status convert(const Slide& slide, const std::string& output, const ConvertOptions& options = {});
 
 }  // namespace tilewise

@@ -16,9 +16,10 @@ namespace tilewise::python {
 void bind_write(nb::module_& m) {
   m.def(
       "convert",
-      [](const Slide& slide, const std::string& output, int32_t tile_size, const std::string& codec, int quality,
-         bool subsample, int max_levels, nb::object progress) {
+      [](const Slide& slide, const std::string& output, const std::string& format, int32_t tile_size,
+         const std::string& codec, int quality, bool subsample, int max_levels, nb::object progress) {
         ConvertOptions options;
+        options.format = format;
         options.tile_size = tile_size;
         options.codec = codec;
         options.quality = quality;
@@ -45,7 +46,7 @@ void bind_write(nb::module_& m) {
         if (raised) throw std::move(*raised);
         throw_if_error(s);
       },
-      nb::arg("slide"), nb::arg("output"), nb::arg("tile_size"), nb::arg("codec"), nb::arg("quality"),
+      nb::arg("slide"), nb::arg("output"), nb::arg("format"), nb::arg("tile_size"), nb::arg("codec"), nb::arg("quality"),
       nb::arg("subsample"), nb::arg("max_levels"), nb::arg("progress").none());
 }
 

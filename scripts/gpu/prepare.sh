@@ -2,7 +2,7 @@
 # Prepares, on the developer machine, what scripts/gpu/test.sh needs on the lent GPU machine (no network,
 # no apt), in one git-ignored folder that travels with `carry: [".gpu"]` (64 MiB at most; xz keeps it ~50):
 #   .gpu/deps.tar.xz           Debian 12 libraries and headers (libjpeg-turbo, OpenJPEG, libdeflate, zstd,
-#                              pugixml, OpenSSL, CharLS, libpng, SQLite, jxrlib; libcurl's headers) and GoogleTest (static, for the GPU's C++ tests), unpacked
+#                              pugixml, OpenSSL, CharLS, libpng, SQLite, jxrlib, Little CMS; libcurl's headers) and GoogleTest (static, for the GPU's C++ tests), unpacked
 #                              from .deb files
 #   .gpu/site-tilewise.tar.xz  nvidia-nvimgcodec-cu13 0.8 (core, JPEG and JPEG 2000 extensions, header, the
 #                              cp312 Python module) + nvidia-nvjpeg2k-cu13, in site-packages layout
@@ -22,7 +22,8 @@ echo "== Debian libraries"
 mkdir -p "$tmp/debs" "$tmp/deps"
 (cd "$tmp/debs" && apt-get download libjpeg62-turbo libjpeg62-turbo-dev libopenjp2-7 libopenjp2-7-dev libdeflate0 \
   libdeflate-dev libzstd1 libzstd-dev libpugixml1v5 libpugixml-dev libssl3 libssl-dev libgtest-dev libcharls2 libcharls-dev \
-  libpng16-16 libpng-dev zlib1g zlib1g-dev libsqlite3-0 libsqlite3-dev libjxr0 libjxr-dev libcurl4-openssl-dev >/dev/null 2>&1)
+  libpng16-16 libpng-dev zlib1g zlib1g-dev libsqlite3-0 libsqlite3-dev libjxr0 libjxr-dev libcurl4-openssl-dev \
+  liblcms2-2 liblcms2-dev >/dev/null 2>&1)
 for f in "$tmp"/debs/*.deb; do dpkg -x "$f" "$tmp/deps"; done
 # libcurl: Debian's headers only; the machine's own libcurl.so.4 (Ubuntu's, same ABI) is linked and loaded.
 rm -f "$tmp"/deps/usr/lib/x86_64-linux-gnu/libcurl.so

@@ -1,7 +1,7 @@
 // tilewise::convert (tilewise/convert.h): each plane's level 0 read in bands of tile rows and written as a
-// pyramid (write/pyramid_writer.h) into one TIFF: a generic pyramid (levels in the main chain) or an
+// pyramid (write/pyramid_writer.h) into one TIFF - a generic pyramid (levels in the main chain) or an
 // OME-TIFF (planes in the main chain in XYCZT order, each plane's levels its SubIFDs, the OME-XML in the
-// first directory's description).
+// first directory's description) - or into a DICOM WSI series (an instance per level).
 #include <algorithm>
 #include <cctype>
 #include <functional>
@@ -9,8 +9,10 @@
 
 #include "tilewise/convert.h"
 #include "tilewise/tilewise.h"
+#include "write/dicom_wsi_writer.h"
 #include "write/ome_xml.h"
 #include "write/pyramid_writer.h"
+#include "write/srgb_profile.h"
 #include "write/tiff_writer.h"
 #include "write/tile_encoder.h"
 
@@ -29,17 +31,23 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+// The name without its extension (the slide's identifier in a DICOM series).
+std::string stem(const std::string& name) {
+  const size_t dot = name.find('.');
+  return dot == std::string::npos || dot == 0 ? name : name.substr(0, dot);
+}
+
 // Reads `rows` rows from y of one plane's level 0 into `out`.
 using BandReader = std::function<Status(int64_t y, int32_t rows, const ImageView& out)>;
 
 // The levels of a pyramid over level 0 (each halved, down to one tile or max_levels), their tags set.
-std::vector<write::TiffLevel> pyramid_levels(const Slide& slide, const ConvertOptions& options, write::TileCodec codec,
+std::vector<write::LevelSpec> pyramid_levels(const Slide& slide, const ConvertOptions& options, write::TileCodec codec,
                                             int32_t samples, SampleType type) {
   const LevelInfo& base = slide.level(0);
-  std::vector<write::TiffLevel> levels;
+  std::vector<write::LevelSpec> levels;
   int64_t w = base.width, h = base.height;
   for (int i = 0;; ++i) {
-    write::TiffLevel level;
+    write::LevelSpec level;
     level.width = w;
     level.height = h;
     level.tile = options.tile_size;
@@ -53,7 +61,7 @@ std::vector<write::TiffLevel> pyramid_levels(const Slide& slide, const ConvertOp
     level.reduced = i > 0;
     if (const auto mpp = slide.mpp()) {
       const double scale = static_cast<double>(base.width) / static_cast<double>(w);
-      level.pixels_per_cm = std::make_pair(1e4 / (mpp->first * scale), 1e4 / (mpp->second * scale));
+      level.mpp = std::make_pair(mpp->first * scale, mpp->second * scale);
     }
     levels.push_back(std::move(level));
     if ((w <= options.tile_size && h <= options.tile_size) || static_cast<int>(levels.size()) == options.max_levels) break;
@@ -83,16 +91,31 @@ Status write_plane(write::PyramidWriter& pyramid, int64_t height, const BandRead
 }  // namespace
 
 Status convert(const Slide& slide, const std::string& output, const ConvertOptions& options) {
-  const bool ome = ends_with(output, ".ome.tif") || ends_with(output, ".ome.tiff");
-  if (!ends_with(output, ".tif") && !ends_with(output, ".tiff")) {
-    return invalid_argument(output + ": the output's name must end in .tif or .tiff (a pyramidal TIFF) or .ome.tif "
-                            "or .ome.tiff (an OME-TIFF)");
-  }
   const ImageAxes& axes = slide.axes();
-  if (!ome && !axes.rgb) {
+  std::string format = options.format;
+  if (format.empty()) {
+    if (ends_with(output, ".ome.tif") || ends_with(output, ".ome.tiff")) {
+      format = "ome-tiff";
+    } else if (ends_with(output, ".tif") || ends_with(output, ".tiff")) {
+      format = "tiff";
+    } else {
+      return invalid_argument(output + ": the output's name must end in .tif or .tiff (a pyramidal TIFF) or .ome.tif "
+                              "or .ome.tiff (an OME-TIFF), or the format be named (dicom: a folder of instances)");
+    }
+  }
+  if (format != "tiff" && format != "ome-tiff" && format != "dicom") {
+    return invalid_argument("format \"" + format + "\" is not one convert writes (tiff, ome-tiff, dicom)");
+  }
+  if (format == "tiff" && !axes.rgb) {
     return invalid_argument(output + ": the slide has channels (" + std::to_string(axes.channels) + " of " +
                             sample_type_name(axes.sample_type) + ", z " + std::to_string(axes.z) + ", t " +
                             std::to_string(axes.t) + "), which a generic TIFF does not describe: name the output *.ome.tif");
+  }
+  if (format == "dicom" && !axes.rgb) {
+    return unsupported(output + ": DICOM WSI output of channels and focal planes is not written yet (RGB slides only)");
+  }
+  if (format == "dicom" && !slide.mpp()) {
+    return invalid_argument(output + ": the slide states no pixel size (mpp), which a DICOM WSI instance must carry");
   }
   if (options.tile_size < 16 || options.tile_size > 4096 || options.tile_size % 16 != 0) {
     return invalid_argument("tile size " + std::to_string(options.tile_size) + " is not a multiple of 16 from 16 to 4096");
@@ -106,6 +129,9 @@ Status convert(const Slide& slide, const std::string& output, const ConvertOptio
   if (codec == write::TileCodec::kJpeg && !axes.rgb) {
     return invalid_argument("jpeg tiles are 8-bit RGB; the slide's channels are " + std::string(sample_type_name(axes.sample_type)) +
                             ": write them with codec deflate or none");
+  }
+  if (format == "dicom" && codec == write::TileCodec::kDeflate) {
+    return invalid_argument("DICOM WSI frames are JPEG or uncompressed (codec jpeg or none), not deflate");
   }
   const write::TileCoding coding{codec, options.quality, options.subsample};
   const int32_t samples = axes.rgb ? 3 : 1;
@@ -131,31 +157,46 @@ Status convert(const Slide& slide, const std::string& output, const ConvertOptio
       source_tile > options.tile_size && source_tile % options.tile_size == 0 ? std::min(source_tile / options.tile_size, 8) : 1;
   const std::string creator = std::string("tilewise ") + version();
 
-  TW_ASSIGN_OR_RETURN(write::TiledTiffWriter out, write::TiledTiffWriter::create(output));
   int64_t done = 0;
   const int64_t total = base.height * static_cast<int64_t>(planes.size());
-  for (size_t p = 0; p < planes.size(); ++p) {
-    std::vector<write::TiffLevel> levels = pyramid_levels(slide, options, codec, samples, type);
-    if (p == 0) {
-      levels[0].description = ome ? write::ome_xml(slide, base_name(slide.path()), creator)
-                                  : creator + ": " + base_name(slide.path()) + " (" + slide.format() + ")";
-      if (axes.rgb) levels[0].icc_profile = slide.icc_profile();
-    }
-    write::PyramidWriter pyramid(out, std::move(levels), ome, samples, type, coding, tile_rows);
-    const Plane plane = planes[p];
-    const BandReader read = [&slide, &base, &axes, plane](int64_t y, int32_t rows, const ImageView& view) {
-      if (axes.rgb) return slide.read_level_region(0, 0, y, base.width, rows, view);
-      return slide.read_planes(0, 0, y, base.width, rows, PlaneSelection{{plane.c}, plane.z, plane.t}, view);
-    };
-    Status s = write_plane(pyramid, base.height, read, options, done, total);
-    if (!s.ok()) {
-      if (!axes.rgb) {
+  // Each plane's pyramid into `out` (the main chain, or SubIFDs for OME-TIFF), the first with `description`
+  auto write_planes = [&](write::TileSink& out, bool sub_ifds, const std::string& description) -> Status {
+    for (size_t p = 0; p < planes.size(); ++p) {
+      std::vector<write::LevelSpec> levels = pyramid_levels(slide, options, codec, samples, type);
+      if (p == 0) {
+        levels[0].description = description;
+        if (axes.rgb) levels[0].icc_profile = slide.icc_profile();
+      }
+      write::PyramidWriter pyramid(out, std::move(levels), sub_ifds, samples, type, coding, tile_rows);
+      const Plane plane = planes[p];
+      const BandReader read = [&slide, &base, &axes, plane](int64_t y, int32_t rows, const ImageView& view) {
+        if (axes.rgb) return slide.read_level_region(0, 0, y, base.width, rows, view);
+        return slide.read_planes(0, 0, y, base.width, rows, PlaneSelection{{plane.c}, plane.z, plane.t}, view);
+      };
+      Status s = write_plane(pyramid, base.height, read, options, done, total);
+      if (!s.ok() && !axes.rgb) {
         s = s.with_context("plane (channel " + std::to_string(plane.c) + ", z " + std::to_string(plane.z) + ", t " +
                            std::to_string(plane.t) + ")");
       }
-      return s;
+      TW_RETURN_IF_ERROR(s);
     }
+    return Status();
+  };
+  if (format == "dicom") {
+    write::DicomSeries series = write::DicomSeries::make(stem(base_name(slide.path())), creator);
+    series.icc_profile = slide.icc_profile().empty() ? write::srgb_icc_profile() : slide.icc_profile();
+    series.width = base.width;
+    series.height = base.height;
+    series.mpp = *slide.mpp();
+    TW_ASSIGN_OR_RETURN(write::DicomWsiWriter out, write::DicomWsiWriter::create(output, std::move(series)));
+    TW_RETURN_IF_ERROR(write_planes(out, false, ""));
+    return out.finish();
   }
+  TW_ASSIGN_OR_RETURN(write::TiledTiffWriter out, write::TiledTiffWriter::create(output));
+  const bool ome = format == "ome-tiff";
+  TW_RETURN_IF_ERROR(write_planes(out, ome,
+                                  ome ? write::ome_xml(slide, base_name(slide.path()), creator)
+                                      : creator + ": " + base_name(slide.path()) + " (" + slide.format() + ")"));
   return out.finish();
 }
 

@@ -8,7 +8,7 @@
 
 namespace tilewise::write {
 
-PyramidWriter::PyramidWriter(TiledTiffWriter& out, std::vector<TiffLevel> levels, bool sub_ifds, int32_t samples,
+PyramidWriter::PyramidWriter(TileSink& out, std::vector<LevelSpec> levels, bool sub_ifds, int32_t samples,
                              SampleType type, const TileCoding& coding, int32_t level0_tile_rows)
     : out_(out),
       levels_(std::move(levels)),
@@ -77,7 +77,7 @@ void PyramidWriter::pad(size_t k, uint8_t* top, int32_t rows) const {
 
 Status PyramidWriter::write_tile_row(size_t k, const uint8_t* top) {
   Band& b = bands_[k];
-  const TiffLevel& level = levels_[k];
+  const LevelSpec& level = levels_[k];
   const int64_t across = level.tiles_across();
   tiles_.resize(static_cast<size_t>(across));
   std::vector<Status> statuses(static_cast<size_t>(across));

@@ -1,4 +1,4 @@
-// PyramidWriter: one image's pyramid written into a TiledTiffWriter as its level 0 arrives in bands of rows.
+// PyramidWriter: one image's pyramid written into a TileSink as its level 0 arrives in bands of rows.
 //
 // Each level keeps one band: the rows of its next tile row (level 0: of its next few, as they are read),
 // the level's width rounded up to whole tiles. A full band (or the level's last rows) is written tile row
@@ -17,8 +17,8 @@
 #include "tilewise/image_view.h"
 #include "tilewise/status.h"
 #include "tilewise/types.h"
-#include "write/tiff_writer.h"
 #include "write/tile_encoder.h"
+#include "write/tile_sink.h"
 
 namespace tilewise::write {
 
@@ -27,7 +27,7 @@ class PyramidWriter {
   // `levels`: the image's levels, level 0 first (each the previous one halved), added to `out` here: level
   // 0 as given, the others in the main chain or, with `sub_ifds`, as SubIFDs of level 0. Pixels are
   // `samples` interleaved samples of `type`. `level0_tile_rows`: level 0's band holds this many tile rows.
-  PyramidWriter(TiledTiffWriter& out, std::vector<TiffLevel> levels, bool sub_ifds, int32_t samples, SampleType type,
+  PyramidWriter(TileSink& out, std::vector<LevelSpec> levels, bool sub_ifds, int32_t samples, SampleType type,
                 const TileCoding& coding, int32_t level0_tile_rows);
 
   int32_t level0_capacity() const { return bands_[0].capacity; }
@@ -52,8 +52,8 @@ class PyramidWriter {
   Status halve_into_next(size_t k, const uint8_t* top, int32_t rows);
   ImageView view(uint8_t* top, int64_t stride, int64_t width, int32_t rows) const;
 
-  TiledTiffWriter& out_;
-  std::vector<TiffLevel> levels_;
+  TileSink& out_;
+  std::vector<LevelSpec> levels_;
   std::vector<int> ids_;
   std::vector<Band> bands_;
   std::vector<std::vector<uint8_t>> tiles_;  // one tile row's encoded tiles (their capacity reused)

@@ -63,7 +63,7 @@ Entry rational(uint16_t tag, double value) {
 
 Entry undefined(uint16_t tag, const std::vector<uint8_t>& bytes) { return Entry{tag, kUndefined, bytes.size(), bytes}; }
 
-std::vector<Entry> entries_of(const TiffLevel& level, const std::vector<uint64_t>& offsets,
+std::vector<Entry> entries_of(const LevelSpec& level, const std::vector<uint64_t>& offsets,
                               const std::vector<uint64_t>& counts, const std::vector<uint64_t>& sub_ifds) {
   std::vector<Entry> e;
   e.push_back(long_value(254, level.reduced ? 1 : 0));  // NewSubfileType
@@ -76,12 +76,12 @@ std::vector<Entry> entries_of(const TiffLevel& level, const std::vector<uint64_t
   e.push_back(shorts(262, {level.photometric}));
   if (!level.description.empty()) e.push_back(ascii(270, level.description));
   e.push_back(shorts(277, {level.samples}));
-  if (level.pixels_per_cm) {
-    e.push_back(rational(282, level.pixels_per_cm->first));
-    e.push_back(rational(283, level.pixels_per_cm->second));
+  if (level.mpp) {  // pixels per centimetre
+    e.push_back(rational(282, 1e4 / level.mpp->first));
+    e.push_back(rational(283, 1e4 / level.mpp->second));
   }
   e.push_back(shorts(284, {1}));  // PlanarConfiguration: interleaved
-  if (level.pixels_per_cm) e.push_back(shorts(296, {3}));  // ResolutionUnit: centimetre
+  if (level.mpp) e.push_back(shorts(296, {3}));  // ResolutionUnit: centimetre
   e.push_back(ascii(305, std::string("tilewise")));
   e.push_back(long_value(322, static_cast<uint64_t>(level.tile)));
   e.push_back(long_value(323, static_cast<uint64_t>(level.tile)));
@@ -150,7 +150,7 @@ Status TiledTiffWriter::append(std::span<const uint8_t> bytes) {
   return Status();
 }
 
-int TiledTiffWriter::add_level(TiffLevel level) {
+int TiledTiffWriter::add_level(LevelSpec level) {
   if (level.parent >= static_cast<int>(levels_.size()) ||
       (level.parent >= 0 && levels_[static_cast<size_t>(level.parent)].desc.parent >= 0)) {
     misuse_ = "directory " + std::to_string(levels_.size()) + " names a SubIFD parent that is not an earlier directory of the main chain";

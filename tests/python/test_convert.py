@@ -1,7 +1,8 @@
-"""tilewise.convert and `tilewise convert`: tiled pyramidal TIFFs and OME-TIFFs, checked by readers tilewise
-did not write (tifffile with imagecodecs, OpenSlide 4.0.1, ome-types for the OME-XML): every plane of every
-level (exact for lossless codecs, within JPEG's error for JPEG), the pyramid's geometry, resolution, channel
-metadata and the failure paths (nothing left at the output)."""
+"""tilewise.convert and `tilewise convert`: tiled pyramidal TIFFs, OME-TIFFs and DICOM WSI series, checked by
+readers tilewise did not write (tifffile with imagecodecs, OpenSlide 4.0.1, ome-types for the OME-XML,
+pydicom, wsidicom and dciodvfy for DICOM): every plane of every level (exact for lossless codecs, within JPEG's
+error for JPEG), the pyramid's geometry, resolution, channel metadata and the failure paths (nothing left at
+the output)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ import imagecodecs
 import numpy as np
 import ome_types
 import openslide
+import pydicom
 import pytest
 import tifffile
+import wsidicom
 
 import slidegen
 import tilewise
@@ -274,7 +277,84 @@ def test_a_damaged_source_tile_stops_the_conversion_naming_it(tmp_path):
     out_dir.mkdir()
     with pytest.raises(tilewise.CorruptError, match=r"damaged\.tif.*level 0 tile \(0,1\)"):
         tilewise.convert(src, out_dir / "out.tif", codec="deflate")
+    with pytest.raises(tilewise.CorruptError, match=r"damaged\.tif.*level 0 tile \(0,1\)"):
+        tilewise.convert(src, out_dir / "series", format="dicom")
     assert list(out_dir.iterdir()) == []
+
+
+def dciodvfy_errors(path) -> list[str]:
+    """dicom3tools' validator's errors and warnings for one instance, but its DICOMDIR notes (Patient and Study
+    ID are type 2, empty here)."""
+    tool = shutil.which("dciodvfy")
+    assert tool, "dciodvfy (Debian's dicom3tools, installed by scripts/bootstrap.sh) is not on PATH"
+    r = subprocess.run([tool, str(path)], capture_output=True, text=True)
+    lines = (r.stdout + r.stderr).splitlines()
+    return [ln for ln in lines if ln.startswith(("Error", "Warning")) and "DICOMDIR" not in ln]
+
+
+@pytest.mark.parametrize("codec", ["jpeg", "none"])
+def test_a_dicom_series_validates_and_reads_alike_in_pydicom_wsidicom_and_openslide(tmp_path, source, codec):
+    path, level0 = source
+    out = tmp_path / "series"
+    tilewise.convert(path, out, format="dicom", codec=codec, tile_size=256)
+    expected = halvings(level0, 256)
+    files = sorted(out.iterdir())
+    assert [f.name for f in files] == [f"level-{k}.dcm" for k in range(len(expected))]
+    uids = set()
+    for k, f in enumerate(files):
+        assert dciodvfy_errors(f) == [], f.name
+        d = pydicom.dcmread(f)
+        assert d.SOPClassUID == "1.2.840.10008.5.1.4.1.1.77.1.6" and d.DimensionOrganizationType == "TILED_FULL"
+        assert (d.TotalPixelMatrixColumns, d.TotalPixelMatrixRows) == (expected[k].shape[1], expected[k].shape[0])
+        assert d.NumberOfFrames == -(-expected[k].shape[1] // 256) * -(-expected[k].shape[0] // 256)
+        spacing = d.SharedFunctionalGroupsSequence[0].PixelMeasuresSequence[0].PixelSpacing
+        assert float(spacing[1]) == pytest.approx(0.25e-3 * 1100 / expected[k].shape[1], rel=1e-6)
+        assert len(d.OpticalPathSequence[0].ICCProfile) > 0
+        assert d.file_meta.TransferSyntaxUID == ("1.2.840.10008.1.2.4.50" if codec == "jpeg" else "1.2.840.10008.1.2.1")
+        uids.add((d.StudyInstanceUID, d.SeriesInstanceUID, d.PyramidUID, d.FrameOfReferenceUID))
+    assert len(uids) == 1
+    w = wsidicom.WsiDicom.open(out)
+    with tilewise.open(out) as s:
+        assert s.format == "dicom" and s.mpp == pytest.approx((0.25, 0.25))
+        assert [lv.dimensions for lv in s.levels] == [(e.shape[1], e.shape[0]) for e in expected]
+        for k, want in enumerate(expected):
+            theirs = np.asarray(w.read_region((0, 0), k, (want.shape[1], want.shape[0])))[..., :3]
+            ours = s.read_region((0, 0), (want.shape[1], want.shape[0]), level=k)
+            np.testing.assert_array_equal(ours, theirs, err_msg=f"tilewise and wsidicom, level {k}")
+            if codec == "none":
+                np.testing.assert_array_equal(ours, want, err_msg=f"level {k}")
+            else:
+                reference = imagecodecs.jpeg8_decode(imagecodecs.jpeg8_encode(want, level=90, subsampling=(2, 2)))
+                assert psnr(ours, want) > psnr(reference, want) - 0.5, f"level {k}"
+        with openslide.OpenSlide(str(files[0])) as o:
+            assert o.properties["openslide.vendor"] == "dicom" and o.level_count == len(expected)
+            np.testing.assert_array_equal(np.asarray(o.read_region((0, 0), 0, o.dimensions))[..., :3],
+                                          s.read_region((0, 0), s.dimensions))
+    w.close()
+
+
+def test_dicom_output_refuses_what_it_cannot_describe(tmp_path, source):
+    path, _ = source
+    no_mpp = tmp_path / "no_mpp.tif"
+    slidegen.write_tifffile_pyramid(no_mpp, slidegen.tissue_image(300, 200), levels=1, compression="zlib",
+                                    tile=(128, 128), mpp=None)
+    with pytest.raises(tilewise.InvalidArgumentError, match="mpp"):
+        tilewise.convert(no_mpp, tmp_path / "a", format="dicom")
+    with pytest.raises(tilewise.InvalidArgumentError, match="deflate"):
+        tilewise.convert(path, tmp_path / "b", format="dicom", codec="deflate")
+    channels = tmp_path / "c.ome.tif"
+    with tifffile.TiffWriter(channels, ome=True) as tw:
+        tw.write(np.zeros((2, 64, 64), np.uint16), metadata={"axes": "CYX", "PhysicalSizeX": 0.5,
+                                                             "PhysicalSizeY": 0.5}, photometric="minisblack")
+    with pytest.raises(tilewise.UnsupportedError, match="channels"):
+        tilewise.convert(channels, tmp_path / "c", format="dicom")
+    occupied = tmp_path / "occupied"
+    occupied.mkdir()
+    (occupied / "keep.txt").write_text("mine")
+    with pytest.raises(tilewise.InvalidArgumentError, match="not empty"):
+        tilewise.convert(path, occupied, format="dicom")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.ome.tif", "no_mpp.tif", "occupied"]
+    assert [p.name for p in occupied.iterdir()] == ["keep.txt"]
 
 
 @pytest.mark.skipif(EXE is None, reason="the tilewise command is not installed next to this Python")

@@ -72,8 +72,8 @@ fs::path scratch_dir() {
   return dir;
 }
 
-TiffLevel small_level() {
-  TiffLevel level;
+LevelSpec small_level() {
+  LevelSpec level;
   level.width = 40;
   level.height = 20;
   level.tile = 16;  // 3 x 2 tiles
@@ -116,9 +116,9 @@ TEST(TiledTiffWriter, ASubIfdOfASubIfdIsRefused) {
   auto w = TiledTiffWriter::create((dir / "sub.tif").string());
   ASSERT_TRUE(w.ok());
   const std::vector<uint8_t> tile(16 * 16 * 3, 1);
-  TiffLevel top = small_level();
+  LevelSpec top = small_level();
   const int main = w->add_level(top);
-  TiffLevel sub = small_level();
+  LevelSpec sub = small_level();
   sub.parent = main;
   const int first = w->add_level(sub);
   sub.parent = first;

@@ -1,0 +1,75 @@
+// DicomWsiWriter: a pyramid as a DICOM WSI series in a folder - one VL Whole Slide Microscopy Image instance
+// per level (level-0.dcm, level-1.dcm, ...), TILED_FULL (frames in row-major order, no per-frame
+// functional groups), one optical path (brightfield, with the slide's ICC profile or sRGB's), the pixel
+// spacing of each level, JPEG baseline frames (YBR_FULL_422 or YBR_FULL) encapsulated with a Basic Offset
+// Table, or uncompressed RGB frames in explicit VR little endian. Each instance is written front to back as
+// its frames come; the folder is written under a temporary name beside the output and renamed when
+// complete (removed on failure).
+//
+// Thread behaviour: one thread calls a writer's methods.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tilewise/status.h"
+#include "write/tile_sink.h"
+
+namespace tilewise::write {
+
+// What every instance of the series shares.
+struct DicomSeries {
+  std::string study_uid, series_uid, frame_of_reference_uid, dimension_organization_uid, pyramid_uid, specimen_uid;
+  std::string container_id;          // the slide's identifier (Container and Specimen Identifier)
+  std::string software;              // Software Versions: "tilewise <version>"
+  std::string date, time;            // of the conversion (DA, TM)
+  std::vector<uint8_t> icc_profile;  // the optical path's
+  int64_t width = 0, height = 0;     // level 0
+  std::pair<double, double> mpp{};   // level 0's microns per pixel (x, y)
+  // New UIDs for the series, dated now.
+  static DicomSeries make(std::string container_id, std::string software);
+};
+
+class DicomWsiWriter final : public TileSink {
+ public:
+  // Creates the temporary folder beside `folder`; InvalidArgument when `folder` exists and is not empty.
+  static Result<DicomWsiWriter> create(const std::string& folder, DicomSeries series);
+  DicomWsiWriter(DicomWsiWriter&& other) noexcept;
+  DicomWsiWriter& operator=(DicomWsiWriter&&) = delete;
+  ~DicomWsiWriter() override;
+
+  // Starts the level's instance (its header written); an error is reported by write_tile() and finish().
+  int add_level(LevelSpec level) override;
+  // Appends the level's next frame: tiles must come in index order.
+  Status write_tile(int level, int64_t index, std::span<const uint8_t> bytes) override;
+  // Completes every instance (their frame tables), closes them and renames the folder to the output.
+  Status finish();
+
+ private:
+  struct Instance {
+    LevelSpec spec;
+    std::FILE* file = nullptr;
+    std::string path;
+    int64_t frames = 0, next = 0;
+    bool encapsulated = false;
+    uint64_t table_at = 0;      // where the Basic Offset Table's values go
+    uint64_t ratio_at = 0;      // where the Lossy Image Compression Ratio's value goes
+    uint64_t fragments = 0;     // bytes of frame items written, from the first
+    std::vector<uint32_t> offsets;
+  };
+  DicomWsiWriter(std::string folder, std::string temp, DicomSeries series)
+      : folder_(std::move(folder)), temp_(std::move(temp)), series_(std::move(series)) {}
+  Status start(Instance& instance, int index);
+  Status put(Instance& instance, std::span<const uint8_t> bytes);
+
+  std::string folder_, temp_;
+  DicomSeries series_;
+  std::vector<Instance> instances_;
+  Status error_;  // the first failure of add_level
+  bool finished_ = false;
+};
+
+}  // namespace tilewise::write

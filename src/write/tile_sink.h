@@ -1,0 +1,47 @@
+// TileSink: where a pyramid's encoded tiles go (write/pyramid_writer.h) - a TIFF's directories
+// (tiff_writer.h) or a DICOM WSI series' instances (dicom_wsi_writer.h) - and the description of each level
+// it receives.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tilewise/status.h"
+
+namespace tilewise::write {
+
+// One level: its size, tiles, how they are coded (in TIFF's numbers, which the DICOM writer maps to its
+// own), and what goes with it.
+struct LevelSpec {
+  int64_t width = 0, height = 0;
+  int32_t tile = 256;
+  uint16_t samples = 3;       // SamplesPerPixel, interleaved
+  uint16_t bits = 8;          // BitsPerSample of each
+  uint16_t sample_format = 1; // SampleFormat: 1 unsigned, 2 signed, 3 float
+  uint16_t compression = 1;   // TIFF Compression: 1 none, 7 JPEG, 8 deflate
+  uint16_t photometric = 2;   // 1 min-is-black; 2 RGB; 6 YCbCr (JPEG tiles coded as YCbCr)
+  uint16_t ycbcr_subsampling = 2;  // YCbCr: 2 (4:2:0) or 1 (4:4:4)
+  bool reduced = false;       // a lower level of the pyramid (TIFF NewSubfileType 1)
+  std::string description;    // TIFF ImageDescription, when not empty
+  std::optional<std::pair<double, double>> mpp;  // microns per pixel (x, y) of this level
+  std::vector<uint8_t> icc_profile;              // when not empty
+  int parent = -1;            // TIFF: the directory (add_level's index) whose SubIFD this is; -1: the main chain
+  int64_t tiles_across() const { return (width + tile - 1) / tile; }
+  int64_t tiles_down() const { return (height + tile - 1) / tile; }
+};
+
+class TileSink {
+ public:
+  virtual ~TileSink() = default;
+  // Declares the next level; its index is returned.
+  virtual int add_level(LevelSpec level) = 0;
+  // Takes tile `index` (row-major in the level's grid) of `level`; each tile once. A sink may require the
+  // tiles of each level in index order (DICOM's TILED_FULL frames): PyramidWriter gives them so.
+  virtual Status write_tile(int level, int64_t index, std::span<const uint8_t> bytes) = 0;
+};
+
+}  // namespace tilewise::write
