@@ -1,12 +1,21 @@
-"""Writing a pyramidal TIFF: `tilewise convert` against libvips 8.14 (`vips tiffsave --tile --pyramid`, the
-Debian package's command) on the same input, JPEG 256x256 tiles, a full pyramid (2 x 2 box averages down to
-one tile), BigTIFF. Two workloads: Q90, where libvips 8.14 writes JPEG of RGB components (no colour
-transform, no chroma subsampling: about 2.3x the bytes; its tiffsave has no option to change that) and
-tilewise YCbCr 4:2:0 (its default) or 4:4:4 (`--no-subsample`, "tilewise-444"); and Q89, where both write
-YCbCr 4:2:0, like for like. The input is the benchmark slide (real tissue, JPEG q80, written by libvips);
-each run is a process of its own, the tools alternating run by run, timed from start to exit, its peak RSS from wait4. Both use every core
-(libvips' thread pool, tilewise's worker pool). Each output is opened by tilewise and its levels counted,
-so a tool that writes less is not faster by it.
+"""Writing slides: `tilewise convert` against the field's converters on the same input (the benchmark slide:
+real tissue, JPEG q80 256-pixel tiles, written by libvips), 256x256 JPEG tiles, a full pyramid, every core.
+
+- Pyramidal TIFF against libvips 8.14 (`vips tiffsave --tile --pyramid --bigtiff`, Debian's command; 2 x 2
+  box averages down to one tile, as tilewise). At Q90 libvips 8.14 writes JPEG of RGB components (no colour
+  transform, no chroma subsampling: about 2.3x the bytes; its tiffsave has no option to change that) and
+  tilewise YCbCr 4:2:0 (its default) or 4:4:4 (`--no-subsample`, "tilewise-444"); at Q89 both write YCbCr
+  4:2:0, like for like.
+- DICOM WSI (Q90, YCbCr 4:2:0) against wsidicomizer (its own environment, build/bench-wsidicomizer, made on
+  first use: `--force-transcoding --add-missing-levels`, its levels re-encoded from the source's own levels
+  through OpenSlide, `-w` every core) and Orthanc's OrthancWSIDicomizer 1.1 (Debian's orthanc-wsi:
+  `--reencode 1 --pyramid 1`, the pyramid rebuilt from level 0 and every tile re-encoded, `--threads` every
+  core).
+
+Each run is a process of its own (started from a small launcher, so that its peak RSS is its own), the tools
+alternating run by run (this machine's speed drifts between minutes), timed from start to exit, its peak
+RSS from wait4; the first round is a warm-up. Each output is
+checked (levels, or DICOM instances and frames, counted), so a tool that writes less is not faster by it.
 
     bench_convert.py [--size N] [--reps R] [--quick]"""
 
@@ -22,38 +31,96 @@ from pathlib import Path
 
 import numpy as np
 
-from common import Table, bench_parser, benchmark_slide, publish
+from common import REPO, Table, bench_parser, benchmark_slide, publish
 
 TILEWISE = shutil.which("tilewise", path=str(Path(sys.executable).parent))
 VIPS = shutil.which("vips")
+ORTHANC = shutil.which("OrthancWSIDicomizer")
+WSIDICOMIZER_ENV = REPO / "build" / "bench-wsidicomizer"
+WSIDICOMIZER_PACKAGES = ["wsidicomizer[openslide]==0.26.*", "openslide-bin==4.0.*"]
+CORES = str(os.cpu_count() or 1)
+
+
+def wsidicomizer() -> str | None:
+    """wsidicomizer's command, its environment made (and its packages installed) on first use; None when that
+    fails."""
+    exe = WSIDICOMIZER_ENV / "bin" / "wsidicomizer"
+    stamp = WSIDICOMIZER_ENV / ".installed"
+    try:
+        if not stamp.exists() or stamp.read_text() != " ".join(WSIDICOMIZER_PACKAGES):
+            subprocess.run([sys.executable, "-m", "venv", str(WSIDICOMIZER_ENV)], check=True)
+            subprocess.run([str(WSIDICOMIZER_ENV / "bin" / "pip"), "install", "-q", *WSIDICOMIZER_PACKAGES], check=True)
+            stamp.write_text(" ".join(WSIDICOMIZER_PACKAGES))
+    except (subprocess.CalledProcessError, OSError) as e:
+        print(f"wsidicomizer's environment could not be made: {e}", file=sys.stderr)
+        return None
+    return str(exe)
+
+
+# Runs its arguments as a command and reports, as its last line of stderr, the command's wall time and peak
+# RSS. The benchmark's own process is large (NumPy, tilewise) and a child's peak RSS starts from its parent's
+# at fork: started from this small interpreter (python -S), the tools' peaks are their own.
+LAUNCHER = """
+import os, sys, time
+start = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+_, status, usage = os.wait4(pid, 0)
+sys.stderr.write("\\nlauncher %.3f %d\\n" % ((time.perf_counter() - start) * 1000, usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
 
 
 def timed(command: list[str]) -> tuple[float, float]:
     """(milliseconds, peak RSS MiB) of one process running `command`; a failure raises with its stderr."""
-    with tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        p = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
-        _, status, usage = os.wait4(p.pid, 0)
-        ms = (time.perf_counter() - start) * 1000
-        p.returncode = os.waitstatus_to_exitcode(status)
-        if p.returncode != 0:
-            err.seek(0)
-            raise RuntimeError(f"{command[0]} exited {p.returncode}: {err.read().decode(errors='replace').strip()[-300:]}")
-    return ms, usage.ru_maxrss / 1024
+    p = subprocess.run([sys.executable, "-S", "-c", LAUNCHER, *command], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True)
+    lines = p.stderr.strip().splitlines()
+    if p.returncode != 0 or not lines or not lines[-1].startswith("launcher "):
+        raise RuntimeError(f"{command[0]} exited {p.returncode}: {p.stderr.strip()[-300:]}")
+    _, ms, kib = lines[-1].split()
+    return float(ms), int(kib) / 1024
 
 
-def command(tool: str, quality: int, src: Path, out: Path) -> list[str]:
+def command(tool: str, quality: int, src: Path, out: Path, exes: dict) -> list[str]:
+    if tool == "tilewise-dicom":
+        return [exes[tool], "convert", str(src), str(out), "--format", "dicom", "--quality", str(quality),
+                "--tile-size", "256"]
     if tool.startswith("tilewise"):
         extra = ["--no-subsample"] if tool == "tilewise-444" else []
-        return [TILEWISE, "convert", str(src), str(out), "--codec", "jpeg", "--quality", str(quality), "--tile-size",
+        return [exes[tool], "convert", str(src), str(out), "--codec", "jpeg", "--quality", str(quality), "--tile-size",
                 "256", *extra]
-    return [VIPS, "tiffsave", str(src), str(out), "--tile", "--pyramid", "--tile-width=256", "--tile-height=256",
-            "--compression=jpeg", f"--Q={quality}", "--bigtiff"]
+    if tool == "libvips":
+        return [exes[tool], "tiffsave", str(src), str(out), "--tile", "--pyramid", "--tile-width=256",
+                "--tile-height=256", "--compression=jpeg", f"--Q={quality}", "--bigtiff"]
+    if tool == "wsidicomizer":
+        return [exes[tool], "-i", str(src), "-o", str(out), "-t", "256", "-w", CORES, "--format", "jpeg", "--quality",
+                str(quality), "--force-transcoding", "--no-label", "--no-overview", "--add-missing-levels"]
+    return [exes[tool], "--threads", CORES, "--reencode", "1", "--pyramid", "1", "--tile-width", "256",
+            "--tile-height", "256", "--compression", "jpeg", "--jpeg-quality", str(quality), "--max-size", "0",
+            "--folder", str(out), str(src)]
+
+
+def written(tool: str, out: Path) -> str:
+    """What a run wrote: levels of a TIFF (opened by tilewise), or DICOM instances and frames (pydicom)."""
+    if out.is_dir():
+        import pydicom
+
+        frames = [int(pydicom.dcmread(f, stop_before_pixels=True).NumberOfFrames) for f in sorted(out.glob("*.dcm"))]
+        size = sum(f.stat().st_size for f in out.glob("*.dcm"))
+        return f"{len(frames)} instances, {sum(frames)} frames, {size / 2**20:.0f} MiB"
+    import tilewise
+
+    with tilewise.open(out) as s:
+        return f"{s.level_count} levels, {out.stat().st_size / 2**20:.0f} MiB"
 
 
 WORKLOADS = (
-    ("JPEG Q90 (libvips: RGB components; tilewise: YCbCr 4:2:0, -444: 4:4:4)", 90, ("tilewise", "tilewise-444", "libvips")),
-    ("JPEG Q89 (both YCbCr 4:2:0)", 89, ("tilewise", "libvips")),
+    ("TIFF, JPEG Q90 (libvips: RGB components; tilewise: YCbCr 4:2:0, -444: 4:4:4)", 90,
+     ("tilewise", "tilewise-444", "libvips")),
+    ("TIFF, JPEG Q89 (both YCbCr 4:2:0)", 89, ("tilewise", "libvips")),
+    ("DICOM WSI, JPEG Q90 YCbCr 4:2:0", 90, ("tilewise-dicom", "wsidicomizer", "OrthancWSIDicomizer")),
 )
 
 
@@ -66,32 +133,32 @@ def main() -> None:
     subprocess.run([sys.executable, "-c", f"from common import benchmark_slide; benchmark_slide({args.size})"],
                    cwd=Path(__file__).resolve().parent, check=True)
     src = benchmark_slide(args.size)
+    exes = {"tilewise": TILEWISE, "tilewise-444": TILEWISE, "tilewise-dicom": TILEWISE, "libvips": VIPS,
+            "wsidicomizer": wsidicomizer(), "OrthancWSIDicomizer": ORTHANC}
     import tilewise
 
     with tilewise.open(src) as s:
         width, height = s.dimensions
-    table = Table(f"CPU, {os.cpu_count()} cores: {width}x{height} JPEG slide to a pyramidal TIFF (256x256 tiles, "
-                  "full pyramid), each run its own process, the tools alternating", base_tool="tilewise")
+    table = Table(f"CPU, {CORES} cores: {width}x{height} JPEG slide to a pyramidal TIFF and a DICOM WSI series "
+                  "(256x256 tiles, full pyramid), each run its own process, the tools alternating")
     runs = [(workload, quality, tool) for workload, quality, tools in WORKLOADS for tool in tools]
     times = {run: [] for run in runs}
     peaks = {run: [] for run in runs}
     notes, failed = {}, {}
     with tempfile.TemporaryDirectory(dir=src.parent) as tmp:
-        out = Path(tmp) / "out.tif"
-        # Repetitions alternate the tools (this machine's speed drifts by a quarter between minutes); the
-        # first is a warm-up (the page cache)
         for rep in range(args.reps + 1):
             for run in runs:
                 workload, quality, tool = run
-                exe = VIPS if tool == "libvips" else TILEWISE
-                if exe is None or run in failed:
+                if exes[tool] is None or run in failed:
                     continue
-                if out.exists():
-                    out.unlink()
+                dicom = workload.startswith("DICOM")
+                out = Path(tmp) / ("out" if dicom else "out.tif")
+                shutil.rmtree(out, ignore_errors=True) if out.is_dir() else out.unlink(missing_ok=True)
+                if tool == "OrthancWSIDicomizer":
+                    out.mkdir()
                 try:
-                    ms, peak = timed(command(tool, quality, src, out))
-                    with tilewise.open(out) as written:
-                        notes[run] = f"{written.level_count} levels, {out.stat().st_size / 2**20:.0f} MiB"
+                    ms, peak = timed(command(tool, quality, src, out, exes))
+                    notes[run] = written(tool, out)
                 except RuntimeError as e:
                     failed[run] = str(e)[-200:]
                     continue
@@ -100,7 +167,7 @@ def main() -> None:
                     peaks[run].append(peak)
     for run in runs:
         workload, _, tool = run
-        if (VIPS if tool == "libvips" else TILEWISE) is None:
+        if exes[tool] is None:
             table.add(workload, f"{tool} not run (not installed)", float("nan"), float("nan"), float("nan"), "ms")
         elif run in failed:
             table.add(workload, f"{tool} FAILED", float("nan"), float("nan"), float("nan"), "ms", failed[run])
