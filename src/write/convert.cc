@@ -71,10 +71,9 @@ std::vector<write::LevelSpec> pyramid_levels(const Slide& slide, const ConvertOp
   return levels;
 }
 
-// One plane's pyramid: level 0 read band by band, each band encoded before the next is read. (Reading the
-// next band on another thread while one is encoded measured 1.4x the time on 2 cores, 45% more CPU time:
-// decoding and encoding threads slow each other more than the overlap gains.) `done` counts level-0 rows
-// over every plane, for progress.
+// One plane's pyramid: level 0 read band by band, each band encoded before the next is read (reading the
+// next one meanwhile measured slower: bench/RESULTS.md, "2 cores: writing slides (convert)"). `done`
+// counts level-0 rows over every plane, for progress.
 Status write_plane(write::PyramidWriter& pyramid, int64_t height, const BandReader& read, const ConvertOptions& options,
                    int64_t& done, int64_t total) {
   for (int64_t y = 0; y < height;) {

@@ -246,7 +246,8 @@ Status TiledTiffWriter::finish() {
   TW_RETURN_IF_ERROR(write_directories());
   std::FILE* file = std::exchange(file_, nullptr);
   // No fsync: the rename guarantees that a failed or killed conversion never leaves a complete-looking
-  // output; durability across a power loss is the file system's (an fsync cost 4% of a 20,480^2 conversion).
+  // output; durability across a power loss is the file system's (bench/RESULTS.md, "2 cores: writing
+  // slides (convert)": an fsync's cost).
   if (std::fflush(file) != 0) {
     std::fclose(file);
     return fail("cannot flush");

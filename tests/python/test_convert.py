@@ -369,5 +369,10 @@ def test_the_command_converts_and_reports_errors_with_its_exit_codes(tmp_path, s
     np.testing.assert_array_equal(levels[0], level0)
     r = subprocess.run([EXE, "convert", str(path), str(tmp_path / "bad.tif"), "--codec", "webp"],
                        capture_output=True, text=True)
-    assert r.returncode != 0 and "webp" in r.stderr
+    assert r.returncode == 2 and "webp" in r.stderr  # bad arguments
     assert not (tmp_path / "bad.tif").exists()
+    r = subprocess.run([EXE, "convert", str(path), str(tmp_path / "series"), "--format", "dicom", "--levels", "2"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    frames = [pydicom.dcmread(f, stop_before_pixels=True).NumberOfFrames for f in sorted((tmp_path / "series").iterdir())]
+    assert frames == [5 * 4, 3 * 2]
