@@ -71,11 +71,12 @@ chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/bin:/bin LANG=C.UTF-8 /bin/b
   # The GPU extra resolves from PyPI for this platform (not installed: no GPU here; tests/gpu runs on the H200).
   /venv/bin/pip install -q --dry-run --report /tmp/cuda13.json "$(ls /dist/*.whl)[cuda13]"
   /venv/bin/python -c "import json; print(\"cuda13 extra:\", sorted(i[\"metadata\"][\"name\"] for i in json.load(open(\"/tmp/cuda13.json\"))[\"install\"]))"
-  echo "test-wheel: installed and linked on the clean system; adding the test suite'"'"'s tools (libvips-tools, nginx-light)"
-  # The slide generators of the tests call `vips`, the remote tests serve slides with nginx; installed only now,
+  echo "test-wheel: installed and linked on the clean system; adding the test suite'"'"'s tools (libvips-tools, nginx-light, dicom3tools)"
+  # The slide generators of the tests call `vips`, the remote tests serve slides with nginx, the writer tests
+  # validate DICOM with dicom3tools'"'"' dciodvfy; installed only now,
   # after the checks above, so that the libraries they bring (libjpeg, libpng, ...) cannot have satisfied the wheel.
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libvips-tools \
-    nginx-light >/dev/null
+    nginx-light dicom3tools >/dev/null
   grep -v -E "^(scikit-build-core|nanobind)" requirements-dev.txt > /tmp/test-requirements.txt
   /venv/bin/pip install -q -r /tmp/test-requirements.txt
   /venv/bin/pip install -q --no-deps -r requirements-oracles.txt
