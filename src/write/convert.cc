@@ -31,10 +31,13 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-// The name without its extension (the slide's identifier in a DICOM series).
-std::string stem(const std::string& name) {
+// The name without its extension, as a DICOM LO value (at most 64 characters, no backslash): the slide's
+// identifier in a DICOM series.
+std::string slide_identifier(const std::string& name) {
   const size_t dot = name.find('.');
-  return dot == std::string::npos || dot == 0 ? name : name.substr(0, dot);
+  std::string id = dot == std::string::npos || dot == 0 ? name : name.substr(0, dot);
+  std::replace(id.begin(), id.end(), '\\', '_');
+  return id.substr(0, 64);
 }
 
 // Reads `rows` rows from y of one plane's level 0 into `out`.
@@ -182,7 +185,7 @@ Status convert(const Slide& slide, const std::string& output, const ConvertOptio
     return Status();
   };
   if (format == "dicom") {
-    write::DicomSeries series = write::DicomSeries::make(stem(base_name(slide.path())), creator);
+    write::DicomSeries series = write::DicomSeries::make(slide_identifier(base_name(slide.path())), creator);
     series.icc_profile = slide.icc_profile().empty() ? write::srgb_icc_profile() : slide.icc_profile();
     series.width = base.width;
     series.height = base.height;

@@ -6,6 +6,8 @@ the output)."""
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import subprocess
 import sys
@@ -260,6 +262,42 @@ def test_channels_need_an_ome_name_and_a_lossless_codec(tmp_path):
     with pytest.raises(tilewise.InvalidArgumentError, match="deflate"):
         tilewise.convert(src, tmp_path / "c2.ome.tif", codec="jpeg")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.ome.tif"]
+
+
+def catalogue_slides() -> list[str]:
+    """The corruption catalogue's readable slides of every format (scripts/test.sh builds it first)."""
+    folder = os.environ.get("TILEWISE_CATALOGUE_DIR")
+    if not folder:
+        return []
+    entries = json.loads((Path(folder) / "catalogue.json").read_text())
+    return [str(Path(folder) / e["file"]) for e in entries if e["expect"] == "reads" and e["name"].startswith("good")]
+
+
+@pytest.mark.parametrize("slide", catalogue_slides() or [None], ids=lambda p: Path(p).parent.name + "/" + Path(p).name if p else "none")
+def test_every_format_converts_losslessly(tmp_path, slide):
+    """Every readable slide of the catalogue through a lossless conversion: level 0 as tifffile decodes it is
+    what tilewise reads from the source - RGB slides to a generic TIFF, others (every channel, plane and time
+    point) to an OME-TIFF."""
+    if slide is None:
+        pytest.skip("the corruption catalogue (TILEWISE_CATALOGUE_DIR, built by scripts/test.sh) is not set")
+    with tilewise.open(slide) as s:
+        w, h = s.dimensions
+        try:  # a generic TIFF takes the RGB slides (their RGB rendering, as read_region gives it)
+            tilewise.convert(s, tmp_path / "out.tif", codec="deflate", levels=2, tile_size=128)
+            with tifffile.TiffFile(tmp_path / "out.tif") as tf:
+                np.testing.assert_array_equal(tf.series[0].levels[0].asarray(), s.read_region((0, 0), (w, h)))
+            return
+        except tilewise.InvalidArgumentError as e:
+            assert "ome.tif" in str(e)
+        out = tmp_path / "out.ome.tif"
+        tilewise.convert(s, out, codec="deflate", levels=2, tile_size=128)
+        got = reference_levels(out)[0]
+        t_size, c_size, z_size = got.shape[:3]
+        assert got.shape == s.shape(0)
+        for t in range(t_size):
+            for z in range(z_size):
+                np.testing.assert_array_equal(np.moveaxis(got[t, :, z], 0, -1),
+                                              s.read_region((0, 0), (w, h), z=z, t=t), err_msg=f"z {z} t {t}")
 
 
 def test_a_damaged_source_tile_stops_the_conversion_naming_it(tmp_path):
