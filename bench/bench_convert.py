@@ -10,7 +10,8 @@ real tissue, JPEG q80 256-pixel tiles, written by libvips), 256x256 JPEG tiles, 
   first use: `--force-transcoding --add-missing-levels`, its levels re-encoded from the source's own levels
   through OpenSlide, `-w` every core) and Orthanc's OrthancWSIDicomizer 1.1 (Debian's orthanc-wsi:
   `--reencode 1 --pyramid 1`, the pyramid rebuilt from level 0 and every tile re-encoded, `--threads` every
-  core).
+  core). With level 0's JPEG tiles copied as stored (tilewise `--copy-tiles`, Orthanc `--reencode 0`), the
+  levels below rebuilt from the decoded level 0 by both.
 
 Each run is a process of its own (started from a small launcher, so that its peak RSS is its own), the tools
 alternating run by run (this machine's speed drifts between minutes), timed from start to exit, its peak
@@ -84,9 +85,10 @@ def timed(command: list[str]) -> tuple[float, float]:
 
 
 def command(tool: str, quality: int, src: Path, out: Path, exes: dict) -> list[str]:
-    if tool == "tilewise-dicom":
+    if tool.startswith("tilewise-dicom"):
+        extra = ["--copy-tiles"] if tool.endswith("copy") else []
         return [exes[tool], "convert", str(src), str(out), "--format", "dicom", "--quality", str(quality),
-                "--tile-size", "256"]
+                "--tile-size", "256", *extra]
     if tool.startswith("tilewise"):
         extra = ["--no-subsample"] if tool == "tilewise-444" else []
         return [exes[tool], "convert", str(src), str(out), "--codec", "jpeg", "--quality", str(quality), "--tile-size",
@@ -97,7 +99,8 @@ def command(tool: str, quality: int, src: Path, out: Path, exes: dict) -> list[s
     if tool == "wsidicomizer":
         return [exes[tool], "-i", str(src), "-o", str(out), "-t", "256", "-w", CORES, "--format", "jpeg", "--quality",
                 str(quality), "--force-transcoding", "--no-label", "--no-overview", "--add-missing-levels"]
-    return [exes[tool], "--threads", CORES, "--reencode", "1", "--pyramid", "1", "--tile-width", "256",
+    return [exes[tool], "--threads", CORES, "--reencode", "0" if tool.endswith("copy") else "1", "--pyramid", "1",
+            "--tile-width", "256",
             "--tile-height", "256", "--compression", "jpeg", "--jpeg-quality", str(quality), "--max-size", "0",
             "--folder", str(out), str(src)]
 
@@ -121,6 +124,8 @@ WORKLOADS = (
      ("tilewise", "tilewise-444", "libvips")),
     ("TIFF, JPEG Q89 (both YCbCr 4:2:0)", 89, ("tilewise", "libvips")),
     ("DICOM WSI, JPEG Q90 YCbCr 4:2:0", 90, ("tilewise-dicom", "wsidicomizer", "OrthancWSIDicomizer")),
+    ("DICOM WSI, level 0's JPEG tiles copied, the levels below re-encoded at Q90", 90,
+     ("tilewise-dicom-copy", "OrthancWSIDicomizer-copy")),
 )
 
 
@@ -133,8 +138,9 @@ def main() -> None:
     subprocess.run([sys.executable, "-c", f"from common import benchmark_slide; benchmark_slide({args.size})"],
                    cwd=Path(__file__).resolve().parent, check=True)
     src = benchmark_slide(args.size)
-    exes = {"tilewise": TILEWISE, "tilewise-444": TILEWISE, "tilewise-dicom": TILEWISE, "libvips": VIPS,
-            "wsidicomizer": wsidicomizer(), "OrthancWSIDicomizer": ORTHANC}
+    exes = {"tilewise": TILEWISE, "tilewise-444": TILEWISE, "tilewise-dicom": TILEWISE, "tilewise-dicom-copy": TILEWISE,
+            "libvips": VIPS, "wsidicomizer": wsidicomizer(), "OrthancWSIDicomizer": ORTHANC,
+            "OrthancWSIDicomizer-copy": ORTHANC}
     import tilewise
 
     with tilewise.open(src) as s:
@@ -154,7 +160,7 @@ def main() -> None:
                 dicom = workload.startswith("DICOM")
                 out = Path(tmp) / ("out" if dicom else "out.tif")
                 shutil.rmtree(out, ignore_errors=True) if out.is_dir() else out.unlink(missing_ok=True)
-                if tool == "OrthancWSIDicomizer":
+                if tool.startswith("OrthancWSIDicomizer"):
                     out.mkdir()
                 try:
                     ms, peak = timed(command(tool, quality, src, out, exes))

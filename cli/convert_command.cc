@@ -1,4 +1,4 @@
-// tilewise convert SLIDE OUT.tif|OUT.ome.tif|FOLDER --format dicom [--tile-size N] [--codec auto|jpeg|deflate|none] [--quality Q] [--no-subsample]
+// tilewise convert SLIDE OUT.tif|OUT.ome.tif|FOLDER --format dicom [--tile-size N] [--codec auto|jpeg|deflate|none] [--quality Q] [--no-subsample] [--copy-tiles]
 // [--levels N] [--scene S]: the slide as a tiled pyramidal TIFF, an OME-TIFF or a DICOM WSI series
 // (tilewise/convert.h), with a progress bar on a terminal.
 #include <unistd.h>
@@ -53,6 +53,8 @@ Runner add_convert_command(CLI::App& app) {
       ->default_val("auto");
   cmd->add_option("--quality", opt->convert.quality, "JPEG quality (1-100)")->default_val(90);
   cmd->add_flag("!--no-subsample", opt->convert.subsample, "JPEG chroma 4:4:4 instead of 4:2:0");
+  cmd->add_flag("--copy-tiles", opt->convert.copy_tiles,
+                "Copy level 0's JPEG tiles as stored where they match the output's, instead of re-encoding them");
   cmd->add_option("--levels", opt->convert.max_levels, "At most this many levels (0: down to one tile)")->default_val(0);
   cmd->add_option("--scene", opt->scene, "Scene of a file that holds several")->default_val(-1);
   return [opt] { return run_convert(*opt); };

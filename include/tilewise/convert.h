@@ -43,6 +43,11 @@ struct ConvertOptions {
   int quality = 90;             // JPEG quality, 1-100
   bool subsample = true;        // JPEG chroma 4:2:0; false: 4:4:4
   int max_levels = 0;           // at most this many levels; 0: down to the level that fits one tile
+  // JPEG output of an RGB slide whose level 0 is JPEG tiles of the output's size, coded as the output's
+  // (baseline YCbCr, the same chroma subsampling): level 0's tiles are copied as the file stores them
+  // (Slide::read_stored_tile), not decoded and encoded again - their pixels stay the source's exactly; the
+  // levels below are still made from the decoded level 0. Tiles that do not qualify are encoded.
+  bool copy_tiles = false;
   // Called on the converting thread after each band of level 0 with the rows written and the level's
   // height; a status that is not ok stops the conversion with that status.
   std::function<Status(int64_t rows_done, int64_t rows_total)> progress;

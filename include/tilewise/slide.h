@@ -76,6 +76,12 @@ class Slide {
   // the fill colour (outside the level, absent tiles, the gaps between a positioned level's tiles, which
   // may also reach past the level's edges: MIRAX).
   std::vector<std::array<int64_t, 4>> stored_area(int level, int64_t x, int64_t y, int64_t width, int64_t height) const;
+  // Tile (col, row) of `level`'s grid as the file stores it, for writers that copy JPEG tiles rather than
+  // decode and encode them again: one complete JPEG stream (shared JPEGTables spliced in). Unsupported for a
+  // level whose units are not JPEG tiles on a grid (other codecs, positioned tiles, restart-interval
+  // stripes, tiles of separate planes); NotFound for a tile the file does not store; InvalidArgument
+  // outside the grid.
+  Result<StoredTile> read_stored_tile(int level, int64_t col, int64_t row) const;
   // Problems that did not stop the slide from opening (malformed vendor metadata, unreadable associated
   // images): the slide reads, but some metadata is missing.
   const std::vector<std::string>& warnings() const;

@@ -89,6 +89,13 @@ struct RgbImage {
   std::vector<uint8_t> pixels;  // width * height * 3, row-major
 };
 
+// A tile as the file stores it, made one complete stream of its codec (Slide::read_stored_tile).
+struct StoredTile {
+  std::vector<uint8_t> bytes;
+  int32_t width = 0, height = 0;  // the stream's pixels (a grid tile's, edge tiles included)
+  bool ycbcr = false;             // JPEG: the components are YCbCr (converted to RGB when decoded)
+};
+
 struct ReadOptions {
   // Colour for pixels outside the level; when unset, the format's background (white unless the format
   // defines another).

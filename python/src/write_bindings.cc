@@ -17,13 +17,14 @@ void bind_write(nb::module_& m) {
   m.def(
       "convert",
       [](const Slide& slide, const std::string& output, const std::string& format, int32_t tile_size,
-         const std::string& codec, int quality, bool subsample, int max_levels, nb::object progress) {
+         const std::string& codec, int quality, bool subsample, bool copy_tiles, int max_levels, nb::object progress) {
         ConvertOptions options;
         options.format = format;
         options.tile_size = tile_size;
         options.codec = codec;
         options.quality = quality;
         options.subsample = subsample;
+        options.copy_tiles = copy_tiles;
         options.max_levels = max_levels;
         std::optional<nb::python_error> raised;
         if (!progress.is_none()) {
@@ -47,7 +48,7 @@ void bind_write(nb::module_& m) {
         throw_if_error(s);
       },
       nb::arg("slide"), nb::arg("output"), nb::arg("format"), nb::arg("tile_size"), nb::arg("codec"), nb::arg("quality"),
-      nb::arg("subsample"), nb::arg("max_levels"), nb::arg("progress").none());
+      nb::arg("subsample"), nb::arg("copy_tiles"), nb::arg("max_levels"), nb::arg("progress").none());
 }
 
 }  // namespace tilewise::python

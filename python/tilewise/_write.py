@@ -18,6 +18,7 @@ def convert(
     codec: str = "auto",
     quality: int = 90,
     subsample: bool = True,
+    copy_tiles: bool = False,
     levels: int = 0,
     progress: Optional[Callable[[int, int], None]] = None,
 ) -> None:
@@ -34,14 +35,16 @@ def convert(
 
     `format`: "tiff", "ome-tiff" or "dicom" ("": from the name). `codec`: "auto" (JPEG for RGB, deflate for
     channels), "jpeg" (8-bit RGB; at `quality`, chroma 4:2:0 or with ``subsample=False`` 4:4:4), "deflate"
-    (not DICOM) or "none" (lossless). mpp becomes the resolution tags (and
+    (not DICOM) or "none" (lossless). `copy_tiles`: JPEG tiles of level 0 that already are what the output
+    would encode (baseline YCbCr, same size and chroma subsampling) are copied as stored, not decoded and
+    encoded again (their pixels stay the source's); the levels below are made from the decoded level 0. mpp becomes the resolution tags (and
     the OME physical pixel size); an RGB slide's ICC profile is carried over. The file is written under a
     temporary name and renamed when complete: on any error (a damaged tile of the source names its file,
     level and tile) nothing is left at `output`. `levels`: at most this many (0: all).
     `progress(rows_done, rows_total)` is called after each band of level 0 (rows over every plane); an
     exception it raises stops the conversion and propagates."""
     if isinstance(source, Slide):
-        _core.convert(source._slide, os.fspath(output), format, tile_size, codec, quality, subsample, levels, progress)
+        _core.convert(source._slide, os.fspath(output), format, tile_size, codec, quality, subsample, copy_tiles, levels, progress)
         return
     with _open(source) as slide:
-        _core.convert(slide._slide, os.fspath(output), format, tile_size, codec, quality, subsample, levels, progress)
+        _core.convert(slide._slide, os.fspath(output), format, tile_size, codec, quality, subsample, copy_tiles, levels, progress)

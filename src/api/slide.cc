@@ -5,6 +5,7 @@
 #include "cache/tile_cache.h"
 #include "codecs/decoder_pool.h"
 #include "formats/format_registry.h"
+#include "formats/unit_stream.h"
 #include "io/source.h"
 #include "region/alpha_reader.h"
 #include "codecs/jpeg/mcu_index_cache.h"
@@ -117,6 +118,29 @@ std::vector<int64_t> Slide::absent_tiles(int level) const {
   }
   return out;
 }
+Result<StoredTile> Slide::read_stored_tile(int level, int64_t col, int64_t row) const {
+  if (level < 0 || level >= level_count()) return invalid_argument(path() + ": no level " + std::to_string(level));
+  const formats::LevelModel& l = impl_->model.levels[static_cast<size_t>(level)];
+  if (col < 0 || row < 0 || col >= l.tiles_across || row >= l.tiles_down) {
+    return invalid_argument(path() + ": tile (" + std::to_string(col) + "," + std::to_string(row) + ") is outside level " +
+                            std::to_string(level) + "'s grid");
+  }
+  if (l.placement || l.stream != formats::UnitStream::kStored || l.desc.compression != codecs::Compression::kJpeg ||
+      l.desc.planes != 1) {
+    return unsupported(path() + ": level " + std::to_string(level) + "'s tiles are not whole JPEG streams on a grid");
+  }
+  const int64_t unit = row * l.tiles_across + col;
+  const std::string where = path() + ": level " + std::to_string(level) + " tile (" + std::to_string(col) + "," + std::to_string(row) + ")";
+  if (l.unit_length(unit) == 0) return not_found(where + " is not stored");
+  StoredTile tile;
+  auto desc = formats::read_unit(l, unit, tile.bytes, /*splice_tables=*/true);
+  if (!desc.ok()) return desc.status().with_context(where);
+  tile.width = desc->width;
+  tile.height = desc->height;
+  tile.ycbcr = desc->color == codecs::ColorSpace::kYCbCr;
+  return tile;
+}
+
 std::vector<std::array<int64_t, 4>> Slide::stored_area(int level, int64_t x, int64_t y, int64_t width,
                                                         int64_t height) const {
   std::vector<std::array<int64_t, 4>> out;

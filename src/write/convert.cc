@@ -7,6 +7,7 @@
 #include <functional>
 #include <vector>
 
+#include "codecs/jpeg/markers.h"
 #include "tilewise/convert.h"
 #include "tilewise/tilewise.h"
 #include "write/dicom_wsi_writer.h"
@@ -90,6 +91,24 @@ Status write_plane(write::PyramidWriter& pyramid, int64_t height, const BandRead
   return Status();
 }
 
+// Level 0's stored JPEG tiles where they can stand as the output's (ConvertOptions::copy_tiles): baseline,
+// three YCbCr components sampled as the output's, of the output's tile size.
+write::PyramidWriter::TileCopy jpeg_tile_copy(const Slide& slide, const ConvertOptions& options) {
+  const LevelInfo& base = slide.level(0);
+  if (base.tile_width != options.tile_size || base.tile_height != options.tile_size) return nullptr;
+  const int mcu = options.subsample ? 16 : 8;
+  return [&slide, tile = options.tile_size, mcu](int64_t col, int64_t row) -> std::optional<std::vector<uint8_t>> {
+    Result<StoredTile> stored = slide.read_stored_tile(0, col, row);
+    if (!stored.ok() || !stored->ycbcr || stored->width != tile || stored->height != tile) return std::nullopt;
+    const Result<codecs::JpegFrame> frame = codecs::parse_jpeg_frame(stored->bytes);
+    if (!frame.ok() || frame->sof_marker != 0xC0 || frame->components != 3 || frame->mcu_width != mcu ||
+        frame->mcu_height != mcu) {
+      return std::nullopt;
+    }
+    return std::move(stored->bytes);
+  };
+}
+
 }  // namespace
 
 Status convert(const Slide& slide, const std::string& output, const ConvertOptions& options) {
@@ -170,6 +189,9 @@ Status convert(const Slide& slide, const std::string& output, const ConvertOptio
         if (axes.rgb) levels[0].icc_profile = slide.icc_profile();
       }
       write::PyramidWriter pyramid(out, std::move(levels), sub_ifds, samples, type, coding, tile_rows);
+      if (options.copy_tiles && codec == write::TileCodec::kJpeg && axes.rgb) {
+        pyramid.copy_level0(jpeg_tile_copy(slide, options));
+      }
       const Plane plane = planes[p];
       const BandReader read = [&slide, &base, &axes, plane](int64_t y, int32_t rows, const ImageView& view) {
         if (axes.rgb) return slide.read_level_region(0, 0, y, base.width, rows, view);

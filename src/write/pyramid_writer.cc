@@ -82,6 +82,13 @@ Status PyramidWriter::write_tile_row(size_t k, const uint8_t* top) {
   tiles_.resize(static_cast<size_t>(across));
   std::vector<Status> statuses(static_cast<size_t>(across));
   internal::global_pool().parallel_for(across, [&](int64_t i) {
+    if (k == 0 && copy_) {
+      if (std::optional<std::vector<uint8_t>> bytes = copy_(i, b.tile_row)) {
+        tiles_[static_cast<size_t>(i)] = std::move(*bytes);
+        copied_.fetch_add(1, std::memory_order_relaxed);
+        return;
+      }
+    }
     const ImageView tile = view(const_cast<uint8_t*>(top) + i * level.tile * pixel_bytes_, b.stride, level.tile, level.tile);
     statuses[static_cast<size_t>(i)] = encode_tile(coding_, tile, tiles_[static_cast<size_t>(i)]);
   });

@@ -11,7 +11,10 @@
 // worker pool.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <vector>
 
 #include "tilewise/image_view.h"
@@ -29,6 +32,13 @@ class PyramidWriter {
   // `samples` interleaved samples of `type`. `level0_tile_rows`: level 0's band holds this many tile rows.
   PyramidWriter(TileSink& out, std::vector<LevelSpec> levels, bool sub_ifds, int32_t samples, SampleType type,
                 const TileCoding& coding, int32_t level0_tile_rows);
+
+  // Level 0's tiles are taken as `copy` gives them (tile col, row; nullopt: encoded as the others); it is
+  // called from the worker pool's threads at once.
+  using TileCopy = std::function<std::optional<std::vector<uint8_t>>(int64_t col, int64_t row)>;
+  void copy_level0(TileCopy copy) { copy_ = std::move(copy); }
+  // Level 0's tiles taken from `copy` so far.
+  int64_t copied() const { return copied_.load(); }
 
   int32_t level0_capacity() const { return bands_[0].capacity; }
   // Level 0's band as a view of its next `rows` rows (<= level0_capacity()): the caller reads them in,
@@ -61,6 +71,8 @@ class PyramidWriter {
   SampleType type_;
   int64_t pixel_bytes_;
   TileCoding coding_;
+  TileCopy copy_;
+  std::atomic<int64_t> copied_{0};
 };
 
 }  // namespace tilewise::write

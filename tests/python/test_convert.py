@@ -264,6 +264,30 @@ def test_channels_need_an_ome_name_and_a_lossless_codec(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.ome.tif"]
 
 
+@pytest.mark.parametrize("format", ["tiff", "dicom"])
+def test_copied_jpeg_tiles_keep_the_sources_pixels(tmp_path, vips_jpeg_slide, format):
+    """copy_tiles: level 0's JPEG tiles (libvips, 256-pixel, 4:2:0) are copied as stored, so level 0 decodes to
+    exactly the source's pixels (a re-encode would not), OpenSlide reads them the same; level 1 is still the
+    halving of the decoded level 0, encoded; with another tile size nothing is copied."""
+    out = tmp_path / ("copy.tif" if format == "tiff" else "copy")
+    tilewise.convert(vips_jpeg_slide, out, format=format, copy_tiles=True, tile_size=256)
+    with tilewise.open(vips_jpeg_slide) as src, tilewise.open(out) as dst:
+        source0 = src.read_region((0, 0), src.dimensions)
+        np.testing.assert_array_equal(dst.read_region((0, 0), dst.dimensions), source0)
+        level1 = dst.read_region((0, 0), dst.levels[1].dimensions, level=1)
+        want = halvings(source0, 256)[1]
+        reference = imagecodecs.jpeg8_decode(imagecodecs.jpeg8_encode(want, level=90, subsampling=(2, 2)))
+        assert psnr(level1, want) > psnr(reference, want) - 0.5
+    opened = out if format == "tiff" else sorted(out.iterdir())[0]
+    with openslide.OpenSlide(str(opened)) as o:
+        np.testing.assert_array_equal(np.asarray(o.read_region((0, 0), 0, o.dimensions))[..., :3], source0)
+    if format == "dicom":
+        assert dciodvfy_errors(opened) == []
+    tilewise.convert(vips_jpeg_slide, tmp_path / "other.tif", copy_tiles=True, tile_size=128)
+    with tilewise.open(tmp_path / "other.tif") as dst:
+        assert not np.array_equal(dst.read_region((0, 0), dst.dimensions), source0)
+
+
 def catalogue_slides() -> list[str]:
     """The corruption catalogue's readable slides of every format (scripts/test.sh builds it first)."""
     folder = os.environ.get("TILEWISE_CATALOGUE_DIR")
