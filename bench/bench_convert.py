@@ -17,6 +17,8 @@ Each run is a process of its own (started from a small launcher, so that its pea
 alternating run by run (this machine's speed drifts between minutes), timed from start to exit, its peak
 RSS from wait4; the first round is a warm-up. Each output is
 checked (levels, or DICOM instances and frames, counted), so a tool that writes less is not faster by it.
+Last, the memory bound: a 100,000^2 slide (every tile one stored JPEG tile, `repeated_tile_slide`) converted
+once by tilewise, its peak RSS reported.
 
     bench_convert.py [--size N] [--reps R] [--quick]"""
 
@@ -32,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from common import REPO, Table, bench_parser, benchmark_slide, publish
+from common import DATA, REPO, Table, bench_parser, benchmark_slide, publish
 
 TILEWISE = shutil.which("tilewise", path=str(Path(sys.executable).parent))
 VIPS = shutil.which("vips")
@@ -103,6 +105,54 @@ def command(tool: str, quality: int, src: Path, out: Path, exes: dict) -> list[s
             "--tile-width", "256",
             "--tile-height", "256", "--compression", "jpeg", "--jpeg-quality", str(quality), "--max-size", "0",
             "--folder", str(out), str(src)]
+
+
+def repeated_tile_slide(size: int) -> Path:
+    """A size x size JPEG BigTIFF whose every 256x256 tile is the same stored tile (one smooth tissue-coloured
+    JPEG stream that all tile offsets point to): a slide of any size in a few MB of disk, for the memory
+    bound of converting a large one. Cached under bench/data/."""
+    import struct
+
+    import imagecodecs
+
+    path = DATA / f"repeated_{size}.tif"
+    if path.exists():
+        return path
+    y, x = np.mgrid[0:256, 0:256]
+    tile = np.stack([200 + 30 * np.sin(x / 40.0), 150 + 40 * np.cos(y / 30.0), 190 + 20 * np.sin((x + y) / 50.0)],
+                    axis=-1).astype(np.uint8)
+    stream = imagecodecs.jpeg8_encode(tile, level=85, subsampling=(2, 2))
+    n = (-(-size // 256)) ** 2
+    entries = [(256, 16, 1, size), (257, 16, 1, size), (258, 3, 3, None), (259, 3, 1, 7), (262, 3, 1, 6),
+               (277, 3, 1, 3), (284, 3, 1, 1), (322, 3, 1, 256), (323, 3, 1, 256), (324, 16, n, None),
+               (325, 16, n, None), (530, 3, 2, None)]
+    tile_at = 16
+    tables_at = tile_at + len(stream) + len(stream) % 2
+    ifd_at = tables_at + 16 * n
+    with open(path.with_suffix(".partial"), "wb") as f:
+        f.write(b"II" + struct.pack("<HHHQ", 43, 8, 0, ifd_at))
+        f.write(stream + b"\0" * (len(stream) % 2))
+        f.write(struct.pack(f"<{n}Q", *([tile_at] * n)))  # every tile: the one stream
+        f.write(struct.pack(f"<{n}Q", *([len(stream)] * n)))
+        assert f.tell() == ifd_at
+        f.write(struct.pack("<Q", len(entries)))
+        for tag, kind, count, value in entries:
+            if tag == 258:
+                payload = struct.pack("<HHH", 8, 8, 8) + b"\0\0"
+            elif tag == 324:
+                payload = struct.pack("<Q", tables_at)
+            elif tag == 325:
+                payload = struct.pack("<Q", tables_at + 8 * n)
+            elif tag == 530:
+                payload = struct.pack("<HH", 2, 2) + b"\0" * 4
+            elif kind == 3:
+                payload = struct.pack("<H", value) + b"\0" * 6
+            else:
+                payload = struct.pack("<Q", value)
+            f.write(struct.pack("<HHQ", tag, kind, count) + payload)
+        f.write(struct.pack("<Q", 0))
+    path.with_suffix(".partial").rename(path)
+    return path
 
 
 def written(tool: str, out: Path) -> str:
@@ -181,6 +231,18 @@ def main() -> None:
             t = sorted(times[run])
             table.add(workload, tool, float(np.median(t)), t[0], t[-1], "ms",
                       f"peak RSS {max(peaks[run]):.0f} MiB; {notes[run]}")
+    # The memory bound: a 100,000^2 slide (one stored tile repeated) to a pyramidal TIFF, once
+    big_size = 4096 if args.quick else 100_000
+    big = repeated_tile_slide(big_size)
+    with tempfile.TemporaryDirectory(dir=src.parent) as tmp:
+        out = Path(tmp) / "big.tif"
+        try:
+            ms, peak = timed(command("tilewise", 90, big, out, exes))
+            table.add(f"{big_size}x{big_size} (one stored tile repeated) to a pyramidal TIFF, once", "tilewise", ms, ms,
+                      ms, "ms", f"peak RSS {peak:.0f} MiB; {written('tilewise', out)}")
+        except RuntimeError as e:
+            table.add(f"{big_size}x{big_size} to a pyramidal TIFF", "tilewise FAILED", float("nan"), float("nan"),
+                      float("nan"), "ms", str(e)[-200:])
     publish(table, "convert.md")
 
 
