@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "write/dicom_elements.h"
+#include "write/partial_name.h"
 
 namespace tilewise::write {
 
@@ -127,14 +128,6 @@ DicomDataSet level_data_set(const DicomSeries& s, const LevelSpec& level, int in
   return d;
 }
 
-std::string temp_name(const std::string& path) {
-  std::string p = path;
-  while (p.size() > 1 && p.back() == '/') p.pop_back();
-  const size_t slash = p.rfind('/');
-  const std::string dir = slash == std::string::npos ? "" : p.substr(0, slash + 1);
-  const std::string name = slash == std::string::npos ? p : p.substr(slash + 1);
-  return dir + "." + name + ".partial-" + std::to_string(::getpid());
-}
 
 }  // namespace
 
@@ -164,7 +157,7 @@ Result<DicomWsiWriter> DicomWsiWriter::create(const std::string& folder, DicomSe
   if (std::filesystem::exists(folder, ec) && !std::filesystem::is_empty(folder, ec)) {
     return invalid_argument(folder + ": exists and is not empty; the DICOM series is written to a new folder");
   }
-  const std::string temp = temp_name(folder);
+  const std::string temp = partial_name(folder);
   std::filesystem::remove_all(temp, ec);
   if (::mkdir(temp.c_str(), 0777) != 0) return io_error(folder + ": cannot create " + temp + ": " + std::strerror(errno));
   return DicomWsiWriter(folder, temp, std::move(series));

@@ -3,8 +3,8 @@
 // functional groups), one optical path (brightfield, with the slide's ICC profile or sRGB's), the pixel
 // spacing of each level, JPEG baseline frames (YBR_FULL_422 or YBR_FULL) encapsulated with a Basic Offset
 // Table, or uncompressed RGB frames in explicit VR little endian. Each instance is written front to back as
-// its frames come; the folder is written under a temporary name beside the output and renamed when
-// complete (removed on failure).
+// its frames come; the folder is written under a partial name beside the output (write/partial_name.h)
+// and renamed when complete (removed on failure).
 //
 // Thread behaviour: one thread calls a writer's methods.
 #pragma once

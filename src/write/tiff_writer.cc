@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "write/partial_name.h"
+
 namespace tilewise::write {
 
 namespace {
@@ -101,17 +103,11 @@ std::vector<Entry> entries_of(const LevelSpec& level, const std::vector<uint64_t
   return e;
 }
 
-std::string temp_name(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
-  const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
-  return dir + "." + name + ".partial-" + std::to_string(::getpid());
-}
 
 }  // namespace
 
 Result<TiledTiffWriter> TiledTiffWriter::create(const std::string& path) {
-  const std::string temp = temp_name(path);
+  const std::string temp = partial_name(path);
   std::FILE* file = std::fopen(temp.c_str(), "wb");
   if (!file) return io_error(path + ": cannot create " + temp + ": " + std::strerror(errno));
   std::setvbuf(file, nullptr, _IOFBF, 1 << 20);

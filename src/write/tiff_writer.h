@@ -3,7 +3,7 @@
 // NewSubfileType 1, the layout OpenSlide reads as generic-tiff), or SubIFDs of a directory of the chain
 // (an OME-TIFF plane's pyramid: the plane in the chain, its reduced levels below it).
 //
-// The file is written under a temporary name beside the output (".NAME.partial-PID") and renamed to the
+// The file is written under a partial name beside the output (write/partial_name.h) and renamed to the
 // output by finish(); a writer destroyed before finish() removes it, so a failed conversion never leaves a
 // file that looks complete.
 //
