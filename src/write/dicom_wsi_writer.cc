@@ -1,7 +1,6 @@
 #include "write/dicom_wsi_writer.h"
 
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>

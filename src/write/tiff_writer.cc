@@ -1,7 +1,5 @@
 #include "write/tiff_writer.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cmath>

@@ -33,18 +33,19 @@ def random_data(shape, dtype, seed=0):
     return rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
 
 
+def as_tczyx(page_series):
+    """A tifffile series (or level of one) as decoded, axes moved to (T, C, Z, Y, X)."""
+    arr, axes = page_series.asarray(), page_series.axes
+    for a in "TCZ":
+        if a not in axes:
+            arr, axes = arr[np.newaxis], a + axes
+    return np.transpose(arr, [axes.index(a) for a in "TCZYX"])
+
+
 def reference_levels(path):
-    """Every level of the first series as tifffile decodes it, axes moved to (T, C, Z, Y, X)."""
+    """Every level of the first series as tifffile decodes it, as (T, C, Z, Y, X)."""
     with tifffile.TiffFile(path) as tf:
-        series = tf.series[0]
-        out = []
-        for level in series.levels:
-            arr, axes = level.asarray(), level.axes
-            for a in "TCZ":
-                if a not in axes:
-                    arr, axes = arr[np.newaxis], a + axes
-            out.append(np.transpose(arr, [axes.index(a) for a in "TCZYX"]))
-        return out
+        return [as_tczyx(level) for level in tf.series[0].levels]
 
 
 def assert_every_plane(slide, levels):
@@ -93,16 +94,9 @@ def write_flat_pyramid(path, images, *, factor=2, levels=3, tile=(64, 64)):
 
 
 def tifffile_series_tczyx(path):
-    """Every series of the file as tifffile decodes it, axes moved to (T, C, Z, Y, X)."""
+    """Every series of the file as tifffile decodes it, as (T, C, Z, Y, X)."""
     with tifffile.TiffFile(path) as tf:
-        out = []
-        for series in tf.series:
-            arr, axes = series.asarray(), series.axes
-            for a in "TCZ":
-                if a not in axes:
-                    arr, axes = arr[np.newaxis], a + axes
-            out.append(np.transpose(arr, [axes.index(a) for a in "TCZYX"]))
-        return out
+        return [as_tczyx(series) for series in tf.series]
 
 
 @pytest.mark.parametrize("factor", [2, 4])
