@@ -1,9 +1,11 @@
-// Writing slides: tilewise::convert writes a slide it reads as a tiled pyramidal TIFF, an OME-TIFF or a
-// DICOM WSI series.
+// Writing slides: tilewise::convert writes a slide it reads as a tiled pyramidal TIFF, an OME-TIFF, an
+// OME-Zarr group or a DICOM WSI series; tilewise::write_image writes an image the caller holds (a mask, a
+// heatmap, a model's output) the same way.
 //
-// Both are BigTIFFs. Level 0 is the slide's level 0 (an RGB slide's RGB rendering, the background where it
+// The TIFFs are BigTIFFs. Level 0 is the slide's level 0 (an RGB slide's RGB rendering, the background where it
 // stores nothing; every channel, focal plane and time point of other slides at its own sample type); each
-// next level halves the one before with a 2 x 2 box (write/downsample.h) until a level fits one tile.
+// next level halves the one before with a 2 x 2 box (write/downsample.h; or, for label masks, takes each
+// box's top-left pixel) until a level fits one tile.
 // - *.tif, *.tiff (RGB slides): the pyramid's levels as the main chain of directories, largest first (the
 //   reduced ones marked NewSubfileType 1): OpenSlide reads it as generic-tiff, tifffile as one series with
 //   its levels, libvips and QuPath as a pyramid.
@@ -11,6 +13,10 @@
 //   the OME-XML (channels with names, colours, wavelengths, exposure; physical pixel size) in the first
 //   directory's description: tifffile, bioio-ome-tiff, QuPath and Bio-Formats read it as one image with
 //   its pyramid; OpenSlide reads its first plane's level 0 as generic-tiff.
+// - *.zarr (format "ome-zarr"): an OME-Zarr 0.5 group (Zarr v3; write/ome_zarr_writer.h), each level an
+//   array over (t, c, z, y, x) at the slide's own sample type (an RGB slide's as three uint8 channels),
+//   sharded, zstd (or gzip, or raw) chunks of one tile, with NGFF multiscales and omero metadata: zarr,
+//   ome-zarr-py, napari and bioio read it.
 // - format "dicom" (RGB slides with mpp): a folder holding a DICOM WSI series, one VL Whole Slide
 //   Microscopy Image instance per level (write/dicom_wsi_writer.h), which pydicom, wsidicom, OpenSlide and
 //   PACS read; JPEG baseline or uncompressed frames.
@@ -25,7 +31,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tilewise/slide.h"
 #include "tilewise/status.h"
@@ -33,16 +42,20 @@
 namespace tilewise {
 
 struct ConvertOptions {
-  // "" (from the output's name: *.ome.tif[f] OME-TIFF, other *.tif[f] generic TIFF), "tiff", "ome-tiff",
-  // "dicom" (a folder of DICOM WSI instances)
+  // "" (from the output's name: *.ome.tif[f] OME-TIFF, other *.tif[f] generic TIFF, *.zarr OME-Zarr),
+  // "tiff", "ome-tiff", "ome-zarr", "dicom" (a folder of DICOM WSI instances)
   std::string format;
   int32_t tile_size = 256;      // a multiple of 16, 16 to 4096
-  // "auto" (JPEG for RGB slides, deflate for channels), "jpeg" (YCbCr; 8-bit RGB only), "deflate"
-  // (lossless; not DICOM), "none"
+  // "auto" (OME-Zarr: zstd; else JPEG for RGB slides, deflate for channels), "jpeg" (YCbCr; 8-bit RGB
+  // only; not OME-Zarr), "deflate" (lossless; not DICOM), "zstd" (lossless, TIFF compression 50000; not
+  // DICOM), "none"
   std::string codec = "auto";
   int quality = 90;             // JPEG quality, 1-100
   bool subsample = true;        // JPEG chroma 4:2:0; false: 4:4:4
   int max_levels = 0;           // at most this many levels; 0: down to the level that fits one tile
+  // How each level is made from the one before: "mean" (of each 2 x 2 box) or "nearest" (its top-left
+  // pixel: label masks keep their labels)
+  std::string downsample = "mean";
   // JPEG output of an RGB slide whose level 0 is JPEG tiles of the output's size, coded as the output's
   // (baseline YCbCr, the same chroma subsampling): level 0's tiles are copied as the file stores them
   // (Slide::read_stored_tile), not decoded and encoded again - their pixels stay the source's exactly; the
@@ -54,8 +67,28 @@ struct ConvertOptions {
 };
 
 // Writes `slide` to `output` (see above). InvalidArgument for options out of range, an output name of a
-// format this does not write, a slide of channels to a generic TIFF, JPEG for channels, a DICOM series of a
-// slide without mpp or into a folder that is not empty; Unsupported for a DICOM series of channels.
+// format this does not write, a slide of channels to a generic TIFF, JPEG for channels or to OME-Zarr, a
+// DICOM series of a slide without mpp, a folder output (DICOM, OME-Zarr) into a folder that is not empty;
+// Unsupported for a DICOM series of channels.
 Status convert(const Slide& slide, const std::string& output, const ConvertOptions& options = {});
+
+// An image the caller holds, to write as convert writes a slide.
+struct WritableImage {
+  std::string name;                 // names the image in the output's metadata (a DICOM series' container)
+  int64_t width = 0, height = 0;    // level 0
+  // rgb: one plane of 3 interleaved uint8 samples; else channels x z x t planes of one sample of sample_type
+  // (channel_info: names and colours)
+  ImageAxes axes;
+  std::optional<std::pair<double, double>> mpp;  // micrometres per pixel (x, y) of level 0
+  std::vector<uint8_t> icc_profile;              // an RGB image's colour profile, when known
+  // Fills `out` (width x rows pixels of host memory, `out.channels` samples) with the rows from y of plane
+  // (c, z, t) (rgb: the one plane, 0, 0, 0). Called on the writing thread, rows in order, each plane's
+  // rows before the next plane's; an error stops the writing with it.
+  std::function<Status(int32_t c, int32_t z, int32_t t, int64_t y, int32_t rows, const ImageView& out)> read_rows;
+};
+
+// Writes `image` to `output` as convert() writes a slide (copy_tiles does not apply); InvalidArgument as
+// convert(), and for an image without size, planes or read_rows.
+Status write_image(const WritableImage& image, const std::string& output, const ConvertOptions& options = {});
 
 }  // namespace tilewise

@@ -1,4 +1,4 @@
-"""tilewise: fast, safe whole-slide image reading (and writing: tilewise.convert).
+"""tilewise: fast, safe whole-slide image reading (and writing: tilewise.convert, tilewise.write_array).
 
     import tilewise
     slide = tilewise.open("slide.svs")
@@ -21,12 +21,13 @@ from ._core import (
 )
 from .errors import *  # noqa: F401,F403
 from .errors import __all__ as _error_names
-from ._write import convert
+from ._write import convert, write_array
 from .slide import Channel, Level, RegionBatches, Scene, Slide, open
 
 __all__ = [
     "open",
     "convert",
+    "write_array",
     "Slide",
     "Level",
     "Channel",

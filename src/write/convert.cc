@@ -1,7 +1,8 @@
 // tilewise::convert (tilewise/convert.h): each plane's level 0 read in bands of tile rows and written as a
 // pyramid (write/pyramid_writer.h) into one TIFF - a generic pyramid (levels in the main chain) or an
 // OME-TIFF (planes in the main chain in XYCZT order, each plane's levels its SubIFDs, the OME-XML in the
-// first directory's description) - or into a DICOM WSI series (an instance per level).
+// first directory's description) - into a DICOM WSI series (an instance per level) or into an OME-Zarr
+// group (each level one array over t, c, z, y, x).
 #include <algorithm>
 #include <cctype>
 #include <functional>
@@ -12,6 +13,7 @@
 #include "tilewise/tilewise.h"
 #include "write/dicom_wsi_writer.h"
 #include "write/ome_xml.h"
+#include "write/ome_zarr_writer.h"
 #include "write/pyramid_writer.h"
 #include "write/srgb_profile.h"
 #include "write/tiff_writer.h"
@@ -45,11 +47,10 @@ std::string slide_identifier(const std::string& name) {
 using BandReader = std::function<Status(int64_t y, int32_t rows, const ImageView& out)>;
 
 // The levels of a pyramid over level 0 (each halved, down to one tile or max_levels), their tags set.
-std::vector<write::LevelSpec> pyramid_levels(const Slide& slide, const ConvertOptions& options, write::TileCodec codec,
+std::vector<write::LevelSpec> pyramid_levels(const WritableImage& image, const ConvertOptions& options, write::TileCodec codec,
                                             int32_t samples, SampleType type) {
-  const LevelInfo& base = slide.level(0);
   std::vector<write::LevelSpec> levels;
-  int64_t w = base.width, h = base.height;
+  int64_t w = image.width, h = image.height;
   for (int i = 0;; ++i) {
     write::LevelSpec level;
     level.width = w;
@@ -63,8 +64,8 @@ std::vector<write::LevelSpec> pyramid_levels(const Slide& slide, const ConvertOp
     level.photometric = samples == 3 ? write::tiff_photometric(codec) : 1;
     level.ycbcr_subsampling = options.subsample ? 2 : 1;
     level.reduced = i > 0;
-    if (const auto mpp = slide.mpp()) {
-      const double scale = static_cast<double>(base.width) / static_cast<double>(w);
+    if (const auto& mpp = image.mpp) {
+      const double scale = static_cast<double>(image.width) / static_cast<double>(w);
       level.mpp = std::make_pair(mpp->first * scale, mpp->second * scale);
     }
     levels.push_back(std::move(level));
@@ -109,34 +110,49 @@ write::PyramidWriter::TileCopy jpeg_tile_copy(const Slide& slide, const ConvertO
   };
 }
 
-}  // namespace
+// What a slide adds to the image it is written as: its tile height (level 0 is read in whole tile rows of
+// the source where they are multiples of the output's), its format (in a generic TIFF's description), and
+// the copy of its stored JPEG tiles (ConvertOptions::copy_tiles).
+struct SourceDetails {
+  int32_t tile_height = 0;
+  std::string format;
+  write::PyramidWriter::TileCopy copy;
+};
 
-Status convert(const Slide& slide, const std::string& output, const ConvertOptions& options) {
-  const ImageAxes& axes = slide.axes();
+Status write_pyramids(const WritableImage& image, const std::string& output, const ConvertOptions& options,
+                      const SourceDetails& source) {
+  const ImageAxes& axes = image.axes;
+  if (image.width <= 0 || image.height <= 0 || !image.read_rows ||
+      (!axes.rgb && (axes.channels <= 0 || axes.z <= 0 || axes.t <= 0))) {
+    return invalid_argument(output + ": the image has no pixels to write (a size, planes and read_rows are needed)");
+  }
   std::string format = options.format;
   if (format.empty()) {
     if (ends_with(output, ".ome.tif") || ends_with(output, ".ome.tiff")) {
       format = "ome-tiff";
     } else if (ends_with(output, ".tif") || ends_with(output, ".tiff")) {
       format = "tiff";
+    } else if (ends_with(output, ".zarr") || ends_with(output, ".zarr/")) {
+      format = "ome-zarr";
     } else {
-      return invalid_argument(output + ": the output's name must end in .tif or .tiff (a pyramidal TIFF) or .ome.tif "
-                              "or .ome.tiff (an OME-TIFF), or the format be named (dicom: a folder of instances)");
+      return invalid_argument(output + ": the output's name must end in .tif or .tiff (a pyramidal TIFF), .ome.tif "
+                              "or .ome.tiff (an OME-TIFF) or .zarr (an OME-Zarr group), or the format be named (dicom: a "
+                              "folder of instances)");
     }
   }
-  if (format != "tiff" && format != "ome-tiff" && format != "dicom") {
-    return invalid_argument("format \"" + format + "\" is not one convert writes (tiff, ome-tiff, dicom)");
+  if (format != "tiff" && format != "ome-tiff" && format != "dicom" && format != "ome-zarr") {
+    return invalid_argument("format \"" + format + "\" is not one convert writes (tiff, ome-tiff, ome-zarr, dicom)");
   }
   if (format == "tiff" && !axes.rgb) {
-    return invalid_argument(output + ": the slide has channels (" + std::to_string(axes.channels) + " of " +
+    return invalid_argument(output + ": the image has channels (" + std::to_string(axes.channels) + " of " +
                             sample_type_name(axes.sample_type) + ", z " + std::to_string(axes.z) + ", t " +
                             std::to_string(axes.t) + "), which a generic TIFF does not describe: name the output *.ome.tif");
   }
   if (format == "dicom" && !axes.rgb) {
-    return unsupported(output + ": DICOM WSI output of channels and focal planes is not written yet (RGB slides only)");
+    return unsupported(output + ": DICOM WSI output of channels and focal planes is not written yet (RGB images only)");
   }
-  if (format == "dicom" && !slide.mpp()) {
-    return invalid_argument(output + ": the slide states no pixel size (mpp), which a DICOM WSI instance must carry");
+  if (format == "dicom" && !image.mpp) {
+    return invalid_argument(output + ": the image states no pixel size (mpp), which a DICOM WSI instance must carry");
   }
   if (options.tile_size < 16 || options.tile_size > 4096 || options.tile_size % 16 != 0) {
     return invalid_argument("tile size " + std::to_string(options.tile_size) + " is not a multiple of 16 from 16 to 4096");
@@ -145,20 +161,29 @@ Status convert(const Slide& slide, const std::string& output, const ConvertOptio
     return invalid_argument("quality " + std::to_string(options.quality) + " is not 1 to 100");
   }
   if (options.max_levels < 0) return invalid_argument("max_levels must be >= 0");
-  const std::string codec_name = options.codec == "auto" ? (axes.rgb ? "jpeg" : "deflate") : options.codec;
+  if (options.downsample != "mean" && options.downsample != "nearest") {
+    return invalid_argument("downsample \"" + options.downsample + "\" is not mean or nearest");
+  }
+  const write::Downsample filter = options.downsample == "nearest" ? write::Downsample::kNearest : write::Downsample::kMean;
+  const bool zarr = format == "ome-zarr";
+  const std::string codec_name = options.codec != "auto" ? options.codec : zarr ? "zstd" : axes.rgb ? "jpeg" : "deflate";
   TW_ASSIGN_OR_RETURN(const write::TileCodec codec, write::tile_codec(codec_name));
   if (codec == write::TileCodec::kJpeg && !axes.rgb) {
-    return invalid_argument("jpeg tiles are 8-bit RGB; the slide's channels are " + std::string(sample_type_name(axes.sample_type)) +
+    return invalid_argument("jpeg tiles are 8-bit RGB; the image's channels are " + std::string(sample_type_name(axes.sample_type)) +
                             ": write them with codec deflate or none");
   }
-  if (format == "dicom" && codec == write::TileCodec::kDeflate) {
-    return invalid_argument("DICOM WSI frames are JPEG or uncompressed (codec jpeg or none), not deflate");
+  if (format == "dicom" && codec != write::TileCodec::kJpeg && codec != write::TileCodec::kNone) {
+    return invalid_argument(std::string("DICOM WSI frames are JPEG or uncompressed (codec jpeg or none), not ") +
+                            write::codec_name(codec));
   }
-  const write::TileCoding coding{codec, options.quality, options.subsample};
+  if (zarr && codec == write::TileCodec::kJpeg) {
+    return invalid_argument("OME-Zarr chunks are zstd, deflate or uncompressed (Zarr has no standard JPEG codec)");
+  }
+  const write::TileCoding coding{codec, options.quality, options.subsample, zarr};
   const int32_t samples = axes.rgb ? 3 : 1;
   const SampleType type = axes.rgb ? SampleType::kUint8 : axes.sample_type;
 
-  // The planes in XYCZT order (an RGB slide: its one plane), each read as its own samples
+  // The planes in XYCZT order (an RGB image: its one plane), each read as its own samples
   struct Plane {
     int32_t c = 0, z = 0, t = 0;
   };
@@ -170,34 +195,31 @@ Status convert(const Slide& slide, const std::string& output, const ConvertOptio
       for (int32_t z = 0; z < axes.z; ++z)
         for (int32_t c = 0; c < axes.channels; ++c) planes.push_back({c, z, t});
   }
-  const LevelInfo& base = slide.level(0);
   // Level 0 is read a whole number of the source's tile rows at a time where they are multiples of the
   // output's (no source tile is decoded for two reads), else one output tile row at a time.
-  const int32_t source_tile = base.tile_height;
+  const int32_t source_tile = source.tile_height;
   const int32_t tile_rows =
       source_tile > options.tile_size && source_tile % options.tile_size == 0 ? std::min(source_tile / options.tile_size, 8) : 1;
   const std::string creator = std::string("tilewise ") + version();
 
   int64_t done = 0;
-  const int64_t total = base.height * static_cast<int64_t>(planes.size());
+  const int64_t total = image.height * static_cast<int64_t>(planes.size());
   // Each plane's pyramid into `out` (the main chain, or SubIFDs for OME-TIFF), the first with `description`
   auto write_planes = [&](write::TileSink& out, bool sub_ifds, const std::string& description) -> Status {
     for (size_t p = 0; p < planes.size(); ++p) {
-      std::vector<write::LevelSpec> levels = pyramid_levels(slide, options, codec, samples, type);
+      std::vector<write::LevelSpec> levels = pyramid_levels(image, options, codec, samples, type);
       if (p == 0) {
         levels[0].description = description;
-        if (axes.rgb) levels[0].icc_profile = slide.icc_profile();
-      }
-      write::PyramidWriter pyramid(out, std::move(levels), sub_ifds, samples, type, coding, tile_rows);
-      if (options.copy_tiles && codec == write::TileCodec::kJpeg && axes.rgb) {
-        pyramid.copy_level0(jpeg_tile_copy(slide, options));
+        if (axes.rgb) levels[0].icc_profile = image.icc_profile;
       }
       const Plane plane = planes[p];
-      const BandReader read = [&slide, &base, &axes, plane](int64_t y, int32_t rows, const ImageView& view) {
-        if (axes.rgb) return slide.read_level_region(0, 0, y, base.width, rows, view);
-        return slide.read_planes(0, 0, y, base.width, rows, PlaneSelection{{plane.c}, plane.z, plane.t}, view);
+      out.begin_plane(plane.c, plane.z, plane.t);
+      write::PyramidWriter pyramid(out, std::move(levels), sub_ifds, samples, type, coding, tile_rows, filter);
+      if (source.copy && codec == write::TileCodec::kJpeg && axes.rgb) pyramid.copy_level0(source.copy);
+      const BandReader read = [&image, plane](int64_t y, int32_t rows, const ImageView& view) {
+        return image.read_rows(plane.c, plane.z, plane.t, y, rows, view);
       };
-      Status s = write_plane(pyramid, base.height, read, options, done, total);
+      Status s = write_plane(pyramid, image.height, read, options, done, total);
       if (!s.ok() && !axes.rgb) {
         s = s.with_context("plane (channel " + std::to_string(plane.c) + ", z " + std::to_string(plane.z) + ", t " +
                            std::to_string(plane.t) + ")");
@@ -207,21 +229,65 @@ Status convert(const Slide& slide, const std::string& output, const ConvertOptio
     return Status();
   };
   if (format == "dicom") {
-    write::DicomSeries series = write::DicomSeries::make(slide_identifier(base_name(slide.path())), creator);
-    series.icc_profile = slide.icc_profile().empty() ? write::srgb_icc_profile() : slide.icc_profile();
-    series.width = base.width;
-    series.height = base.height;
-    series.mpp = *slide.mpp();
+    write::DicomSeries series = write::DicomSeries::make(slide_identifier(image.name), creator);
+    series.icc_profile = image.icc_profile.empty() ? write::srgb_icc_profile() : image.icc_profile;
+    series.width = image.width;
+    series.height = image.height;
+    series.mpp = *image.mpp;
     TW_ASSIGN_OR_RETURN(write::DicomWsiWriter out, write::DicomWsiWriter::create(output, std::move(series)));
+    TW_RETURN_IF_ERROR(write_planes(out, false, ""));
+    return out.finish();
+  }
+  if (zarr) {
+    write::OmeZarrImage group;
+    group.name = image.name;
+    group.creator = creator;
+    group.rgb = axes.rgb;
+    group.c = axes.rgb ? 3 : axes.channels;
+    group.z = axes.rgb ? 1 : axes.z;
+    group.t = axes.rgb ? 1 : axes.t;
+    group.type = type;
+    group.mpp = image.mpp;
+    group.channels = axes.channel_info;
+    group.coding = coding;
+    TW_ASSIGN_OR_RETURN(write::OmeZarrWriter out, write::OmeZarrWriter::create(output, std::move(group)));
     TW_RETURN_IF_ERROR(write_planes(out, false, ""));
     return out.finish();
   }
   TW_ASSIGN_OR_RETURN(write::TiledTiffWriter out, write::TiledTiffWriter::create(output));
   const bool ome = format == "ome-tiff";
   TW_RETURN_IF_ERROR(write_planes(out, ome,
-                                  ome ? write::ome_xml(slide, base_name(slide.path()), creator)
-                                      : creator + ": " + base_name(slide.path()) + " (" + slide.format() + ")"));
+                                  ome ? write::ome_xml(image, creator)
+                                      : creator + ": " + image.name + (source.format.empty() ? "" : " (" + source.format + ")")));
   return out.finish();
+}
+
+}  // namespace
+
+Status convert(const Slide& slide, const std::string& output, const ConvertOptions& options) {
+  const LevelInfo& base = slide.level(0);
+  const ImageAxes& axes = slide.axes();
+  WritableImage image;
+  image.name = base_name(slide.path());
+  image.width = base.width;
+  image.height = base.height;
+  image.axes = axes;
+  image.mpp = slide.mpp();
+  image.icc_profile = slide.icc_profile();
+  image.read_rows = [&slide, &base, rgb = axes.rgb](int32_t c, int32_t z, int32_t t, int64_t y, int32_t rows,
+                                                     const ImageView& view) {
+    if (rgb) return slide.read_level_region(0, 0, y, base.width, rows, view);
+    return slide.read_planes(0, 0, y, base.width, rows, PlaneSelection{{c}, z, t}, view);
+  };
+  SourceDetails source;
+  source.tile_height = base.tile_height;
+  source.format = slide.format();
+  if (options.copy_tiles) source.copy = jpeg_tile_copy(slide, options);
+  return write_pyramids(image, output, options, source);
+}
+
+Status write_image(const WritableImage& image, const std::string& output, const ConvertOptions& options) {
+  return write_pyramids(image, output, options, SourceDetails{});
 }
 
 }  // namespace tilewise

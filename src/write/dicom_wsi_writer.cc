@@ -1,13 +1,10 @@
 #include "write/dicom_wsi_writer.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <ctime>
-#include <filesystem>
 #include <sstream>
 
 #include "write/dicom_elements.h"
@@ -152,33 +149,21 @@ DicomSeries DicomSeries::make(std::string container_id, std::string software) {
 }
 
 Result<DicomWsiWriter> DicomWsiWriter::create(const std::string& folder, DicomSeries series) {
-  std::error_code ec;
-  if (std::filesystem::exists(folder, ec) && !std::filesystem::is_empty(folder, ec)) {
-    return invalid_argument(folder + ": exists and is not empty; the DICOM series is written to a new folder");
-  }
-  const std::string temp = partial_name(folder);
-  std::filesystem::remove_all(temp, ec);
-  if (::mkdir(temp.c_str(), 0777) != 0) return io_error(folder + ": cannot create " + temp + ": " + std::strerror(errno));
-  return DicomWsiWriter(folder, temp, std::move(series));
+  TW_ASSIGN_OR_RETURN(PartialFolder partial, PartialFolder::create(folder, "DICOM series"));
+  return DicomWsiWriter(std::move(partial), std::move(series));
 }
 
 DicomWsiWriter::DicomWsiWriter(DicomWsiWriter&& other) noexcept
     : folder_(std::move(other.folder_)),
-      temp_(std::exchange(other.temp_, std::string())),
       series_(std::move(other.series_)),
       instances_(std::move(other.instances_)),
-      error_(std::move(other.error_)),
-      finished_(other.finished_) {
+      error_(std::move(other.error_)) {
   other.instances_.clear();
 }
 
 DicomWsiWriter::~DicomWsiWriter() {
   for (Instance& i : instances_) {
     if (i.file) std::fclose(i.file);
-  }
-  if (!finished_ && !temp_.empty()) {
-    std::error_code ec;
-    std::filesystem::remove_all(temp_, ec);
   }
 }
 
@@ -192,10 +177,10 @@ Status DicomWsiWriter::put(Instance& instance, std::span<const uint8_t> bytes) {
 Status DicomWsiWriter::start(Instance& instance, int index) {
   const LevelSpec& level = instance.spec;
   if (level.samples != 3 || level.bits != 8 || (level.compression != 7 && level.compression != 1)) {
-    return invalid_argument(folder_ + ": DICOM WSI frames are written as 8-bit RGB, JPEG or uncompressed");
+    return invalid_argument(folder_.output() + ": DICOM WSI frames are written as 8-bit RGB, JPEG or uncompressed");
   }
-  if (level.tile > 65535) return invalid_argument(folder_ + ": tiles larger than 65535 pixels");
-  instance.path = temp_ + "/level-" + std::to_string(index) + ".dcm";
+  if (level.tile > 65535) return invalid_argument(folder_.output() + ": tiles larger than 65535 pixels");
+  instance.path = folder_.temp() + "/level-" + std::to_string(index) + ".dcm";
   instance.file = std::fopen(instance.path.c_str(), "wb");
   if (!instance.file) return io_error(instance.path + ": cannot create (" + std::strerror(errno) + ")");
   std::setvbuf(instance.file, nullptr, _IOFBF, 1 << 20);
@@ -241,7 +226,7 @@ Status DicomWsiWriter::start(Instance& instance, int index) {
     const uint64_t bytes = static_cast<uint64_t>(instance.frames) * static_cast<uint64_t>(level.tile) *
                            static_cast<uint64_t>(level.tile) * 3;
     if (bytes >= 0xFFFFFFFFull) {
-      return invalid_argument(folder_ + ": level " + std::to_string(index) + " holds " + std::to_string(bytes) +
+      return invalid_argument(folder_.output() + ": level " + std::to_string(index) + " holds " + std::to_string(bytes) +
                               " bytes of uncompressed frames, more than a Pixel Data element's 4 GiB: write JPEG");
     }
     put_le(head, static_cast<uint32_t>(bytes));
@@ -260,7 +245,7 @@ int DicomWsiWriter::add_level(LevelSpec level) {
 
 Status DicomWsiWriter::write_tile(int level, int64_t index, std::span<const uint8_t> bytes) {
   TW_RETURN_IF_ERROR(error_);
-  if (level < 0 || static_cast<size_t>(level) >= instances_.size()) return internal_error(folder_ + ": no level " + std::to_string(level));
+  if (level < 0 || static_cast<size_t>(level) >= instances_.size()) return internal_error(folder_.output() + ": no level " + std::to_string(level));
   Instance& i = instances_[static_cast<size_t>(level)];
   if (index != i.next || index >= i.frames) {
     return internal_error(i.path + ": frame " + std::to_string(index) + " given where frame " + std::to_string(i.next) +
@@ -291,7 +276,7 @@ Status DicomWsiWriter::write_tile(int level, int64_t index, std::span<const uint
 
 Status DicomWsiWriter::finish() {
   TW_RETURN_IF_ERROR(error_);
-  if (instances_.empty()) return internal_error(folder_ + ": no level to write");
+  if (instances_.empty()) return internal_error(folder_.output() + ": no level to write");
   for (Instance& i : instances_) {
     if (i.next != i.frames) {
       return internal_error(i.path + ": " + std::to_string(i.frames - i.next) + " frames were never written");
@@ -323,16 +308,7 @@ Status DicomWsiWriter::finish() {
     std::FILE* file = std::exchange(i.file, nullptr);
     if (std::fclose(file) != 0) return io_error(i.path + ": cannot close (" + std::strerror(errno) + ")");
   }
-  if (std::rename(temp_.c_str(), folder_.c_str()) != 0) {
-    // An empty folder of that name (create() allowed it): replace it
-    std::error_code ec;
-    std::filesystem::remove(folder_, ec);
-    if (std::rename(temp_.c_str(), folder_.c_str()) != 0) {
-      return io_error(folder_ + ": cannot rename " + temp_ + " to it (" + std::strerror(errno) + ")");
-    }
-  }
-  finished_ = true;
-  return Status();
+  return folder_.commit();
 }
 
 }  // namespace tilewise::write

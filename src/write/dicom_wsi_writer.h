@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tilewise/status.h"
+#include "write/partial_name.h"
 #include "write/tile_sink.h"
 
 namespace tilewise::write {
@@ -60,16 +61,14 @@ class DicomWsiWriter final : public TileSink {
     uint64_t fragments = 0;     // bytes of frame items written, from the first
     std::vector<uint32_t> offsets;
   };
-  DicomWsiWriter(std::string folder, std::string temp, DicomSeries series)
-      : folder_(std::move(folder)), temp_(std::move(temp)), series_(std::move(series)) {}
+  DicomWsiWriter(PartialFolder folder, DicomSeries series) : folder_(std::move(folder)), series_(std::move(series)) {}
   Status start(Instance& instance, int index);
   Status put(Instance& instance, std::span<const uint8_t> bytes);
 
-  std::string folder_, temp_;
+  PartialFolder folder_;
   DicomSeries series_;
   std::vector<Instance> instances_;
   Status error_;  // the first failure of add_level
-  bool finished_ = false;
 };
 
 }  // namespace tilewise::write

@@ -1,5 +1,6 @@
 #include "write/downsample.h"
 
+#include <cstring>
 #include <type_traits>
 
 namespace tilewise::write {
@@ -44,10 +45,24 @@ void halve_rows(const uint8_t* src, int64_t src_stride, int64_t width, int32_t r
   }
 }
 
+// Each output pixel the top-left pixel of its box, whatever its samples.
+void take_top_left(const uint8_t* src, int64_t src_stride, int64_t width, int32_t rows, int64_t pixel_bytes, uint8_t* dst,
+                   int64_t dst_stride) {
+  const int64_t out_width = (width + 1) / 2;
+  for (int32_t r = 0; 2 * r < rows; ++r) {
+    const uint8_t* a = src + static_cast<int64_t>(2 * r) * src_stride;
+    uint8_t* d = dst + static_cast<int64_t>(r) * dst_stride;
+    for (int64_t x = 0; x < out_width; ++x) std::memcpy(d + x * pixel_bytes, a + 2 * x * pixel_bytes, static_cast<size_t>(pixel_bytes));
+  }
+}
+
 }  // namespace
 
 void halve(const uint8_t* src, int64_t src_stride, int64_t width, int32_t rows, int32_t samples, SampleType type,
-           uint8_t* dst, int64_t dst_stride) {
+           uint8_t* dst, int64_t dst_stride, Downsample filter) {
+  if (filter == Downsample::kNearest) {
+    return take_top_left(src, src_stride, width, rows, int64_t{samples} * sample_bytes(type), dst, dst_stride);
+  }
   switch (type) {
     case SampleType::kUint8:
       if (samples == 3) return halve_rows<uint8_t, 3>(src, src_stride, width, rows, samples, dst, dst_stride);

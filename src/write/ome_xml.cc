@@ -21,9 +21,8 @@ std::string number(double v) {
 
 }  // namespace
 
-std::string ome_xml(const Slide& slide, const std::string& name, const std::string& creator) {
-  const ImageAxes& axes = slide.axes();
-  const LevelInfo& base = slide.level(0);
+std::string ome_xml(const WritableImage& source, const std::string& creator) {
+  const ImageAxes& axes = source.axes;
   pugi::xml_document doc;
   pugi::xml_node decl = doc.append_child(pugi::node_declaration);
   decl.append_attribute("version") = "1.0";
@@ -36,19 +35,19 @@ std::string ome_xml(const Slide& slide, const std::string& name, const std::stri
   ome.append_attribute("Creator") = creator.c_str();
   pugi::xml_node image = ome.append_child("Image");
   image.append_attribute("ID") = "Image:0";
-  image.append_attribute("Name") = name.c_str();
+  image.append_attribute("Name") = source.name.c_str();
   pugi::xml_node pixels = image.append_child("Pixels");
   const int32_t planes = axes.rgb ? 1 : axes.channels * axes.z * axes.t;
   pixels.append_attribute("ID") = "Pixels:0";
   pixels.append_attribute("DimensionOrder") = "XYCZT";
   pixels.append_attribute("Type") = axes.rgb ? "uint8" : ome_type(axes.sample_type);
-  pixels.append_attribute("SizeX") = static_cast<long long>(base.width);
-  pixels.append_attribute("SizeY") = static_cast<long long>(base.height);
+  pixels.append_attribute("SizeX") = static_cast<long long>(source.width);
+  pixels.append_attribute("SizeY") = static_cast<long long>(source.height);
   pixels.append_attribute("SizeC") = axes.rgb ? 3 : axes.channels;
   pixels.append_attribute("SizeZ") = axes.rgb ? 1 : axes.z;
   pixels.append_attribute("SizeT") = axes.rgb ? 1 : axes.t;
   pixels.append_attribute("Interleaved") = axes.rgb ? "true" : "false";
-  if (const auto mpp = slide.mpp()) {
+  if (const auto& mpp = source.mpp) {
     pixels.append_attribute("PhysicalSizeX") = number(mpp->first).c_str();
     pixels.append_attribute("PhysicalSizeXUnit") = "µm";
     pixels.append_attribute("PhysicalSizeY") = number(mpp->second).c_str();

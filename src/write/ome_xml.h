@@ -1,16 +1,16 @@
 // The OME-XML of an OME-TIFF that convert writes: one Image whose Pixels (DimensionOrder XYCZT) are stored
 // one plane per directory of the main chain from IFD 0 (each plane's reduced levels its SubIFDs), with the
-// slide's channels (name, colour, wavelengths), per-plane exposure and physical pixel size where the slide
-// states them. An RGB slide is one plane of three interleaved samples (one Channel, SamplesPerPixel 3).
+// image's channels (name, colour, wavelengths), per-plane exposure and physical pixel size where the image
+// states them. An RGB image is one plane of three interleaved samples (one Channel, SamplesPerPixel 3).
 #pragma once
 
 #include <string>
 
-#include "tilewise/slide.h"
+#include "tilewise/convert.h"
 
 namespace tilewise::write {
 
-// The document for `slide` (its axes and level 0), written by `creator`.
-std::string ome_xml(const Slide& slide, const std::string& name, const std::string& creator);
+// The document for `image` (its name, axes and level 0), written by `creator`.
+std::string ome_xml(const WritableImage& image, const std::string& creator);
 
 }  // namespace tilewise::write

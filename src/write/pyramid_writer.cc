@@ -9,13 +9,14 @@
 namespace tilewise::write {
 
 PyramidWriter::PyramidWriter(TileSink& out, std::vector<LevelSpec> levels, bool sub_ifds, int32_t samples,
-                             SampleType type, const TileCoding& coding, int32_t level0_tile_rows)
+                             SampleType type, const TileCoding& coding, int32_t level0_tile_rows, Downsample filter)
     : out_(out),
       levels_(std::move(levels)),
       samples_(samples),
       type_(type),
       pixel_bytes_(int64_t{samples} * sample_bytes(type)),
-      coding_(coding) {
+      coding_(coding),
+      filter_(filter) {
   for (size_t k = 0; k < levels_.size(); ++k) {
     if (k > 0 && sub_ifds) levels_[k].parent = ids_[0];
     ids_.push_back(out_.add_level(levels_[k]));
@@ -112,7 +113,7 @@ Status PyramidWriter::halve_into_next(size_t k, const uint8_t* top, int32_t rows
     const int32_t first = static_cast<int32_t>(task) * kRowsPerTask;
     const int32_t count = std::min(kRowsPerTask, halved - first);
     halve(top + 2 * first * b.stride, b.stride, levels_[k].width, std::min(2 * count, rows - 2 * first), samples_, type_,
-          next.pixels.data() + (next.rows + first) * next.stride, next.stride);
+          next.pixels.data() + (next.rows + first) * next.stride, next.stride, filter_);
   });
   return received(k + 1, halved);
 }

@@ -20,6 +20,7 @@
 #include "tilewise/image_view.h"
 #include "tilewise/status.h"
 #include "tilewise/types.h"
+#include "write/downsample.h"
 #include "write/tile_encoder.h"
 #include "write/tile_sink.h"
 
@@ -31,7 +32,7 @@ class PyramidWriter {
   // 0 as given, the others in the main chain or, with `sub_ifds`, as SubIFDs of level 0. Pixels are
   // `samples` interleaved samples of `type`. `level0_tile_rows`: level 0's band holds this many tile rows.
   PyramidWriter(TileSink& out, std::vector<LevelSpec> levels, bool sub_ifds, int32_t samples, SampleType type,
-                const TileCoding& coding, int32_t level0_tile_rows);
+                const TileCoding& coding, int32_t level0_tile_rows, Downsample filter = Downsample::kMean);
 
   // Level 0's tiles are taken as `copy` gives them (tile col, row; nullopt: encoded as the others); it is
   // called from the worker pool's threads at once.
@@ -71,6 +72,7 @@ class PyramidWriter {
   SampleType type_;
   int64_t pixel_bytes_;
   TileCoding coding_;
+  Downsample filter_;
   TileCopy copy_;
   std::atomic<int64_t> copied_{0};
 };

@@ -1,6 +1,7 @@
 #include "write/tile_encoder.h"
 
 #include <libdeflate.h>
+#include <zstd.h>
 
 #include <cstring>
 #include <memory>
@@ -12,21 +13,29 @@ namespace tilewise::write {
 Result<TileCodec> tile_codec(const std::string& name) {
   if (name == "jpeg") return TileCodec::kJpeg;
   if (name == "deflate") return TileCodec::kDeflate;
+  if (name == "zstd") return TileCodec::kZstd;
   if (name == "none") return TileCodec::kNone;
-  return invalid_argument("codec \"" + name + "\" is not one the TIFF writer writes (jpeg, deflate, none)");
+  return invalid_argument("codec \"" + name + "\" is not one the writers write (jpeg, deflate, zstd, none)");
 }
 
 const char* codec_name(TileCodec codec) {
   switch (codec) {
     case TileCodec::kJpeg: return "jpeg";
     case TileCodec::kDeflate: return "deflate";
+    case TileCodec::kZstd: return "zstd";
     case TileCodec::kNone: return "none";
   }
   return "?";
 }
 
 uint16_t tiff_compression(TileCodec codec) {
-  return codec == TileCodec::kJpeg ? 7 : codec == TileCodec::kDeflate ? 8 : 1;
+  switch (codec) {
+    case TileCodec::kJpeg: return 7;
+    case TileCodec::kDeflate: return 8;
+    case TileCodec::kZstd: return 50000;
+    case TileCodec::kNone: return 1;
+  }
+  return 1;
 }
 
 uint16_t tiff_photometric(TileCodec codec) { return codec == TileCodec::kJpeg ? 6 : 2; }
@@ -37,10 +46,28 @@ struct CompressorDeleter {
   void operator()(libdeflate_compressor* c) const { libdeflate_free_compressor(c); }
 };
 
-// The tile's rows packed (the codecs take one contiguous buffer).
-void pack(const ImageView& tile, std::vector<uint8_t>& packed) {
-  packed.resize(tile.row_bytes() * static_cast<size_t>(tile.height));
-  for (int32_t r = 0; r < tile.height; ++r) std::memcpy(packed.data() + r * tile.row_bytes(), tile.row(r), tile.row_bytes());
+struct ZstdContextDeleter {
+  void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
+};
+
+// The tile's rows packed (the codecs take one contiguous buffer), its samples interleaved or, `planar`,
+// one plane after another.
+void pack(const ImageView& tile, bool planar, std::vector<uint8_t>& packed) {
+  const size_t row = tile.row_bytes();
+  packed.resize(row * static_cast<size_t>(tile.height));
+  if (!planar || tile.channels == 1) {
+    for (int32_t r = 0; r < tile.height; ++r) std::memcpy(packed.data() + r * row, tile.row(r), row);
+    return;
+  }
+  const size_t sample = static_cast<size_t>(tile.sample_bytes), pixel = sample * static_cast<size_t>(tile.channels);
+  const size_t plane = static_cast<size_t>(tile.width) * static_cast<size_t>(tile.height) * sample;
+  for (int32_t c = 0; c < tile.channels; ++c) {
+    uint8_t* out = packed.data() + static_cast<size_t>(c) * plane;
+    for (int32_t r = 0; r < tile.height; ++r) {
+      const uint8_t* in = tile.row(r) + static_cast<size_t>(c) * sample;
+      for (int32_t x = 0; x < tile.width; ++x, in += pixel, out += sample) std::memcpy(out, in, sample);
+    }
+  }
 }
 
 }  // namespace
@@ -58,16 +85,30 @@ Status encode_tile(const TileCoding& coding, const ImageView& tile, std::vector<
       return Status();
     }
     case TileCodec::kNone:
-      pack(tile, out);
+      pack(tile, coding.zarr_chunk, out);
       return Status();
     case TileCodec::kDeflate: {
       thread_local std::unique_ptr<libdeflate_compressor, CompressorDeleter> compressor(libdeflate_alloc_compressor(6));
       thread_local std::vector<uint8_t> packed;
       if (!compressor) return internal_error("deflate: cannot allocate a compressor");
-      pack(tile, packed);
-      out.resize(libdeflate_zlib_compress_bound(compressor.get(), packed.size()));
-      const size_t n = libdeflate_zlib_compress(compressor.get(), packed.data(), packed.size(), out.data(), out.size());
+      pack(tile, coding.zarr_chunk, packed);
+      const bool gzip = coding.zarr_chunk;
+      out.resize(gzip ? libdeflate_gzip_compress_bound(compressor.get(), packed.size())
+                      : libdeflate_zlib_compress_bound(compressor.get(), packed.size()));
+      const size_t n = gzip ? libdeflate_gzip_compress(compressor.get(), packed.data(), packed.size(), out.data(), out.size())
+                            : libdeflate_zlib_compress(compressor.get(), packed.data(), packed.size(), out.data(), out.size());
       if (n == 0) return internal_error("deflate: compression failed");
+      out.resize(n);
+      return Status();
+    }
+    case TileCodec::kZstd: {
+      thread_local std::unique_ptr<ZSTD_CCtx, ZstdContextDeleter> context(ZSTD_createCCtx());
+      thread_local std::vector<uint8_t> packed;
+      if (!context) return internal_error("zstd: cannot allocate a compression context");
+      pack(tile, coding.zarr_chunk, packed);
+      out.resize(ZSTD_compressBound(packed.size()));
+      const size_t n = ZSTD_compressCCtx(context.get(), out.data(), out.size(), packed.data(), packed.size(), kZstdLevel);
+      if (ZSTD_isError(n)) return internal_error(std::string("zstd: ") + ZSTD_getErrorName(n));
       out.resize(n);
       return Status();
     }

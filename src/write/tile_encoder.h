@@ -2,7 +2,8 @@
 //
 // JPEG (8-bit RGB only): libjpeg-turbo, YCbCr 4:2:0 (or 4:4:4), a complete stream per tile (its own tables:
 // no JPEGTables to share), TIFF Photometric YCbCr. Deflate: libdeflate at level 6 (zlib stream, TIFF
-// compression 8), any samples. None: the pixels. Thread behaviour: encode() may be called from any number of threads at once (per-thread state).
+// compression 8; a gzip member in a Zarr chunk, Zarr's gzip codec), any samples. Zstandard: libzstd at
+// level 3 (one frame, TIFF compression 50000, Zarr's zstd codec), any samples. None: the pixels. Thread behaviour: encode() may be called from any number of threads at once (per-thread state).
 #pragma once
 
 #include <cstdint>
@@ -14,20 +15,23 @@
 
 namespace tilewise::write {
 
-enum class TileCodec { kJpeg, kDeflate, kNone };
+enum class TileCodec { kJpeg, kDeflate, kZstd, kNone };
 
-// "jpeg", "deflate", "none"; InvalidArgument for any other name.
+// "jpeg", "deflate", "zstd", "none"; InvalidArgument for any other name.
 Result<TileCodec> tile_codec(const std::string& name);
 const char* codec_name(TileCodec codec);
 uint16_t tiff_compression(TileCodec codec);
 uint16_t tiff_photometric(TileCodec codec);
 
-// How tiles are coded: `quality` (1-100) and chroma 4:2:0 (`subsample`) or 4:4:4 for JPEG.
+// How tiles are coded: `quality` (1-100) and chroma 4:2:0 (`subsample`) or 4:4:4 for JPEG; `zarr_chunk`:
+// the tile is a Zarr chunk over (c, y, x) - its samples one plane after another, deflate framed as gzip.
 struct TileCoding {
   TileCodec codec = TileCodec::kJpeg;
   int quality = 90;
   bool subsample = true;
+  bool zarr_chunk = false;
 };
+constexpr int kZstdLevel = 3;
 
 // Encodes the pixels of `tile` (host memory; samples in host byte order, which the TIFF writer declares
 // little-endian) as one tile. InvalidArgument for JPEG of anything but 8-bit RGB.

@@ -1,6 +1,6 @@
 // TileSink: where a pyramid's encoded tiles go (write/pyramid_writer.h) - a TIFF's directories
-// (tiff_writer.h) or a DICOM WSI series' instances (dicom_wsi_writer.h) - and the description of each level
-// it receives.
+// (tiff_writer.h), a DICOM WSI series' instances (dicom_wsi_writer.h) or an OME-Zarr group's arrays
+// (ome_zarr_writer.h) - and the description of each level it receives.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +37,9 @@ struct LevelSpec {
 class TileSink {
  public:
   virtual ~TileSink() = default;
+  // The plane (channel, focal plane, time point) whose pyramid comes next: a sink that stores planes as
+  // axes of one array (OME-Zarr) places the tiles by it; the others take each plane's levels as new ones.
+  virtual void begin_plane(int32_t /*c*/, int32_t /*z*/, int32_t /*t*/) {}
   // Declares the next level; its index is returned.
   virtual int add_level(LevelSpec level) = 0;
   // Takes tile `index` (row-major in the level's grid) of `level`; each tile once. A sink may require the

@@ -324,9 +324,8 @@ def test_every_format_converts_losslessly(tmp_path, slide):
                                               s.read_region((0, 0), (w, h), z=z, t=t), err_msg=f"z {z} t {t}")
 
 
-def test_a_damaged_source_tile_stops_the_conversion_naming_it(tmp_path):
-    """A tile whose deflate stream is garbage: the error names the source file, level and tile, and neither
-    the output nor a partial file is left."""
+def damaged_source(tmp_path) -> Path:
+    """A 600 x 500 deflate slide of 128-pixel tiles whose tile (0, 1) is garbage."""
     src = tmp_path / "damaged.tif"
     slidegen.write_tifffile_pyramid(src, slidegen.tissue_image(600, 500, seed=2), levels=1, compression="zlib",
                                     tile=(128, 128))
@@ -335,6 +334,13 @@ def test_a_damaged_source_tile_stops_the_conversion_naming_it(tmp_path):
     data = bytearray(src.read_bytes())
     data[offset:offset + count] = bytes(range(256)) * (count // 256) + bytes(count % 256)
     src.write_bytes(bytes(data))
+    return src
+
+
+def test_a_damaged_source_tile_stops_the_conversion_naming_it(tmp_path):
+    """A tile whose deflate stream is garbage: the error names the source file, level and tile, and neither
+    the output nor a partial file is left."""
+    src = damaged_source(tmp_path)
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     with pytest.raises(tilewise.CorruptError, match=r"damaged\.tif.*level 0 tile \(0,1\)"):

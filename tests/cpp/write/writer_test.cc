@@ -1,14 +1,18 @@
-// The writer's parts without a reader of its own output: halving against a direct computation, and the
-// temporary file's life (renamed only when complete, removed otherwise). The written files are checked
-// by tifffile and OpenSlide in tests/python/test_convert.py.
+// The writer's parts without a reader of its own output: halving against a direct computation, the
+// temporary file's life (renamed only when complete, removed otherwise) and an OME-Zarr shard's bytes. The
+// written files are checked by tifffile, OpenSlide, zarr and ome-zarr-py in tests/python/test_convert*.py.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <vector>
 
 #include "write/downsample.h"
+#include "write/ome_zarr_writer.h"
 #include "write/tiff_writer.h"
 
 namespace tilewise::write {
@@ -18,7 +22,7 @@ namespace fs = std::filesystem;
 
 TEST(HalveRgb, EachPixelIsTheRoundedMeanOfItsBoxWithOddEdgesRepeated) {
   std::mt19937 rng(7);
-  for (const auto [w, h] : {std::pair{8, 6}, {9, 7}, {1, 1}, {33, 5}}) {
+  for (const auto& [w, h] : {std::pair{8, 6}, {9, 7}, {1, 1}, {33, 5}}) {
     const int64_t stride = w * 3 + 5;  // rows with padding after them
     std::vector<uint8_t> src(static_cast<size_t>(stride * h));
     for (auto& v : src) v = static_cast<uint8_t>(rng());
@@ -129,6 +133,81 @@ TEST(TiledTiffWriter, ASubIfdOfASubIfdIsRefused) {
   const Status s = w->finish();
   EXPECT_EQ(s.code(), StatusCode::kInternal);
   EXPECT_NE(s.message().find("not an earlier directory of the main chain"), std::string::npos) << s.message();
+  fs::remove_all(dir);
+}
+
+std::vector<uint8_t> file_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+OmeZarrImage two_channel_image() {
+  OmeZarrImage image;
+  image.name = "test";
+  image.c = 2;
+  image.coding = TileCoding{TileCodec::kNone, 90, true, true};
+  return image;
+}
+
+// A level of 3 x 2 tiles is one shard of 3 x 3 chunks: the tiles in the order they came, then the index of
+// (offset, length) pairs, little-endian, the third row's absent (all ones); each channel its own shard.
+TEST(OmeZarrWriter, AShardIsItsChunksThenTheirIndexAndAbsentChunksAreAllOnes) {
+  const fs::path dir = scratch_dir();
+  const fs::path out = dir / "out.zarr";
+  {
+    auto w = OmeZarrWriter::create(out.string(), two_channel_image());
+    ASSERT_TRUE(w.ok()) << w.status().message();
+    for (int32_t c = 0; c < 2; ++c) {
+      w->begin_plane(c, 0, 0);
+      LevelSpec spec = small_level();
+      spec.samples = 1;
+      const int level = w->add_level(spec);
+      for (int64_t i = 0; i < 6; ++i) {
+        const std::vector<uint8_t> tile(static_cast<size_t>(10 + i), static_cast<uint8_t>(16 * c + i));
+        ASSERT_TRUE(w->write_tile(level, i, tile).ok());
+      }
+    }
+    ASSERT_TRUE(w->finish().ok());
+  }
+  for (int32_t c = 0; c < 2; ++c) {
+    const std::vector<uint8_t> shard = file_bytes(out / "0" / "c" / "0" / std::to_string(c) / "0" / "0" / "0");
+    ASSERT_EQ(shard.size(), (10 + 11 + 12 + 13 + 14 + 15) + 9 * 16u);
+    auto entry = [&](size_t k, size_t half) {
+      uint64_t v;
+      std::memcpy(&v, shard.data() + (shard.size() - 9 * 16) + 16 * k + 8 * half, 8);
+      return v;
+    };
+    uint64_t offset = 0;
+    for (size_t i = 0; i < 6; ++i) {
+      const size_t inner = (i / 3) * 3 + i % 3;
+      EXPECT_EQ(entry(inner, 0), offset);
+      EXPECT_EQ(entry(inner, 1), 10 + i);
+      EXPECT_EQ(shard[offset], 16 * c + i);
+      offset += 10 + i;
+    }
+    for (size_t k = 6; k < 9; ++k) EXPECT_EQ(entry(k, 0) & entry(k, 1), ~uint64_t{0});
+  }
+  EXPECT_TRUE(fs::exists(out / "zarr.json") && fs::exists(out / "0" / "zarr.json"));
+  fs::remove_all(dir);
+}
+
+TEST(OmeZarrWriter, TilesOutOfOrderOrAShortPlaneFailAndNothingIsLeft) {
+  const fs::path dir = scratch_dir();
+  {
+    auto w = OmeZarrWriter::create((dir / "out.zarr").string(), two_channel_image());
+    ASSERT_TRUE(w.ok());
+    w->begin_plane(0, 0, 0);
+    const int level = w->add_level(small_level());
+    const std::vector<uint8_t> tile(8, 1);
+    ASSERT_TRUE(w->write_tile(level, 0, tile).ok());
+    EXPECT_EQ(w->write_tile(level, 2, tile).code(), StatusCode::kInternal);
+    w->begin_plane(1, 0, 0);  // plane 0 is missing tiles 1-5
+    w->add_level(small_level());
+    const Status s = w->finish();
+    EXPECT_EQ(s.code(), StatusCode::kInternal);
+    EXPECT_NE(s.message().find("missing tiles"), std::string::npos) << s.message();
+  }
+  EXPECT_TRUE(fs::is_empty(dir));
   fs::remove_all(dir);
 }
 
