@@ -1,5 +1,6 @@
 // tilewise convert SLIDE OUT.tif|OUT.ome.tif|OUT.zarr|FOLDER --format dicom [--tile-size N]
-// [--codec auto|jpeg|deflate|zstd|none] [--quality Q] [--no-subsample] [--copy-tiles] [--levels N] [--scene S]:
+// [--codec auto|jpeg|deflate|zstd|none] [--quality Q] [--no-subsample] [--copy-tiles] [--levels N]
+// [--downsample mean|nearest] [--skip-damaged] [--scene S]:
 // the slide as a tiled pyramidal TIFF, an OME-TIFF, an OME-Zarr group or a DICOM WSI series
 // (tilewise/convert.h), with a progress bar on a terminal.
 #include <unistd.h>
@@ -35,8 +36,14 @@ int run_convert(const ConvertCommandOptions& opt) {
       return Status();
     };
   }
+  int64_t skipped = 0;
+  options.skipped = [&skipped, bar](const Status& error) {
+    std::fprintf(stderr, "%sskipped (written as background): %s\n", bar ? "\n" : "", error.message().c_str());
+    ++skipped;
+  };
   const Status s = convert(*slide, opt.output, options);
   if (bar) std::fprintf(stderr, "\n");
+  if (s.ok() && skipped > 0) std::fprintf(stderr, "%lld damaged tiles written as background\n", static_cast<long long>(skipped));
   return report(s);
 }
 
@@ -57,6 +64,10 @@ Runner add_convert_command(CLI::App& app) {
   cmd->add_flag("--copy-tiles", opt->convert.copy_tiles,
                 "Copy level 0's JPEG tiles as stored where they match the output's, instead of re-encoding them");
   cmd->add_option("--levels", opt->convert.max_levels, "At most this many levels (0: down to one tile)")->default_val(0);
+  cmd->add_option("--downsample", opt->convert.downsample, "Each level from the one before: mean (2 x 2 box) or nearest")
+      ->default_val("mean");
+  cmd->add_flag("--skip-damaged", opt->convert.skip_damaged,
+                "Write damaged source tiles as background, listing them, instead of stopping at the first");
   cmd->add_option("--scene", opt->scene, "Scene of a file that holds several")->default_val(-1);
   return [opt] { return run_convert(*opt); };
 }

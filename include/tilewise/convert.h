@@ -56,6 +56,12 @@ struct ConvertOptions {
   // How each level is made from the one before: "mean" (of each 2 x 2 box) or "nearest" (its top-left
   // pixel: label masks keep their labels)
   std::string downsample = "mean";
+  // A damaged tile of the source (a read failing with StatusCode::kCorrupt): false, the conversion stops
+  // with that error; true, its pixels are written as background (white for RGB, 0 for channels) and
+  // `skipped` (when set) is called on the converting thread with the error, which names the file, level,
+  // tile (and plane), once per damaged source tile. Other errors (I/O) always stop the conversion.
+  bool skip_damaged = false;
+  std::function<void(const Status& error)> skipped;
   // JPEG output of an RGB slide whose level 0 is JPEG tiles of the output's size, coded as the output's
   // (baseline YCbCr, the same chroma subsampling): level 0's tiles are copied as the file stores them
   // (Slide::read_stored_tile), not decoded and encoded again - their pixels stay the source's exactly; the

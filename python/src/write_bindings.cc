@@ -79,9 +79,12 @@ void bind_write(nb::module_& m) {
       "convert",
       [](const Slide& slide, const std::string& output, const std::string& format, int32_t tile_size,
          const std::string& codec, int quality, bool subsample, bool copy_tiles, int max_levels,
-         const std::string& downsample, nb::object progress) {
+         const std::string& downsample, bool skip_damaged, nb::object progress) {
         ConvertOptions options = convert_options(format, tile_size, codec, quality, subsample, max_levels, downsample);
         options.copy_tiles = copy_tiles;
+        options.skip_damaged = skip_damaged;
+        std::vector<std::string> skipped;
+        options.skipped = [&skipped](const Status& error) { skipped.push_back(error.message()); };
         RaisedError raised;
         set_progress(options, progress, raised);
         Status s;
@@ -91,9 +94,11 @@ void bind_write(nb::module_& m) {
         }
         if (raised.error) throw std::move(*raised.error);
         throw_if_error(s);
+        return skipped;
       },
       nb::arg("slide"), nb::arg("output"), nb::arg("format"), nb::arg("tile_size"), nb::arg("codec"), nb::arg("quality"),
-      nb::arg("subsample"), nb::arg("copy_tiles"), nb::arg("max_levels"), nb::arg("downsample"), nb::arg("progress").none());
+      nb::arg("subsample"), nb::arg("copy_tiles"), nb::arg("max_levels"), nb::arg("downsample"), nb::arg("skip_damaged"),
+      nb::arg("progress").none());
 
   // read(c, z, t, y, rows) returns the rows as a C-contiguous NumPy array of `rows` x width (x 3 for rgb)
   // samples of `dtype`.

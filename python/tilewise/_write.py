@@ -5,7 +5,7 @@ and tilewise::write_image)."""
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -26,8 +26,9 @@ def convert(
     copy_tiles: bool = False,
     levels: int = 0,
     downsample: str = "mean",
+    skip_damaged: bool = False,
     progress: Optional[Callable[[int, int], None]] = None,
-) -> None:
+) -> List[str]:
     """Writes `source` (a path tilewise opens, or an open Slide: its scene) to `output`: level 0 as read, each
     next level a 2 x 2 box halving of the one before down to one tile, in tiles of `tile_size`.
 
@@ -53,16 +54,17 @@ def convert(
     TIFF and DICOM. The output is written under a temporary name and renamed when complete: on any error
     (a damaged tile of the source names its file, level and tile) nothing is left at `output`. `levels`:
     at most this many (0: all). `downsample`: "mean" (of each 2 x 2 box) or "nearest" (its top-left
-    pixel, so label masks keep their labels).
+    pixel, so label masks keep their labels). `skip_damaged`: a damaged source tile (CorruptError) is written
+    as background (white for RGB, 0 for channels) instead of stopping the conversion; the errors of the
+    tiles skipped (each naming its file, level and tile) are returned, an empty list when none was.
     `progress(rows_done, rows_total)` is called after each band of level 0 (rows over every plane); an
     exception it raises stops the conversion and propagates."""
     if isinstance(source, Slide):
-        _core.convert(source._slide, os.fspath(output), format, tile_size, codec, quality, subsample, copy_tiles, levels,
-                      downsample, progress)
-        return
+        return _core.convert(source._slide, os.fspath(output), format, tile_size, codec, quality, subsample, copy_tiles,
+                             levels, downsample, skip_damaged, progress)
     with _open(source) as slide:
-        _core.convert(slide._slide, os.fspath(output), format, tile_size, codec, quality, subsample, copy_tiles, levels,
-                      downsample, progress)
+        return _core.convert(slide._slide, os.fspath(output), format, tile_size, codec, quality, subsample, copy_tiles,
+                             levels, downsample, skip_damaged, progress)
 
 
 def write_array(

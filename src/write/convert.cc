@@ -5,6 +5,7 @@
 // group (each level one array over t, c, z, y, x).
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <functional>
 #include <vector>
 
@@ -262,6 +263,28 @@ Status write_pyramids(const WritableImage& image, const std::string& output, con
   return out.finish();
 }
 
+// ConvertOptions::skip_damaged: the band's rows read again one source tile at a time; a tile whose read is
+// corrupt is written as background and reported (once, though its rows span several bands).
+using PieceReader = std::function<Status(int64_t x, int64_t y, int32_t w, int32_t h, const ImageView& part)>;
+Status read_around_damage(const LevelInfo& base, bool rgb, int64_t y, int32_t rows, const ImageView& view,
+                          const ConvertOptions& options, const PieceReader& read) {
+  const int64_t tw = base.tile_width > 0 ? base.tile_width : 256, th = base.tile_height > 0 ? base.tile_height : 256;
+  for (int64_t ty = y / th * th; ty < y + rows; ty += th) {
+    const int64_t top = std::max(ty, y), bottom = std::min(ty + th, y + rows);
+    for (int64_t x = 0; x < base.width; x += tw) {
+      const auto w = static_cast<int32_t>(std::min(tw, base.width - x));
+      const ImageView part = view.sub(x, top - y, w, static_cast<int32_t>(bottom - top));
+      const Status s = read(x, top, w, part.height, part);
+      if (s.ok()) continue;
+      if (s.code() != StatusCode::kCorrupt) return s;
+      for (int32_t r = 0; r < part.height; ++r) std::memset(part.row(r), rgb ? 0xFF : 0, part.row_bytes());
+      // Reported with the band holding its first row (a tile's rows may come in several bands; each fails alike)
+      if (options.skipped && top == ty) options.skipped(s);
+    }
+  }
+  return Status();
+}
+
 }  // namespace
 
 Status convert(const Slide& slide, const std::string& output, const ConvertOptions& options) {
@@ -274,10 +297,22 @@ Status convert(const Slide& slide, const std::string& output, const ConvertOptio
   image.axes = axes;
   image.mpp = slide.mpp();
   image.icc_profile = slide.icc_profile();
-  image.read_rows = [&slide, &base, rgb = axes.rgb](int32_t c, int32_t z, int32_t t, int64_t y, int32_t rows,
-                                                     const ImageView& view) {
-    if (rgb) return slide.read_level_region(0, 0, y, base.width, rows, view);
-    return slide.read_planes(0, 0, y, base.width, rows, PlaneSelection{{c}, z, t}, view);
+  const bool rgb = axes.rgb;
+  auto read = [&slide, rgb](int32_t c, int32_t z, int32_t t, int64_t x, int64_t y, int32_t w, int32_t rows,
+                            const ImageView& view) {
+    if (rgb) return slide.read_level_region(0, x, y, w, rows, view);
+    return slide.read_planes(0, x, y, w, rows, PlaneSelection{{c}, z, t}, view);
+  };
+  image.read_rows = [&, read](int32_t c, int32_t z, int32_t t, int64_t y, int32_t rows, const ImageView& view) {
+    Status s = read(c, z, t, 0, y, static_cast<int32_t>(base.width), rows, view);
+    if (s.code() != StatusCode::kCorrupt || !options.skip_damaged) return s;
+    return read_around_damage(base, rgb, y, rows, view, options, [&](int64_t x, int64_t ty, int32_t w, int32_t h, const ImageView& part) {
+      Status piece = read(c, z, t, x, ty, w, h, part);
+      if (piece.code() == StatusCode::kCorrupt && !rgb) {
+        piece = piece.with_context("plane (channel " + std::to_string(c) + ", z " + std::to_string(z) + ", t " + std::to_string(t) + ")");
+      }
+      return piece;
+    });
   };
   SourceDetails source;
   source.tile_height = base.tile_height;

@@ -350,6 +350,20 @@ def test_a_damaged_source_tile_stops_the_conversion_naming_it(tmp_path):
     assert list(out_dir.iterdir()) == []
 
 
+@pytest.mark.parametrize("tile_size", [48, 256])
+def test_skip_damaged_writes_background_and_lists_the_tile_once(tmp_path, tile_size):
+    """skip_damaged: the damaged source tile (0, 1) is white in the output, every other pixel is the source's,
+    and the tile is listed once even where its rows span several bands (48-row tiles cut its 128 rows)."""
+    src = damaged_source(tmp_path)
+    skipped = tilewise.convert(src, tmp_path / "out.tif", codec="none", skip_damaged=True, tile_size=tile_size)
+    assert len(skipped) == 1 and "damaged.tif" in skipped[0] and "level 0 tile (0,1)" in skipped[0]
+    expected = slidegen.tissue_image(600, 500, seed=2)
+    expected[128:256, 0:128] = 255
+    with tifffile.TiffFile(tmp_path / "out.tif") as tf:
+        np.testing.assert_array_equal(tf.series[0].levels[0].asarray(), expected)
+    assert tilewise.convert(src.with_name("out.tif"), tmp_path / "again.tif", skip_damaged=True) == []
+
+
 def dciodvfy_errors(path) -> list[str]:
     """dicom3tools' validator's errors and warnings for one instance, but its DICOMDIR notes (Patient and Study
     ID are type 2, empty here)."""
@@ -444,3 +458,10 @@ def test_the_command_converts_and_reports_errors_with_its_exit_codes(tmp_path, s
     assert r.returncode == 0, r.stderr
     frames = [pydicom.dcmread(f, stop_before_pixels=True).NumberOfFrames for f in sorted((tmp_path / "series").iterdir())]
     assert frames == [5 * 4, 3 * 2]
+    damaged = damaged_source(tmp_path)
+    r = subprocess.run([EXE, "convert", str(damaged), str(tmp_path / "d.tif")], capture_output=True, text=True)
+    assert r.returncode == 5 and "level 0 tile (0,1)" in r.stderr  # corrupt file
+    assert not (tmp_path / "d.tif").exists()
+    r = subprocess.run([EXE, "convert", str(damaged), str(tmp_path / "d.tif"), "--skip-damaged"], capture_output=True, text=True)
+    assert r.returncode == 0 and "skipped (written as background)" in r.stderr and "level 0 tile (0,1)" in r.stderr
+    assert "1 damaged tiles" in r.stderr and (tmp_path / "d.tif").exists()
