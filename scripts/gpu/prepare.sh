@@ -23,7 +23,7 @@ mkdir -p "$tmp/debs" "$tmp/deps"
 (cd "$tmp/debs" && apt-get download libjpeg62-turbo libjpeg62-turbo-dev libopenjp2-7 libopenjp2-7-dev libdeflate0 \
   libdeflate-dev libzstd1 libzstd-dev libpugixml1v5 libpugixml-dev libssl3 libssl-dev libgtest-dev libcharls2 libcharls-dev \
   libpng16-16 libpng-dev zlib1g zlib1g-dev libsqlite3-0 libsqlite3-dev libjxr0 libjxr-dev libcurl4-openssl-dev \
-  liblcms2-2 liblcms2-dev >/dev/null 2>&1)
+  liblcms2-2 liblcms2-dev nlohmann-json3-dev >/dev/null 2>&1)
 for f in "$tmp"/debs/*.deb; do dpkg -x "$f" "$tmp/deps"; done
 # libcurl: Debian's headers only; the machine's own libcurl.so.4 (Ubuntu's, same ABI) is linked and loaded.
 rm -f "$tmp"/deps/usr/lib/x86_64-linux-gnu/libcurl.so

@@ -251,6 +251,7 @@ Status write_pyramids(const WritableImage& image, const std::string& output, con
     group.mpp = image.mpp;
     group.channels = axes.channel_info;
     group.coding = coding;
+    group.filter = filter;
     TW_ASSIGN_OR_RETURN(write::OmeZarrWriter out, write::OmeZarrWriter::create(output, std::move(group)));
     TW_RETURN_IF_ERROR(write_planes(out, false, ""));
     return out.finish();

@@ -4,10 +4,12 @@
 #include <array>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <limits>
-#include <sstream>
+
+#include <nlohmann/json.hpp>
 
 namespace tilewise::write {
 
@@ -15,34 +17,7 @@ namespace {
 
 constexpr uint64_t kAbsent = std::numeric_limits<uint64_t>::max();
 
-// JSON text for the few small metadata documents written here (no JSON library is a dependency of the
-// core; these are write-only and flat).
-std::string quote(const std::string& s) {
-  std::string out = "\"";
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (c < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
-      out += escaped;
-    } else {
-      out += ch;
-    }
-  }
-  return out + "\"";
-}
-
-std::string number(double v) {
-  std::ostringstream s;
-  s.precision(12);
-  s << v;
-  std::string text = s.str();
-  if (text.find_first_of(".eE") == std::string::npos) text += ".0";
-  return text;
-}
+using Json = nlohmann::ordered_json;
 
 std::string hex_colour(const std::array<uint8_t, 3>& rgb) {
   char text[8];
@@ -66,14 +41,16 @@ std::pair<double, double> type_range(SampleType type) {
 
 // Zarr's codec list for one chunk: "bytes" (little-endian where samples have more than one byte), then the
 // compressor.
-std::string chunk_codecs(const TileCoding& coding, SampleType type) {
-  std::string codecs = sample_bytes(type) > 1 ? R"([{"name":"bytes","configuration":{"endian":"little"}})" : R"([{"name":"bytes"})";
+Json chunk_codecs(const TileCoding& coding, SampleType type) {
+  Json codecs = Json::array();
+  codecs.push_back(sample_bytes(type) > 1 ? Json{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}
+                                          : Json{{"name", "bytes"}});
   if (coding.codec == TileCodec::kZstd) {
-    codecs += R"(,{"name":"zstd","configuration":{"level":)" + std::to_string(kZstdLevel) + R"(,"checksum":false}})";
+    codecs.push_back({{"name", "zstd"}, {"configuration", {{"level", kZstdLevel}, {"checksum", false}}}});
   } else if (coding.codec == TileCodec::kDeflate) {
-    codecs += R"(,{"name":"gzip","configuration":{"level":6}})";
+    codecs.push_back({{"name", "gzip"}, {"configuration", {{"level", 6}}}});
   }
-  return codecs + "]";
+  return codecs;
 }
 
 Status write_text(const std::string& path, const std::string& text) {
@@ -208,43 +185,48 @@ Status OmeZarrWriter::write_tile(int level_id, int64_t index, std::span<const ui
 
 std::string OmeZarrWriter::array_json(const Level& level) const {
   const LevelSpec& s = level.spec;
-  const int32_t chunk_c = image_.rgb ? 3 : 1;
-  const int64_t shard = int64_t{level.shard_tiles} * s.tile;
-  const std::string shape = "[" + std::to_string(image_.t) + "," + std::to_string(image_.c) + "," + std::to_string(image_.z) +
-                            "," + std::to_string(s.height) + "," + std::to_string(s.width) + "]";
-  auto grid = [chunk_c](int64_t side) {
-    return "[1," + std::to_string(chunk_c) + ",1," + std::to_string(side) + "," + std::to_string(side) + "]";
-  };
-  std::string json = R"({"zarr_format":3,"node_type":"array","shape":)" + shape + R"(,"data_type":)" +
-                     quote(sample_type_name(image_.type)) +
-                     R"(,"chunk_grid":{"name":"regular","configuration":{"chunk_shape":)" + grid(shard) + "}}" +
-                     R"(,"chunk_key_encoding":{"name":"default","configuration":{"separator":"/"}})" +
-                     R"(,"fill_value":)" + (image_.type == SampleType::kFloat32 ? "0.0" : "0") +
-                     R"(,"codecs":[{"name":"sharding_indexed","configuration":{"chunk_shape":)" + grid(s.tile) +
-                     R"(,"codecs":)" + chunk_codecs(image_.coding, image_.type) +
-                     R"(,"index_codecs":[{"name":"bytes","configuration":{"endian":"little"}}],"index_location":"end"}}])" +
-                     R"(,"dimension_names":["t","c","z","y","x"],"attributes":{}})";
-  return json;
+  const int64_t chunk_c = image_.rgb ? 3 : 1, shard = int64_t{level.shard_tiles} * s.tile;
+  Json index_codecs = Json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}});
+  Json sharding = {{"name", "sharding_indexed"},
+                   {"configuration",
+                    {{"chunk_shape", {1, chunk_c, 1, s.tile, s.tile}},
+                     {"codecs", chunk_codecs(image_.coding, image_.type)},
+                     {"index_codecs", index_codecs},
+                     {"index_location", "end"}}}};
+  Json array = {{"zarr_format", 3},
+                {"node_type", "array"},
+                {"shape", {image_.t, image_.c, image_.z, s.height, s.width}},
+                {"data_type", sample_type_name(image_.type)},
+                {"chunk_grid", {{"name", "regular"}, {"configuration", {{"chunk_shape", {1, chunk_c, 1, shard, shard}}}}}},
+                {"chunk_key_encoding", {{"name", "default"}, {"configuration", {{"separator", "/"}}}}},
+                {"fill_value", 0},
+                {"codecs", Json::array({sharding})},
+                {"dimension_names", {"t", "c", "z", "y", "x"}},
+                {"attributes", Json::object()}};
+  if (image_.type == SampleType::kFloat32) array["fill_value"] = 0.0;
+  return array.dump();
 }
 
 std::string OmeZarrWriter::group_json() const {
+  const bool nearest = image_.filter == Downsample::kNearest;
   const bool physical = image_.mpp.has_value();
-  const std::string space = physical ? R"(,"unit":"micrometer")" : "";
-  std::string axes = R"([{"name":"t","type":"time"},{"name":"c","type":"channel"},{"name":"z","type":"space")" + space +
-                     R"(},{"name":"y","type":"space")" + space + R"(},{"name":"x","type":"space")" + space + "}]";
-  std::string datasets = "[";
+  Json axes = Json::array({{{"name", "t"}, {"type", "time"}}, {{"name", "c"}, {"type", "channel"}}});
+  for (const char* name : {"z", "y", "x"}) {
+    Json axis = {{"name", name}, {"type", "space"}};
+    if (physical) axis["unit"] = "micrometer";
+    axes.push_back(axis);
+  }
+  Json datasets = Json::array();
   const LevelSpec& base = levels_.front().spec;
   for (size_t k = 0; k < levels_.size(); ++k) {
     const LevelSpec& s = levels_[k].spec;
     const double fx = static_cast<double>(base.width) / static_cast<double>(s.width);
     const double fy = static_cast<double>(base.height) / static_cast<double>(s.height);
     const double sx = physical ? image_.mpp->first * fx : fx, sy = physical ? image_.mpp->second * fy : fy;
-    if (k > 0) datasets += ",";
-    datasets += R"({"path":)" + quote(std::to_string(k)) +
-                R"(,"coordinateTransformations":[{"type":"scale","scale":[1.0,1.0,1.0,)" + number(sy) + "," + number(sx) + "]}]}";
+    datasets.push_back({{"path", std::to_string(k)},
+                        {"coordinateTransformations", Json::array({{{"type", "scale"}, {"scale", {1.0, 1.0, 1.0, sy, sx}}}})}});
   }
-  datasets += "]";
-  std::string channels = "[";
+  Json channels = Json::array();
   const auto [low, high] = type_range(image_.type);
   for (int32_t c = 0; c < image_.c; ++c) {
     std::string label, colour;
@@ -258,19 +240,26 @@ std::string OmeZarrWriter::group_json() const {
       label = info && !info->name.empty() ? info->name : "Channel " + std::to_string(c);
       colour = info && info->color ? hex_colour(*info->color) : "FFFFFF";
     }
-    if (c > 0) channels += ",";
-    channels += R"({"label":)" + quote(label) + R"(,"color":)" + quote(colour) +
-                R"(,"active":true,"coefficient":1.0,"family":"linear","inverted":false,"window":{"start":)" + number(low) +
-                R"(,"end":)" + number(high) + R"(,"min":)" + number(low) + R"(,"max":)" + number(high) + "}}";
+    channels.push_back({{"label", label},
+                        {"color", colour},
+                        {"active", true},
+                        {"coefficient", 1.0},
+                        {"family", "linear"},
+                        {"inverted", false},
+                        {"window", {{"start", low}, {"end", high}, {"min", low}, {"max", high}}}});
   }
-  channels += "]";
-  const std::string multiscale = R"({"name":)" + quote(image_.name) + R"(,"axes":)" + axes + R"(,"datasets":)" + datasets +
-                                 R"(,"type":"mean","metadata":{"method":"2x2 box mean, odd edges repeated","version":)" +
-                                 quote(image_.creator) + "}}";
-  const std::string omero = R"({"name":)" + quote(image_.name) + R"(,"channels":)" + channels +
-                            R"(,"rdefs":{"defaultT":0,"defaultZ":0,"model":"color"}})";
-  return R"({"zarr_format":3,"node_type":"group","attributes":{"ome":{"version":"0.5","multiscales":[)" + multiscale +
-         R"(],"omero":)" + omero + "}}}";
+  Json multiscale = {{"name", image_.name},
+                     {"axes", axes},
+                     {"datasets", datasets},
+                     {"type", nearest ? "nearest" : "mean"},
+                     {"metadata",
+                      {{"method", nearest ? "top-left pixel of each 2x2 box" : "2x2 box mean, odd edges repeated"},
+                       {"version", image_.creator}}}};
+  Json omero = {{"name", image_.name}, {"channels", channels}, {"rdefs", {{"defaultT", 0}, {"defaultZ", 0}, {"model", "color"}}}};
+  Json group = {{"zarr_format", 3},
+                {"node_type", "group"},
+                {"attributes", {{"ome", {{"version", "0.5"}, {"multiscales", Json::array({multiscale})}, {"omero", omero}}}}}};
+  return group.dump();
 }
 
 Status OmeZarrWriter::finish() {

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "tilewise/types.h"
+#include "write/downsample.h"
 #include "write/partial_name.h"
 #include "write/tile_encoder.h"
 #include "write/tile_sink.h"
@@ -41,6 +42,7 @@ struct OmeZarrImage {
   std::optional<std::pair<double, double>> mpp;  // level 0's micrometres per pixel (x, y)
   std::vector<ChannelInfo> channels;             // labels and colours (rgb: not used)
   TileCoding coding;                             // the chunks' codec (zstd, deflate as gzip, none)
+  Downsample filter = Downsample::kMean;         // how each level was made (the multiscales' type)
 };
 
 class OmeZarrWriter final : public TileSink {
