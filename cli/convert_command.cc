@@ -1,12 +1,14 @@
 // tilewise convert SLIDE OUT.tif|OUT.ome.tif|OUT.zarr|FOLDER --format dicom [--tile-size N]
 // [--codec auto|jpeg|deflate|zstd|none] [--quality Q] [--no-subsample] [--copy-tiles] [--levels N]
-// [--downsample mean|nearest] [--skip-damaged] [--scene S]:
+// [--downsample mean|nearest] [--skip-damaged] [--scene S] [--stow DICOMWEB_URL [--header "Name: value" ...]]:
 // the slide as a tiled pyramidal TIFF, an OME-TIFF, an OME-Zarr group or a DICOM WSI series
 // (tilewise/convert.h), with a progress bar on a terminal.
 #include <unistd.h>
 
 #include <cstdio>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "commands.h"
 #include "exit_codes.h"
@@ -18,12 +20,16 @@ namespace tilewise::cli {
 namespace {
 
 struct ConvertCommandOptions {
-  std::string path, output;
+  std::string path, output, stow;
+  std::vector<std::string> headers;
   int32_t scene = -1;
   ConvertOptions convert;
 };
 
 int run_convert(const ConvertCommandOptions& opt) {
+  if (!opt.stow.empty() && opt.convert.format != "dicom") {
+    return report(invalid_argument("--stow sends a DICOM series: give --format dicom"));
+  }
   PlaneOptions planes;
   planes.scene = opt.scene;
   auto slide = open_slide(opt.path, planes);
@@ -44,7 +50,8 @@ int run_convert(const ConvertCommandOptions& opt) {
   const Status s = convert(*slide, opt.output, options);
   if (bar) std::fprintf(stderr, "\n");
   if (s.ok() && skipped > 0) std::fprintf(stderr, "%lld damaged tiles written as background\n", static_cast<long long>(skipped));
-  return report(s);
+  if (!s.ok() || opt.stow.empty()) return report(s);
+  return report(stow_dicom_folder(opt.output, opt.stow, opt.headers));
 }
 
 }  // namespace
@@ -68,6 +75,8 @@ Runner add_convert_command(CLI::App& app) {
       ->default_val("mean");
   cmd->add_flag("--skip-damaged", opt->convert.skip_damaged,
                 "Write damaged source tiles as background, listing them, instead of stopping at the first");
+  cmd->add_option("--stow", opt->stow, "With --format dicom: then store the series on this DICOMweb service (STOW-RS)");
+  cmd->add_option("--header", opt->headers, "A header for --stow's requests, \"Name: value\" (repeatable)");
   cmd->add_option("--scene", opt->scene, "Scene of a file that holds several")->default_val(-1);
   return [opt] { return run_convert(*opt); };
 }

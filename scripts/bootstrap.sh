@@ -9,7 +9,7 @@ APT_PACKAGES=(
   g++ clang-14 libclang-rt-14-dev cmake ninja-build pkg-config python3 python3-venv python3-dev
   libjpeg62-turbo-dev libturbojpeg0-dev libopenjp2-7-dev libdeflate-dev libzstd-dev libpng-dev
   libpugixml-dev libssl-dev libcurl4-openssl-dev libcharls-dev libsqlite3-dev libjxr-dev libgtest-dev libcli11-dev nlohmann-json3-dev libvips-tools
-  liblcms2-dev nginx-light dicom3tools orthanc-wsi
+  liblcms2-dev nginx-light dicom3tools orthanc-wsi orthanc orthanc-dicomweb
 )
 
 missing=()

@@ -71,12 +71,14 @@ chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/bin:/bin LANG=C.UTF-8 /bin/b
   # The GPU extra resolves from PyPI for this platform (not installed: no GPU here; tests/gpu runs on the H200).
   /venv/bin/pip install -q --dry-run --report /tmp/cuda13.json "$(ls /dist/*.whl)[cuda13]"
   /venv/bin/python -c "import json; print(\"cuda13 extra:\", sorted(i[\"metadata\"][\"name\"] for i in json.load(open(\"/tmp/cuda13.json\"))[\"install\"]))"
-  echo "test-wheel: installed and linked on the clean system; adding the test suite'"'"'s tools (libvips-tools, nginx-light, dicom3tools)"
+  echo "test-wheel: installed and linked on the clean system; adding the test suite'"'"'s tools (libvips-tools, nginx-light, dicom3tools, orthanc)"
   # The slide generators of the tests call `vips`, the remote tests serve slides with nginx, the writer tests
-  # validate DICOM with dicom3tools'"'"' dciodvfy; installed only now,
+  # validate DICOM with dicom3tools'"'"' dciodvfy and store it on Orthanc; installed only now,
   # after the checks above, so that the libraries they bring (libjpeg, libpng, ...) cannot have satisfied the wheel.
+  # The STOW-RS tests start their own Orthanc: the package'"'"'s service is not started in the chroot.
+  printf "#!/bin/sh\nexit 101\n" > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libvips-tools \
-    nginx-light dicom3tools >/dev/null
+    nginx-light dicom3tools orthanc orthanc-dicomweb >/dev/null
   grep -v -E "^(scikit-build-core|nanobind)" requirements-dev.txt > /tmp/test-requirements.txt
   /venv/bin/pip install -q -r /tmp/test-requirements.txt
   /venv/bin/pip install -q --no-deps -r requirements-oracles.txt

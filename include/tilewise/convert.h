@@ -93,6 +93,14 @@ struct WritableImage {
   std::function<Status(int32_t c, int32_t z, int32_t t, int64_t y, int32_t rows, const ImageView& out)> read_rows;
 };
 
+// Stores the DICOM instances (*.dcm) of `folder` - a series convert() wrote - on a DICOMweb server with
+// STOW-RS: one POST per instance to `dicomweb_url` + "/studies" (dicomweb_url: the service's root, such as
+// http://host:8042/dicom-web), `headers` ("Name: value", e.g. "Authorization: Bearer <token>") on each.
+// IoError naming the URL, the instance and the HTTP status when the server does not store one (401/403:
+// access denied); Unsupported when tilewise was built without libcurl.
+Status stow_dicom_folder(const std::string& folder, const std::string& dicomweb_url,
+                         const std::vector<std::string>& headers = {});
+
 // Writes `image` to `output` as convert() writes a slide (copy_tiles does not apply); InvalidArgument as
 // convert(), and for an image without size, planes or read_rows.
 Status write_image(const WritableImage& image, const std::string& output, const ConvertOptions& options = {});

@@ -100,6 +100,18 @@ void bind_write(nb::module_& m) {
       nb::arg("subsample"), nb::arg("copy_tiles"), nb::arg("max_levels"), nb::arg("downsample"), nb::arg("skip_damaged"),
       nb::arg("progress").none());
 
+  m.def(
+      "stow_dicom_folder",
+      [](const std::string& folder, const std::string& url, const std::vector<std::string>& headers) {
+        Status s;
+        {
+          nb::gil_scoped_release release;
+          s = stow_dicom_folder(folder, url, headers);
+        }
+        throw_if_error(s);
+      },
+      nb::arg("folder"), nb::arg("dicomweb_url"), nb::arg("headers"));
+
   // read(c, z, t, y, rows) returns the rows as a C-contiguous NumPy array of `rows` x width (x 3 for rgb)
   // samples of `dtype`.
   m.def(

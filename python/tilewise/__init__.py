@@ -21,12 +21,13 @@ from ._core import (
 )
 from .errors import *  # noqa: F401,F403
 from .errors import __all__ as _error_names
-from ._write import convert, write_array
+from ._write import convert, stow, write_array
 from .slide import Channel, Level, RegionBatches, Scene, Slide, open
 
 __all__ = [
     "open",
     "convert",
+    "stow",
     "write_array",
     "Slide",
     "Level",

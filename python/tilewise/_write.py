@@ -139,3 +139,21 @@ def _mpp_like(like: Union[str, os.PathLike, Slide], width: int, height: int) -> 
         return scaled(like)
     with _open(like) as slide:
         return scaled(slide)
+
+
+def stow(
+    folder: Union[str, os.PathLike],
+    dicomweb_url: str,
+    *,
+    token: Optional[str] = None,
+    headers: Optional[Sequence[str]] = None,
+) -> None:
+    """Stores the DICOM WSI series in `folder` (as ``convert(..., format="dicom")`` writes it) on a DICOMweb
+    server with STOW-RS: each instance one POST to ``dicomweb_url + "/studies"`` (`dicomweb_url`: the
+    service's root, such as ``http://host:8042/dicom-web``), streamed from its file. `token`: sent as
+    ``Authorization: Bearer <token>``; `headers`: more ``"Name: value"`` lines. Raises IoError naming the
+    URL, the instance and the HTTP status when the server does not store one."""
+    lines = list(headers or [])
+    if token:
+        lines.append(f"Authorization: Bearer {token}")
+    _core.stow_dicom_folder(os.fspath(folder), dicomweb_url, lines)

@@ -5,8 +5,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <list>
 #include <map>
 #include <mutex>
@@ -85,6 +89,22 @@ size_t on_header(char* data, size_t size, size_t count, void* user) {
   return size * count;
 }
 
+// Performs the request set up on `h` with `headers`, signals off, a connection timeout and a stall limit
+// (under 1 byte/s for `stall_s` seconds), the body into `r` (bounded by r.limit).
+CURLcode perform_with(CURL* h, curl_slist* headers, long stall_s, Response& r) {
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+  curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, stall_s);
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &r);
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+  const CURLcode rc = curl_easy_perform(h);
+  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r.status);
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, nullptr);
+  return rc;
+}
+
 // Sets up and performs one GET (`range` empty: the whole document); the response's status, headers and body
 // go to `r`.
 CURLcode perform(CURL* h, const std::string& url, const std::string& range, curl_slist* headers, Response& r) {
@@ -93,19 +113,9 @@ CURLcode perform(CURL* h, const std::string& url, const std::string& range, curl
   if (!range.empty()) curl_easy_setopt(h, CURLOPT_RANGE, range.c_str());
   curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
   curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
-  curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);  // a stalled transfer: under 1 byte/s for 30 s
-  curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, 30L);
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, &r);
   curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(h, CURLOPT_HEADERDATA, &r);
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-  const CURLcode rc = curl_easy_perform(h);
-  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r.status);
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, nullptr);
-  return rc;
+  return perform_with(h, headers, 30, r);
 }
 
 // Whether a failed transfer (no HTTP status to judge) is worth another attempt: a connection refused, reset
@@ -495,6 +505,99 @@ Result<std::string> http_get(const std::string& url, const std::string& name, co
     last_error = name + ": HTTP " + std::to_string(r.status);
     if (r.status >= 500 || r.status == 429 || r.status == 408) continue;
     return io_error(last_error);
+  }
+  return io_error(last_error + " (after " + std::to_string(kAttempts) + " attempts)");
+}
+
+namespace {
+
+// A POST's body read part by part into libcurl's buffer; files are opened when their turn comes.
+struct PostBody {
+  const std::vector<PostPart>* parts = nullptr;
+  size_t part = 0, offset = 0;  // within a bytes part
+  std::FILE* file = nullptr;
+  std::string error;
+  ~PostBody() {
+    if (file) std::fclose(file);
+  }
+};
+
+size_t on_read(char* buffer, size_t size, size_t count, void* user) {
+  auto* b = static_cast<PostBody*>(user);
+  const size_t room = size * count;
+  while (b->part < b->parts->size()) {
+    const PostPart& part = (*b->parts)[b->part];
+    if (part.file.empty()) {
+      const size_t n = std::min(room, part.bytes.size() - b->offset);
+      std::memcpy(buffer, part.bytes.data() + b->offset, n);
+      b->offset += n;
+      if (b->offset == part.bytes.size()) ++b->part, b->offset = 0;
+      if (n > 0) return n;
+      continue;
+    }
+    if (!b->file && !(b->file = std::fopen(part.file.c_str(), "rb"))) {
+      b->error = part.file + ": cannot open (" + std::strerror(errno) + ")";
+      return CURL_READFUNC_ABORT;
+    }
+    const size_t n = std::fread(buffer, 1, room, b->file);
+    if (n > 0) return n;
+    if (std::ferror(b->file)) {
+      b->error = part.file + ": read failed";
+      return CURL_READFUNC_ABORT;
+    }
+    std::fclose(std::exchange(b->file, nullptr));
+    ++b->part;
+  }
+  return 0;
+}
+
+}  // namespace
+
+Result<PostAnswer> http_post(const std::string& url, const std::string& name, const std::vector<std::string>& headers,
+                             const std::vector<PostPart>& parts) {
+  global_init();
+  static HandlePool handles;
+  curl_off_t total = 0;
+  for (const PostPart& part : parts) {
+    if (part.file.empty()) {
+      total += static_cast<curl_off_t>(part.bytes.size());
+      continue;
+    }
+    std::error_code ec;
+    const uintmax_t bytes = std::filesystem::file_size(part.file, ec);
+    if (ec) return io_error(part.file + ": cannot read its size (" + ec.message() + ")");
+    total += static_cast<curl_off_t>(bytes);
+  }
+  std::string last_error;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(50 << (attempt - 1)));
+    Response r;
+    r.limit = 1u << 20;
+    PostBody body;
+    body.parts = &parts;
+    CURL* h = handles.get();
+    if (h == nullptr) return io_error(name + ": cannot create an HTTP handle");
+    curl_slist* list = curl_slist_append(nullptr, "Expect:");  // no 100-continue round trip
+    for (const std::string& header : headers) list = curl_slist_append(list, header.c_str());
+    curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(h, CURLOPT_POST, 1L);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, total);
+    curl_easy_setopt(h, CURLOPT_READFUNCTION, on_read);
+    curl_easy_setopt(h, CURLOPT_READDATA, &body);
+    const CURLcode rc = perform_with(h, list, 60, r);  // a server storing a large instance may pause
+    curl_slist_free_all(list);
+    handles.put(h);
+    if (!body.error.empty()) return io_error(name + ": " + body.error);
+    if (rc != CURLE_OK && !r.over_limit) {
+      last_error = name + ": " + curl_easy_strerror(rc);
+      if (transient(rc)) continue;
+      return io_error(last_error);
+    }
+    if (r.status >= 500 || r.status == 429 || r.status == 408) {
+      last_error = name + ": HTTP " + std::to_string(r.status);
+      continue;
+    }
+    return PostAnswer{r.status, std::string(r.body.begin(), r.body.end())};
   }
   return io_error(last_error + " (after " + std::to_string(kAttempts) + " attempts)");
 }

@@ -38,6 +38,22 @@ Result<std::shared_ptr<const Source>> open_http(const std::string& url, std::str
 Result<std::string> http_get(const std::string& url, const std::string& name, const RequestSigner& signer,
                              size_t max_bytes = 16u << 20);
 
+// One part of a POST's body: `bytes`, or the whole file at `file` (streamed from disk, not held in memory).
+struct PostPart {
+  std::string bytes;
+  std::string file;
+};
+// The server's answer to a POST: its status and body (at most the first MiB).
+struct PostAnswer {
+  long status = 0;
+  std::string body;
+};
+// One POST of `parts` in order, with `headers` ("Name: value"). Connection failures, 5xx, 408 and 429 are
+// retried with backoff (the body sent again from its start); any other status is returned for the caller to
+// judge. IoError when the server cannot be reached or a file cannot be read; Unsupported without libcurl.
+Result<PostAnswer> http_post(const std::string& url, const std::string& name, const std::vector<std::string>& headers,
+                             const std::vector<PostPart>& parts);
+
 // The URL as errors show it: without user information and without the query string.
 std::string redact_url(const std::string& url);
 

@@ -17,6 +17,7 @@
 #include "write/ome_zarr_writer.h"
 #include "write/pyramid_writer.h"
 #include "write/srgb_profile.h"
+#include "write/stow_rs.h"
 #include "write/tiff_writer.h"
 #include "write/tile_encoder.h"
 
@@ -320,6 +321,10 @@ Status convert(const Slide& slide, const std::string& output, const ConvertOptio
   source.format = slide.format();
   if (options.copy_tiles) source.copy = jpeg_tile_copy(slide, options);
   return write_pyramids(image, output, options, source);
+}
+
+Status stow_dicom_folder(const std::string& folder, const std::string& dicomweb_url, const std::vector<std::string>& headers) {
+  return write::stow_rs(folder, dicomweb_url, headers);
 }
 
 Status write_image(const WritableImage& image, const std::string& output, const ConvertOptions& options) {
