@@ -1,7 +1,7 @@
-// tilewise convert SLIDE OUT.tif|OUT.ome.tif|OUT.zarr|FOLDER --format dicom [--tile-size N]
-// [--codec auto|jpeg|deflate|zstd|none] [--quality Q] [--no-subsample] [--copy-tiles] [--levels N]
+// tilewise convert SLIDE OUT.tif|OUT.ome.tif|OUT.svs|OUT.zarr|FOLDER --format dicom [--tile-size N]
+// [--codec auto|jpeg|deflate|zstd|lzw|none] [--quality Q] [--no-subsample] [--copy-tiles] [--levels N]
 // [--downsample mean|nearest] [--skip-damaged] [--scene S] [--stow DICOMWEB_URL [--header "Name: value" ...]]:
-// the slide as a tiled pyramidal TIFF, an OME-TIFF, an OME-Zarr group or a DICOM WSI series
+// the slide as a tiled pyramidal TIFF, an OME-TIFF, an Aperio SVS, an OME-Zarr group or a DICOM WSI series
 // (tilewise/convert.h), with a progress bar on a terminal.
 #include <unistd.h>
 
@@ -58,13 +58,13 @@ int run_convert(const ConvertCommandOptions& opt) {
 
 Runner add_convert_command(CLI::App& app) {
   auto opt = std::make_shared<ConvertCommandOptions>();
-  CLI::App* cmd = app.add_subcommand("convert", "Write the slide as a tiled pyramidal TIFF, an OME-TIFF, an OME-Zarr group or a DICOM WSI series");
+  CLI::App* cmd = app.add_subcommand("convert", "Write the slide as a tiled pyramidal TIFF, an OME-TIFF, an Aperio SVS, an OME-Zarr group or a DICOM WSI series");
   cmd->add_option("slide", opt->path, "Slide file")->required();
-  cmd->add_option("output", opt->output, "Output: .tif/.tiff (generic pyramid, RGB), .ome.tif/.ome.tiff, .zarr (OME-Zarr); a folder with --format dicom")
+  cmd->add_option("output", opt->output, "Output: .tif/.tiff (generic pyramid, RGB), .ome.tif/.ome.tiff, .svs (Aperio), .zarr (OME-Zarr); a folder with --format dicom")
       ->required();
-  cmd->add_option("--format", opt->convert.format, "tiff, ome-tiff, ome-zarr or dicom (default: from the output's name)");
+  cmd->add_option("--format", opt->convert.format, "tiff, ome-tiff, svs, ome-zarr or dicom (default: from the output's name)");
   cmd->add_option("--tile-size", opt->convert.tile_size, "Tile width and height (a multiple of 16)")->default_val(256);
-  cmd->add_option("--codec", opt->convert.codec, "Tile codec: auto (OME-Zarr zstd; else jpeg for RGB, deflate for channels), jpeg, deflate, zstd or none")
+  cmd->add_option("--codec", opt->convert.codec, "Tile codec: auto (OME-Zarr zstd; else jpeg for RGB, deflate for channels), jpeg, deflate, zstd, lzw or none")
       ->default_val("auto");
   cmd->add_option("--quality", opt->convert.quality, "JPEG quality (1-100)")->default_val(90);
   cmd->add_flag("!--no-subsample", opt->convert.subsample, "JPEG chroma 4:4:4 instead of 4:2:0");

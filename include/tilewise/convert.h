@@ -17,6 +17,9 @@
 //   array over (t, c, z, y, x) at the slide's own sample type (an RGB slide's as three uint8 channels),
 //   sharded, zstd (or gzip, or raw) chunks of one tile, with NGFF multiscales and omero metadata: zarr,
 //   ome-zarr-py, napari and bioio read it.
+// - *.svs (format "svs"; RGB slides): an Aperio SVS (write/svs.h): the generic pyramid with Aperio's
+//   descriptions (mpp, objective power), a thumbnail as directory 1 and the slide's label and macro, which
+//   OpenSlide, tiffslide and cuCIM read as an Aperio slide with its associated images.
 // - format "dicom" (RGB slides with mpp): a folder holding a DICOM WSI series, one VL Whole Slide
 //   Microscopy Image instance per level (write/dicom_wsi_writer.h), which pydicom, wsidicom, OpenSlide and
 //   PACS read; JPEG baseline or uncompressed frames.
@@ -42,13 +45,13 @@
 namespace tilewise {
 
 struct ConvertOptions {
-  // "" (from the output's name: *.ome.tif[f] OME-TIFF, other *.tif[f] generic TIFF, *.zarr OME-Zarr),
-  // "tiff", "ome-tiff", "ome-zarr", "dicom" (a folder of DICOM WSI instances)
+  // "" (from the output's name: *.ome.tif[f] OME-TIFF, other *.tif[f] generic TIFF, *.svs Aperio SVS,
+  // *.zarr OME-Zarr), "tiff", "ome-tiff", "svs", "ome-zarr", "dicom" (a folder of DICOM WSI instances)
   std::string format;
   int32_t tile_size = 256;      // a multiple of 16, 16 to 4096
   // "auto" (OME-Zarr: zstd; else JPEG for RGB slides, deflate for channels), "jpeg" (YCbCr; 8-bit RGB
   // only; not OME-Zarr), "deflate" (lossless; not DICOM), "zstd" (lossless, TIFF compression 50000; not
-  // DICOM), "none"
+  // DICOM), "lzw" (lossless, TIFF compression 5; TIFF outputs only), "none"
   std::string codec = "auto";
   int quality = 90;             // JPEG quality, 1-100
   bool subsample = true;        // JPEG chroma 4:2:0; false: 4:4:4
@@ -87,6 +90,9 @@ struct WritableImage {
   ImageAxes axes;
   std::optional<std::pair<double, double>> mpp;  // micrometres per pixel (x, y) of level 0
   std::vector<uint8_t> icc_profile;              // an RGB image's colour profile, when known
+  std::optional<double> objective_power;         // the scan's magnification (an SVS's AppMag)
+  // Images that go with it, by name ("label", "macro"): an SVS keeps them (the other outputs do not)
+  std::vector<std::pair<std::string, RgbImage>> associated_images;
   // Fills `out` (width x rows pixels of host memory, `out.channels` samples) with the rows from y of plane
   // (c, z, t) (rgb: the one plane, 0, 0, 0). Called on the writing thread, rows in order, each plane's
   // rows before the next plane's; an error stops the writing with it.

@@ -70,7 +70,7 @@ std::optional<SampleType> sample_type_named(const std::string& name) {
   return std::nullopt;
 }
 
-using HostRows = nb::ndarray<nb::numpy, nb::c_contig, nb::device::cpu>;
+using HostRows = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;  // read-only arrays too
 
 }  // namespace
 

@@ -36,6 +36,9 @@ def convert(
     - ``*.ome.tif`` / ``*.ome.tiff``: an OME-TIFF, every channel, focal plane and time point at its own
       sample type, each plane's levels as SubIFDs, the channels' names, colours and wavelengths in the
       OME-XML; an RGB slide is one interleaved RGB plane.
+    - ``*.svs`` (RGB slides): an Aperio SVS, the pyramid with Aperio's descriptions (mpp, objective power),
+      a thumbnail as directory 1 and the slide's label (LZW, exact) and macro, which OpenSlide, cuCIM and
+      tiffslide read as Aperio with its associated images.
     - ``*.zarr`` (``format="ome-zarr"``): an OME-Zarr 0.5 group (Zarr v3), each level an array over
       (t, c, z, y, x) at the slide's own sample type (an RGB slide's as three uint8 channels), sharded,
       one tile per chunk, with NGFF multiscales (scale in micrometres) and omero channel metadata, which
@@ -44,9 +47,9 @@ def convert(
       Microscopy Image instance per level (TILED_FULL, JPEG baseline or uncompressed frames), which pydicom,
       wsidicom, OpenSlide and a PACS read.
 
-    `format`: "tiff", "ome-tiff", "ome-zarr" or "dicom" ("": from the name). `codec`: "auto" (OME-Zarr:
+    `format`: "tiff", "ome-tiff", "svs", "ome-zarr" or "dicom" ("": from the name). `codec`: "auto" (OME-Zarr:
     zstd; else JPEG for RGB, deflate for channels), "jpeg" (8-bit RGB, not OME-Zarr; at `quality`, chroma
-    4:2:0 or with ``subsample=False`` 4:4:4), "deflate" or "zstd" (not DICOM) or "none" (lossless).
+    4:2:0 or with ``subsample=False`` 4:4:4), "deflate" or "zstd" (not DICOM), "lzw" (TIFFs) or "none" (lossless).
     `copy_tiles`: JPEG tiles of level 0 that already are what the output would encode (baseline YCbCr,
     same size and chroma subsampling) are copied as stored, not decoded and encoded again (their pixels
     stay the source's); the levels below are made from the decoded level 0. mpp becomes the resolution

@@ -18,6 +18,7 @@
 #include "write/pyramid_writer.h"
 #include "write/srgb_profile.h"
 #include "write/stow_rs.h"
+#include "write/svs.h"
 #include "write/tiff_writer.h"
 #include "write/tile_encoder.h"
 
@@ -65,7 +66,7 @@ std::vector<write::LevelSpec> pyramid_levels(const WritableImage& image, const C
     level.compression = write::tiff_compression(codec);
     level.photometric = samples == 3 ? write::tiff_photometric(codec) : 1;
     level.ycbcr_subsampling = options.subsample ? 2 : 1;
-    level.reduced = i > 0;
+    level.subfile_type = i > 0 ? 1 : 0;
     if (const auto& mpp = image.mpp) {
       const double scale = static_cast<double>(image.width) / static_cast<double>(w);
       level.mpp = std::make_pair(mpp->first * scale, mpp->second * scale);
@@ -136,14 +137,19 @@ Status write_pyramids(const WritableImage& image, const std::string& output, con
       format = "tiff";
     } else if (ends_with(output, ".zarr") || ends_with(output, ".zarr/")) {
       format = "ome-zarr";
+    } else if (ends_with(output, ".svs")) {
+      format = "svs";
     } else {
       return invalid_argument(output + ": the output's name must end in .tif or .tiff (a pyramidal TIFF), .ome.tif "
-                              "or .ome.tiff (an OME-TIFF) or .zarr (an OME-Zarr group), or the format be named (dicom: a "
-                              "folder of instances)");
+                              "or .ome.tiff (an OME-TIFF), .svs (Aperio) or .zarr (an OME-Zarr group), or the format be "
+                              "named (dicom: a folder of instances)");
     }
   }
-  if (format != "tiff" && format != "ome-tiff" && format != "dicom" && format != "ome-zarr") {
-    return invalid_argument("format \"" + format + "\" is not one convert writes (tiff, ome-tiff, ome-zarr, dicom)");
+  if (format != "tiff" && format != "ome-tiff" && format != "svs" && format != "dicom" && format != "ome-zarr") {
+    return invalid_argument("format \"" + format + "\" is not one convert writes (tiff, ome-tiff, svs, ome-zarr, dicom)");
+  }
+  if (format == "svs" && !axes.rgb) {
+    return invalid_argument(output + ": an SVS holds RGB slides; the image has channels: name the output *.ome.tif");
   }
   if (format == "tiff" && !axes.rgb) {
     return invalid_argument(output + ": the image has channels (" + std::to_string(axes.channels) + " of " +
@@ -178,8 +184,9 @@ Status write_pyramids(const WritableImage& image, const std::string& output, con
     return invalid_argument(std::string("DICOM WSI frames are JPEG or uncompressed (codec jpeg or none), not ") +
                             write::codec_name(codec));
   }
-  if (zarr && codec == write::TileCodec::kJpeg) {
-    return invalid_argument("OME-Zarr chunks are zstd, deflate or uncompressed (Zarr has no standard JPEG codec)");
+  if (zarr && codec != write::TileCodec::kZstd && codec != write::TileCodec::kDeflate && codec != write::TileCodec::kNone) {
+    return invalid_argument(std::string("OME-Zarr chunks are zstd, deflate or uncompressed, not ") + write::codec_name(codec) +
+                            " (Zarr has no standard codec for it)");
   }
   const write::TileCoding coding{codec, options.quality, options.subsample, zarr};
   const int32_t samples = axes.rgb ? 3 : 1;
@@ -206,6 +213,10 @@ Status write_pyramids(const WritableImage& image, const std::string& output, con
 
   int64_t done = 0;
   const int64_t total = image.height * static_cast<int64_t>(planes.size());
+  const bool svs = format == "svs";
+  int thumbnail_level = -1;  // SVS: the pyramid level kept as the thumbnail
+  std::pair<int64_t, int64_t> thumbnail_size;
+  std::vector<uint8_t> thumbnail;
   // Each plane's pyramid into `out` (the main chain, or SubIFDs for OME-TIFF), the first with `description`
   auto write_planes = [&](write::TileSink& out, bool sub_ifds, const std::string& description) -> Status {
     for (size_t p = 0; p < planes.size(); ++p) {
@@ -214,9 +225,18 @@ Status write_pyramids(const WritableImage& image, const std::string& output, con
         levels[0].description = description;
         if (axes.rgb) levels[0].icc_profile = image.icc_profile;
       }
+      if (svs) {
+        for (size_t k = 0; k < levels.size(); ++k) {
+          levels[k].description = write::aperio_description(levels[0], levels[k], static_cast<int>(k), coding,
+                                                            image.objective_power, creator);
+        }
+        thumbnail_level = write::aperio_thumbnail_level(levels);
+        if (thumbnail_level >= 0) thumbnail_size = {levels[static_cast<size_t>(thumbnail_level)].width, levels[static_cast<size_t>(thumbnail_level)].height};
+      }
       const Plane plane = planes[p];
       out.begin_plane(plane.c, plane.z, plane.t);
       write::PyramidWriter pyramid(out, std::move(levels), sub_ifds, samples, type, coding, tile_rows, filter);
+      if (thumbnail_level >= 0) pyramid.keep_level(static_cast<size_t>(thumbnail_level), &thumbnail);
       if (source.copy && codec == write::TileCodec::kJpeg && axes.rgb) pyramid.copy_level0(source.copy);
       const BandReader read = [&image, plane](int64_t y, int32_t rows, const ImageView& view) {
         return image.read_rows(plane.c, plane.z, plane.t, y, rows, view);
@@ -258,6 +278,12 @@ Status write_pyramids(const WritableImage& image, const std::string& output, con
     return out.finish();
   }
   TW_ASSIGN_OR_RETURN(write::TiledTiffWriter out, write::TiledTiffWriter::create(output));
+  if (svs) {
+    TW_RETURN_IF_ERROR(write_planes(out, false, ""));
+    TW_RETURN_IF_ERROR(write::add_aperio_associated(out, 0, thumbnail, thumbnail_size.first, thumbnail_size.second,
+                                                    image.associated_images, creator));
+    return out.finish();
+  }
   const bool ome = format == "ome-tiff";
   TW_RETURN_IF_ERROR(write_planes(out, ome,
                                   ome ? write::ome_xml(image, creator)
@@ -316,6 +342,26 @@ Status convert(const Slide& slide, const std::string& output, const ConvertOptio
       return piece;
     });
   };
+  for (const auto& [key, value] : slide.properties()) {
+    if (key != "openslide.objective-power") continue;
+    try {
+      image.objective_power = std::stod(value);
+    } catch (...) {  // a property that is not a number: no AppMag
+    }
+  }
+  if (options.format == "svs" || (options.format.empty() && ends_with(output, ".svs"))) {
+    for (const AssociatedImageInfo& info : slide.associated_images()) {
+      if (info.name != "label" && info.name != "macro") continue;
+      Result<RgbImage> associated = slide.read_associated_image(info.name);
+      if (!associated.ok()) {
+        const Status s = associated.status().with_context("associated image " + info.name);
+        if (s.code() != StatusCode::kCorrupt || !options.skip_damaged) return s;
+        if (options.skipped) options.skipped(s);
+        continue;
+      }
+      image.associated_images.emplace_back(info.name, std::move(*associated));
+    }
+  }
   SourceDetails source;
   source.tile_height = base.tile_height;
   source.format = slide.format();

@@ -194,8 +194,8 @@ Status DicomWsiWriter::start(Instance& instance, int index) {
   meta.str(0x00020002, "UI", kWsmImage).str(0x00020003, "UI", sop_uid);
   meta.str(0x00020010, "UI", instance.encapsulated ? kJpegBaseline : kExplicitLittle);
   meta.str(0x00020012, "UI", kImplementationClass).str(0x00020013, "SH", "TILEWISE");
-  std::vector<uint8_t> head(128, 0);
-  head.insert(head.end(), {'D', 'I', 'C', 'M'});
+  std::vector<uint8_t> head(132, 0);  // the preamble, then "DICM"
+  std::memcpy(head.data() + 128, "DICM", 4);
   const std::vector<uint8_t> meta_bytes = meta.encode();
   DicomDataSet group;
   group.ul(0x00020000, static_cast<uint32_t>(meta_bytes.size()));

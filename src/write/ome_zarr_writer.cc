@@ -68,7 +68,7 @@ void put_u64(std::vector<uint8_t>& out, uint64_t v) {
 }  // namespace
 
 Result<OmeZarrWriter> OmeZarrWriter::create(const std::string& folder, OmeZarrImage image) {
-  if (image.coding.codec == TileCodec::kJpeg || !image.coding.zarr_chunk) {
+  if (image.coding.codec == TileCodec::kJpeg || image.coding.codec == TileCodec::kLzw || !image.coding.zarr_chunk) {
     return invalid_argument(folder + ": Zarr chunks are zstd, deflate (gzip) or uncompressed");
   }
   if (image.rgb && (image.c != 3 || image.type != SampleType::kUint8)) {

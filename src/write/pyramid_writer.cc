@@ -53,6 +53,10 @@ Status PyramidWriter::flush(size_t k) {
   for (int32_t first = 0; first < b.rows; first += tile) {
     const int32_t rows = std::min(tile, b.rows - first);
     uint8_t* top = b.pixels.data() + first * b.stride;
+    if (k == kept_level_ && kept_) {
+      const auto row_bytes = static_cast<size_t>(levels_[k].width * pixel_bytes_);
+      for (int32_t r = 0; r < rows; ++r) kept_->insert(kept_->end(), top + r * b.stride, top + r * b.stride + row_bytes);
+    }
     pad(k, top, rows);
     TW_RETURN_IF_ERROR(write_tile_row(k, top));
     if (k + 1 < levels_.size()) TW_RETURN_IF_ERROR(halve_into_next(k, top, rows));

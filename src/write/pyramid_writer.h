@@ -12,6 +12,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -40,6 +41,13 @@ class PyramidWriter {
   void copy_level0(TileCopy copy) { copy_ = std::move(copy); }
   // Level 0's tiles taken from `copy` so far.
   int64_t copied() const { return copied_.load(); }
+
+  // Level `k`'s pixels (width x height, packed rows) appended to `out` as the level forms (an Aperio
+  // thumbnail is a small level of the pyramid).
+  void keep_level(size_t k, std::vector<uint8_t>* out) {
+    kept_level_ = k;
+    kept_ = out;
+  }
 
   int32_t level0_capacity() const { return bands_[0].capacity; }
   // Level 0's band as a view of its next `rows` rows (<= level0_capacity()): the caller reads them in,
@@ -75,6 +83,8 @@ class PyramidWriter {
   Downsample filter_;
   TileCopy copy_;
   std::atomic<int64_t> copied_{0};
+  size_t kept_level_ = SIZE_MAX;
+  std::vector<uint8_t>* kept_ = nullptr;
 };
 
 }  // namespace tilewise::write

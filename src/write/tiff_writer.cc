@@ -66,7 +66,7 @@ Entry undefined(uint16_t tag, const std::vector<uint8_t>& bytes) { return Entry{
 std::vector<Entry> entries_of(const LevelSpec& level, const std::vector<uint64_t>& offsets,
                               const std::vector<uint64_t>& counts, const std::vector<uint64_t>& sub_ifds) {
   std::vector<Entry> e;
-  e.push_back(long_value(254, level.reduced ? 1 : 0));  // NewSubfileType
+  e.push_back(long_value(254, level.subfile_type));  // NewSubfileType
   e.push_back(long_value(256, static_cast<uint64_t>(level.width)));
   e.push_back(long_value(257, static_cast<uint64_t>(level.height)));
   Entry bits{258, kShort, level.samples, {}};  // BitsPerSample
@@ -83,10 +83,16 @@ std::vector<Entry> entries_of(const LevelSpec& level, const std::vector<uint64_t
   e.push_back(shorts(284, {1}));  // PlanarConfiguration: interleaved
   if (level.mpp) e.push_back(shorts(296, {3}));  // ResolutionUnit: centimetre
   e.push_back(ascii(305, std::string("tilewise")));
-  e.push_back(long_value(322, static_cast<uint64_t>(level.tile)));
-  e.push_back(long_value(323, static_cast<uint64_t>(level.tile)));
-  e.push_back(long8s(324, offsets));
-  e.push_back(long8s(325, counts));
+  if (level.stripped) {  // StripOffsets, RowsPerStrip, StripByteCounts: one strip
+    e.push_back(long8s(273, offsets));
+    e.push_back(long_value(278, static_cast<uint64_t>(level.height)));
+    e.push_back(long8s(279, counts));
+  } else {  // TileWidth, TileLength, TileOffsets, TileByteCounts
+    e.push_back(long_value(322, static_cast<uint64_t>(level.tile)));
+    e.push_back(long_value(323, static_cast<uint64_t>(level.tile)));
+    e.push_back(long8s(324, offsets));
+    e.push_back(long8s(325, counts));
+  }
   if (!sub_ifds.empty()) e.push_back(long8s(330, sub_ifds));  // SubIFDs
   if (level.sample_format != 1) {
     Entry format{339, kShort, level.samples, {}};  // SampleFormat
@@ -124,6 +130,7 @@ TiledTiffWriter::TiledTiffWriter(TiledTiffWriter&& other) noexcept
       end_(other.end_),
       levels_(std::move(other.levels_)),
       misuse_(std::move(other.misuse_)),
+      chain_(std::move(other.chain_)),
       finished_(other.finished_) {}
 
 TiledTiffWriter::~TiledTiffWriter() {
@@ -149,6 +156,7 @@ int TiledTiffWriter::add_level(LevelSpec level) {
       (level.parent >= 0 && levels_[static_cast<size_t>(level.parent)].desc.parent >= 0)) {
     misuse_ = "directory " + std::to_string(levels_.size()) + " names a SubIFD parent that is not an earlier directory of the main chain";
   }
+  if (level.parent < 0) chain_.push_back(static_cast<int>(levels_.size()));
   Level l{std::move(level), {}, {}};
   const auto n = static_cast<size_t>(l.desc.tiles_across() * l.desc.tiles_down());
   l.offsets.assign(n, 0);
@@ -210,10 +218,20 @@ Result<uint64_t> TiledTiffWriter::write_directory(size_t i, const std::vector<ui
   return ifd;
 }
 
+void TiledTiffWriter::place_after(int directory, int anchor) {
+  const auto at = std::find(chain_.begin(), chain_.end(), directory);
+  if (at == chain_.end() || std::find(chain_.begin(), chain_.end(), anchor) == chain_.end() || directory == anchor) {
+    misuse_ = "directory " + std::to_string(directory) + " cannot be placed after directory " + std::to_string(anchor);
+    return;
+  }
+  chain_.erase(at);
+  chain_.insert(std::find(chain_.begin(), chain_.end(), anchor) + 1, directory);
+}
+
 Status TiledTiffWriter::write_directories() {
   uint64_t previous_next = 8;  // where the offset of the next directory goes: the header's, then each IFD's
-  for (size_t i = 0; i < levels_.size(); ++i) {
-    if (levels_[i].desc.parent >= 0) continue;
+  for (const int d : chain_) {
+    const auto i = static_cast<size_t>(d);
     // The directory's SubIFDs first (each ends its own chain), then the directory naming them
     std::vector<uint64_t> subs;
     for (size_t j = i + 1; j < levels_.size(); ++j) {

@@ -35,7 +35,11 @@ class TiledTiffWriter final : public TileSink {
   // Declares the next directory; its index is returned. A SubIFD's parent must be a directory of the main
   // chain added before it (else finish() fails).
   int add_level(LevelSpec level) override;
-  // Appends tile `index` (row-major in the level's grid) of `level`. Each tile is written once.
+  // Moves main-chain directory `directory` to just after `anchor` in the chain (directories are chained in
+  // the order added; an Aperio thumbnail, made last, goes second).
+  void place_after(int directory, int anchor);
+  // Appends tile `index` (row-major in the level's grid) of `level` - a stripped image's one strip: index
+  // 0. Each tile is written once.
   Status write_tile(int level, int64_t index, std::span<const uint8_t> bytes) override;
   // Writes the directories (every tile of every level must have been written), flushes and renames the
   // file to the output path.
@@ -60,6 +64,7 @@ class TiledTiffWriter final : public TileSink {
   uint64_t end_ = 0;  // where the next bytes go
   std::vector<Level> levels_;
   std::string misuse_;  // a wrong add_level, reported by finish()
+  std::vector<int> chain_;  // the main chain's directories in file order
   bool finished_ = false;
 };
 

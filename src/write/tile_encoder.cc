@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 
+#include "codecs/cpu/lzw_encoder.h"
 #include "codecs/jpeg/jpeg_encoder.h"
 
 namespace tilewise::write {
@@ -14,8 +15,9 @@ Result<TileCodec> tile_codec(const std::string& name) {
   if (name == "jpeg") return TileCodec::kJpeg;
   if (name == "deflate") return TileCodec::kDeflate;
   if (name == "zstd") return TileCodec::kZstd;
+  if (name == "lzw") return TileCodec::kLzw;
   if (name == "none") return TileCodec::kNone;
-  return invalid_argument("codec \"" + name + "\" is not one the writers write (jpeg, deflate, zstd, none)");
+  return invalid_argument("codec \"" + name + "\" is not one the writers write (jpeg, deflate, zstd, lzw, none)");
 }
 
 const char* codec_name(TileCodec codec) {
@@ -23,6 +25,7 @@ const char* codec_name(TileCodec codec) {
     case TileCodec::kJpeg: return "jpeg";
     case TileCodec::kDeflate: return "deflate";
     case TileCodec::kZstd: return "zstd";
+    case TileCodec::kLzw: return "lzw";
     case TileCodec::kNone: return "none";
   }
   return "?";
@@ -33,6 +36,7 @@ uint16_t tiff_compression(TileCodec codec) {
     case TileCodec::kJpeg: return 7;
     case TileCodec::kDeflate: return 8;
     case TileCodec::kZstd: return 50000;
+    case TileCodec::kLzw: return 5;
     case TileCodec::kNone: return 1;
   }
   return 1;
@@ -99,6 +103,12 @@ Status encode_tile(const TileCoding& coding, const ImageView& tile, std::vector<
                             : libdeflate_zlib_compress(compressor.get(), packed.data(), packed.size(), out.data(), out.size());
       if (n == 0) return internal_error("deflate: compression failed");
       out.resize(n);
+      return Status();
+    }
+    case TileCodec::kLzw: {
+      thread_local std::vector<uint8_t> packed;
+      pack(tile, coding.zarr_chunk, packed);
+      out = codecs::lzw_encode(packed);
       return Status();
     }
     case TileCodec::kZstd: {

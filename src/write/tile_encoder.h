@@ -3,7 +3,8 @@
 // JPEG (8-bit RGB only): libjpeg-turbo, YCbCr 4:2:0 (or 4:4:4), a complete stream per tile (its own tables:
 // no JPEGTables to share), TIFF Photometric YCbCr. Deflate: libdeflate at level 6 (zlib stream, TIFF
 // compression 8; a gzip member in a Zarr chunk, Zarr's gzip codec), any samples. Zstandard: libzstd at
-// level 3 (one frame, TIFF compression 50000, Zarr's zstd codec), any samples. None: the pixels. Thread behaviour: encode() may be called from any number of threads at once (per-thread state).
+// level 3 (one frame, TIFF compression 50000, Zarr's zstd codec), any samples. LZW: TIFF compression 5
+// (codecs/cpu/lzw_encoder.h), TIFF only. None: the pixels. Thread behaviour: encode() may be called from any number of threads at once (per-thread state).
 #pragma once
 
 #include <cstdint>
@@ -15,9 +16,9 @@
 
 namespace tilewise::write {
 
-enum class TileCodec { kJpeg, kDeflate, kZstd, kNone };
+enum class TileCodec { kJpeg, kDeflate, kZstd, kLzw, kNone };
 
-// "jpeg", "deflate", "zstd", "none"; InvalidArgument for any other name.
+// "jpeg", "deflate", "zstd", "lzw", "none"; InvalidArgument for any other name.
 Result<TileCodec> tile_codec(const std::string& name);
 const char* codec_name(TileCodec codec);
 uint16_t tiff_compression(TileCodec codec);

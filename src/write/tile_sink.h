@@ -25,13 +25,14 @@ struct LevelSpec {
   uint16_t compression = 1;   // TIFF Compression: 1 none, 7 JPEG, 8 deflate
   uint16_t photometric = 2;   // 1 min-is-black; 2 RGB; 6 YCbCr (JPEG tiles coded as YCbCr)
   uint16_t ycbcr_subsampling = 2;  // YCbCr: 2 (4:2:0) or 1 (4:4:4)
-  bool reduced = false;       // a lower level of the pyramid (TIFF NewSubfileType 1)
+  uint32_t subfile_type = 0;  // TIFF NewSubfileType: 1 a lower level of the pyramid or a label, 9 a macro
+  bool stripped = false;      // one strip of the whole image (TIFF associated images), not tiles
   std::string description;    // TIFF ImageDescription, when not empty
   std::optional<std::pair<double, double>> mpp;  // microns per pixel (x, y) of this level
   std::vector<uint8_t> icc_profile;              // when not empty
   int parent = -1;            // TIFF: the directory (add_level's index) whose SubIFD this is; -1: the main chain
-  int64_t tiles_across() const { return (width + tile - 1) / tile; }
-  int64_t tiles_down() const { return (height + tile - 1) / tile; }
+  int64_t tiles_across() const { return stripped ? 1 : (width + tile - 1) / tile; }
+  int64_t tiles_down() const { return stripped ? 1 : (height + tile - 1) / tile; }
 };
 
 class TileSink {

@@ -4,12 +4,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 // clang-format off
 #include <jpeglib.h>
 // clang-format on
 #include <libdeflate.h>
 #include <openjpeg.h>
+
+#include "codecs/cpu/lzw_encoder.h"
 
 namespace tilewise::testing {
 
@@ -167,49 +168,6 @@ std::vector<uint8_t> zlib_compress(const std::vector<uint8_t>& in) {
 
 // A straightforward TIFF LZW encoder (MSB-first, early change), written independently of the decoder's
 // table layout, to produce test streams.
-std::vector<uint8_t> lzw_compress(const std::vector<uint8_t>& in) {
-  std::vector<uint8_t> out;
-  uint64_t acc = 0;
-  int bits = 0, width = 9;
-  auto emit = [&](int code) {
-    acc = (acc << width) | static_cast<uint64_t>(code);
-    bits += width;
-    while (bits >= 8) {
-      out.push_back(static_cast<uint8_t>(acc >> (bits - 8)));
-      bits -= 8;
-    }
-  };
-  std::map<std::vector<uint8_t>, int> table;
-  auto reset = [&] {
-    table.clear();
-    for (int i = 0; i < 256; ++i) table[{static_cast<uint8_t>(i)}] = i;
-  };
-  reset();
-  int next = 258;
-  emit(256);
-  std::vector<uint8_t> w;
-  for (uint8_t c : in) {
-    std::vector<uint8_t> wc = w;
-    wc.push_back(c);
-    if (table.count(wc)) {
-      w = wc;
-      continue;
-    }
-    emit(table[w]);
-    table[wc] = next++;
-    if (next >= (1 << width) && width < 12) ++width;  // libtiff: grow once the next code no longer fits
-    if (next >= 4094) {
-      emit(256);
-      reset();
-      next = 258;
-      width = 9;
-    }
-    w = {c};
-  }
-  if (!w.empty()) emit(table[w]);
-  emit(257);
-  if (bits > 0) out.push_back(static_cast<uint8_t>(acc << (8 - bits)));
-  return out;
-}
+std::vector<uint8_t> lzw_compress(const std::vector<uint8_t>& in) { return codecs::lzw_encode(in); }
 
 }  // namespace tilewise::testing

@@ -26,8 +26,8 @@ std::vector<uint8_t> jpeg_reference_decode(const std::vector<uint8_t>& jpeg, boo
 // Empty when OpenJPEG failed.
 std::vector<uint8_t> j2k_encode(const std::vector<std::vector<uint8_t>>& planes, int w, int h, int chroma_sub);
 std::vector<uint8_t> zlib_compress(const std::vector<uint8_t>& in);
-// A straightforward TIFF LZW encoder (MSB-first, early change), written independently of the decoder's
-// table layout.
+// TIFF LZW (MSB-first, early change): the writers' encoder (codecs/cpu/lzw_encoder.h), which tifffile and
+// libtiff decode in tests/python/test_convert_svs.py.
 std::vector<uint8_t> lzw_compress(const std::vector<uint8_t>& in);
 
 }  // namespace tilewise::testing
