@@ -22,7 +22,8 @@
 //   OpenSlide, tiffslide and cuCIM read as an Aperio slide with its associated images.
 // - format "dicom" (RGB slides with mpp): a folder holding a DICOM WSI series, one VL Whole Slide
 //   Microscopy Image instance per level (write/dicom_wsi_writer.h), which pydicom, wsidicom, OpenSlide and
-//   PACS read; JPEG baseline or uncompressed frames.
+//   PACS read; JPEG baseline or uncompressed frames; the slide's label and macro as LABEL and OVERVIEW
+//   instances (JPEG).
 // Microns per pixel become the resolution tags, an RGB slide's ICC profile is carried over.
 //
 // Streaming: each plane's level 0 is read in bands of tile rows, each band's tiles encoded on the worker
@@ -91,7 +92,9 @@ struct WritableImage {
   std::optional<std::pair<double, double>> mpp;  // micrometres per pixel (x, y) of level 0
   std::vector<uint8_t> icc_profile;              // an RGB image's colour profile, when known
   std::optional<double> objective_power;         // the scan's magnification (an SVS's AppMag)
-  // Images that go with it, by name ("label", "macro"): an SVS keeps them (the other outputs do not)
+  std::string barcode;                           // the slide label's barcode, when known (a DICOM label's)
+  // Images that go with it, by name ("label", "macro"): an SVS and a DICOM series keep them (the other
+  // outputs do not)
   std::vector<std::pair<std::string, RgbImage>> associated_images;
   // Fills `out` (width x rows pixels of host memory, `out.channels` samples) with the rows from y of plane
   // (c, z, t) (rgb: the one plane, 0, 0, 0). Called on the writing thread, rows in order, each plane's

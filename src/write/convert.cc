@@ -12,6 +12,7 @@
 #include "codecs/jpeg/markers.h"
 #include "tilewise/convert.h"
 #include "tilewise/tilewise.h"
+#include "write/associated_image.h"
 #include "write/dicom_wsi_writer.h"
 #include "write/ome_xml.h"
 #include "write/ome_zarr_writer.h"
@@ -256,8 +257,15 @@ Status write_pyramids(const WritableImage& image, const std::string& output, con
     series.width = image.width;
     series.height = image.height;
     series.mpp = *image.mpp;
+    series.barcode = image.barcode;
     TW_ASSIGN_OR_RETURN(write::DicomWsiWriter out, write::DicomWsiWriter::create(output, std::move(series)));
     TW_RETURN_IF_ERROR(write_planes(out, false, ""));
+    for (const auto& [name, associated] : image.associated_images) {  // LABEL and OVERVIEW instances
+      if (name != "label" && name != "macro") continue;
+      TW_RETURN_IF_ERROR(write::add_associated_image(out, associated.pixels.data(), associated.width, associated.height, name,
+                                                     write::TileCodec::kJpeg)
+                             .status());
+    }
     return out.finish();
   }
   if (zarr) {
@@ -343,13 +351,19 @@ Status convert(const Slide& slide, const std::string& output, const ConvertOptio
     });
   };
   for (const auto& [key, value] : slide.properties()) {
-    if (key != "openslide.objective-power") continue;
-    try {
-      image.objective_power = std::stod(value);
-    } catch (...) {  // a property that is not a number: no AppMag
+    if (key == "openslide.objective-power") {
+      try {
+        image.objective_power = std::stod(value);
+      } catch (...) {  // a property that is not a number: no AppMag
+      }
     }
+    // The vendor's barcode property (aperio.Barcode, leica.barcode, ...)
+    const std::string last = key.substr(key.rfind('.') == std::string::npos ? 0 : key.rfind('.') + 1);
+    std::string lower = last;
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (lower == "barcode" && image.barcode.empty()) image.barcode = value;
   }
-  if (options.format == "svs" || (options.format.empty() && ends_with(output, ".svs"))) {
+  if (options.format == "svs" || options.format == "dicom" || (options.format.empty() && ends_with(output, ".svs"))) {
     for (const AssociatedImageInfo& info : slide.associated_images()) {
       if (info.name != "label" && info.name != "macro") continue;
       Result<RgbImage> associated = slide.read_associated_image(info.name);

@@ -39,7 +39,10 @@ void put_le(std::vector<uint8_t>& out, T value) {
 DicomDataSet level_data_set(const DicomSeries& s, const LevelSpec& level, int index, const std::string& sop_uid,
                             int64_t frames) {
   const bool jpeg = level.compression == 7;
-  const std::string image_type = index == 0 ? "ORIGINAL\\PRIMARY\\VOLUME\\NONE" : "DERIVED\\PRIMARY\\VOLUME\\RESAMPLED";
+  const std::string image_type = level.associated == "label"   ? "ORIGINAL\\PRIMARY\\LABEL\\NONE"
+                                 : level.associated == "macro" ? "ORIGINAL\\PRIMARY\\OVERVIEW\\NONE"
+                                 : index == 0                  ? "ORIGINAL\\PRIMARY\\VOLUME\\NONE"
+                                                               : "DERIVED\\PRIMARY\\VOLUME\\RESAMPLED";
   const double spacing_x = level.mpp ? level.mpp->first / 1000.0 : s.mpp.first / 1000.0;  // mm
   const double spacing_y = level.mpp ? level.mpp->second / 1000.0 : s.mpp.second / 1000.0;
   DicomDataSet d;
@@ -75,7 +78,7 @@ DicomDataSet level_data_set(const DicomSeries& s, const LevelSpec& level, int in
   // Image Pixel and Whole Slide Microscopy Image
   d.us(0x00280002, {3}).str(0x00280004, "CS", jpeg ? (level.ycbcr_subsampling == 2 ? "YBR_FULL_422" : "YBR_FULL") : "RGB");
   d.us(0x00280006, {0}).str(0x00280008, "IS", std::to_string(frames));
-  d.us(0x00280010, {static_cast<uint16_t>(level.tile)}).us(0x00280011, {static_cast<uint16_t>(level.tile)});
+  d.us(0x00280010, {static_cast<uint16_t>(level.frame_height())}).us(0x00280011, {static_cast<uint16_t>(level.frame_width())});
   d.us(0x00280100, {8}).us(0x00280101, {8}).us(0x00280102, {7}).us(0x00280103, {0});
   d.str(0x00280301, "CS", "NO");
   d.str(0x00282110, "CS", jpeg ? "01" : "00");
@@ -92,7 +95,10 @@ DicomDataSet level_data_set(const DicomSeries& s, const LevelSpec& level, int in
   DicomDataSet origin;
   origin.str(0x0040072A, "DS", "0").str(0x0040073A, "DS", "0");
   d.sequence(0x00480008, {origin});
-  d.str(0x00480010, "CS", "NO").str(0x00480011, "CS", "AUTO").str(0x00480012, "CS", "NO");
+  d.str(0x00480010, "CS", level.associated.empty() ? "NO" : "YES").str(0x00480011, "CS", "AUTO").str(0x00480012, "CS", "NO");
+  // Slide Label: its text is not known; the barcode where the source states it. (OpenSlide 4.0.1 leaves a
+  // label whose Barcode Value is empty out of its associated images.)
+  if (level.associated == "label") d.str(0x22000002, "UT", "").str(0x22000005, "LT", s.barcode.substr(0, 1024));
   d.str(0x00480102, "DS", "0\\-1\\0\\-1\\0\\0");  // Image Orientation (Slide): rows along -Y, columns along -X
   d.ul(0x00480302, 1).ul(0x00480303, 1);           // Number of Optical Paths, Total Pixel Matrix Focal Planes
   // Specimen: the slide as the container, one specimen on it
@@ -179,8 +185,13 @@ Status DicomWsiWriter::start(Instance& instance, int index) {
   if (level.samples != 3 || level.bits != 8 || (level.compression != 7 && level.compression != 1)) {
     return invalid_argument(folder_.output() + ": DICOM WSI frames are written as 8-bit RGB, JPEG or uncompressed");
   }
-  if (level.tile > 65535) return invalid_argument(folder_.output() + ": tiles larger than 65535 pixels");
-  instance.path = folder_.temp() + "/level-" + std::to_string(index) + ".dcm";
+  if (level.frame_width() > 65535 || level.frame_height() > 65535) {
+    return invalid_argument(folder_.output() + ": frames larger than 65535 pixels");
+  }
+  instance.path = folder_.temp() + "/" +
+                  (level.associated.empty() ? "level-" + std::to_string(index)
+                                            : level.associated == "macro" ? std::string("overview") : level.associated) +
+                  ".dcm";
   instance.file = std::fopen(instance.path.c_str(), "wb");
   if (!instance.file) return io_error(instance.path + ": cannot create (" + std::strerror(errno) + ")");
   std::setvbuf(instance.file, nullptr, _IOFBF, 1 << 20);
@@ -223,8 +234,8 @@ Status DicomWsiWriter::start(Instance& instance, int index) {
     instance.table_at = head.size();
     head.resize(head.size() + static_cast<size_t>(4 * instance.frames), 0);
   } else {
-    const uint64_t bytes = static_cast<uint64_t>(instance.frames) * static_cast<uint64_t>(level.tile) *
-                           static_cast<uint64_t>(level.tile) * 3;
+    const uint64_t bytes = static_cast<uint64_t>(instance.frames) * static_cast<uint64_t>(level.frame_width()) *
+                           static_cast<uint64_t>(level.frame_height()) * 3;
     if (bytes >= 0xFFFFFFFFull) {
       return invalid_argument(folder_.output() + ": level " + std::to_string(index) + " holds " + std::to_string(bytes) +
                               " bytes of uncompressed frames, more than a Pixel Data element's 4 GiB: write JPEG");
@@ -266,7 +277,7 @@ Status DicomWsiWriter::write_tile(int level, int64_t index, std::span<const uint
     if (bytes.size() % 2) TW_RETURN_IF_ERROR(put(i, std::vector<uint8_t>{0}));  // after EOI: ignored by decoders
     i.fragments += 8 + length;
   } else {
-    const size_t frame = static_cast<size_t>(i.spec.tile) * static_cast<size_t>(i.spec.tile) * 3;
+    const size_t frame = static_cast<size_t>(i.spec.frame_width()) * static_cast<size_t>(i.spec.frame_height()) * 3;
     if (bytes.size() != frame) return internal_error(i.path + ": an uncompressed frame of " + std::to_string(bytes.size()) + " bytes");
     TW_RETURN_IF_ERROR(put(i, bytes));
   }
@@ -297,7 +308,7 @@ Status DicomWsiWriter::finish() {
       }
       TW_RETURN_IF_ERROR(put(i, table));
       // The compression ratio: the frames' pixel bytes over their JPEG bytes
-      const double pixels = static_cast<double>(i.frames) * i.spec.tile * i.spec.tile * 3;
+      const double pixels = static_cast<double>(i.frames) * static_cast<double>(i.spec.frame_width() * i.spec.frame_height()) * 3;
       std::string ratio = decimal(pixels / static_cast<double>(std::max<uint64_t>(i.fragments, 1))).substr(0, kRatioWidth);
       ratio.resize(kRatioWidth, ' ');
       if (std::fflush(i.file) != 0 || ::fseeko(i.file, static_cast<off_t>(i.ratio_at), SEEK_SET) != 0) {

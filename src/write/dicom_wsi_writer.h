@@ -30,6 +30,7 @@ struct DicomSeries {
   std::vector<uint8_t> icc_profile;  // the optical path's
   int64_t width = 0, height = 0;     // level 0
   std::pair<double, double> mpp{};   // level 0's microns per pixel (x, y)
+  std::string barcode;               // the slide label's barcode ("" when not known: empty, a Type 2 value)
   // New UIDs for the series, dated now.
   static DicomSeries make(std::string container_id, std::string software);
 };

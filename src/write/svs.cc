@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "write/associated_image.h"
+
 namespace tilewise::write {
 
 namespace {
@@ -18,24 +20,6 @@ const char* codec_label(const TileCoding& coding) {
     case TileCodec::kNone: return "Raw/RGB";
   }
   return "RGB";
-}
-
-// One RGB image as a strip directory: JPEG, or LZW where it must stay exact (a label's barcode).
-Status add_strip(TiledTiffWriter& out, const uint8_t* pixels, int64_t width, int64_t height, uint32_t subfile_type,
-                 const std::string& description, TileCodec codec, int* id) {
-  LevelSpec spec;
-  spec.width = width;
-  spec.height = height;
-  spec.stripped = true;
-  spec.compression = tiff_compression(codec);
-  spec.photometric = tiff_photometric(codec);
-  spec.subfile_type = subfile_type;
-  spec.description = description;
-  const ImageView view{const_cast<uint8_t*>(pixels), width * 3, static_cast<int32_t>(width), static_cast<int32_t>(height), 3, {}, 1};
-  std::vector<uint8_t> bytes;
-  TW_RETURN_IF_ERROR(encode_tile(TileCoding{codec, 90, true, false}, view, bytes));
-  *id = out.add_level(std::move(spec));
-  return out.write_tile(*id, 0, bytes);
 }
 
 }  // namespace
@@ -70,19 +54,20 @@ Status add_aperio_associated(TiledTiffWriter& out, int level0, const std::vector
                              int64_t height, const std::vector<std::pair<std::string, RgbImage>>& associated,
                              const std::string& creator) {
   if (!thumbnail.empty()) {
-    int id = -1;
-    TW_RETURN_IF_ERROR(add_strip(out, thumbnail.data(), width, height, 0,
-                                 header(creator) + "\r\nthumbnail " + std::to_string(width) + "x" + std::to_string(height),
-                                 TileCodec::kJpeg, &id));
+    LevelSpec spec;
+    spec.description = header(creator) + "\r\nthumbnail " + std::to_string(width) + "x" + std::to_string(height);
+    TW_ASSIGN_OR_RETURN(const int id, add_associated_image(out, thumbnail.data(), width, height, "thumbnail", TileCodec::kJpeg, spec));
     out.place_after(id, level0);
   }
   for (const auto& [name, image] : associated) {
-    if ((name != "label" && name != "macro") || image.width <= 0 || image.height <= 0) continue;
-    int id = -1;
-    TW_RETURN_IF_ERROR(add_strip(out, image.pixels.data(), image.width, image.height, name == "label" ? 1 : 9,
-                                 header(creator) + "\r\n" + name + " " + std::to_string(image.width) + "x" +
-                                     std::to_string(image.height),
-                                 name == "label" ? TileCodec::kLzw : TileCodec::kJpeg, &id));
+    if (name != "label" && name != "macro") continue;
+    LevelSpec spec;
+    spec.subfile_type = name == "label" ? 1 : 9;
+    spec.description = header(creator) + "\r\n" + name + " " + std::to_string(image.width) + "x" + std::to_string(image.height);
+    // The label exact (LZW: cuCIM reads associated images only as JPEG or LZW), the macro JPEG
+    TW_RETURN_IF_ERROR(add_associated_image(out, image.pixels.data(), image.width, image.height, name,
+                                            name == "label" ? TileCodec::kLzw : TileCodec::kJpeg, spec)
+                           .status());
   }
   return Status();
 }

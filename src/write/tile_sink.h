@@ -26,13 +26,16 @@ struct LevelSpec {
   uint16_t photometric = 2;   // 1 min-is-black; 2 RGB; 6 YCbCr (JPEG tiles coded as YCbCr)
   uint16_t ycbcr_subsampling = 2;  // YCbCr: 2 (4:2:0) or 1 (4:4:4)
   uint32_t subfile_type = 0;  // TIFF NewSubfileType: 1 a lower level of the pyramid or a label, 9 a macro
-  bool stripped = false;      // one strip of the whole image (TIFF associated images), not tiles
+  bool stripped = false;      // one strip (TIFF) or frame (DICOM) of the whole image, not tiles
+  std::string associated;     // "": a level of the pyramid; else the associated image it is ("label", "macro")
   std::string description;    // TIFF ImageDescription, when not empty
   std::optional<std::pair<double, double>> mpp;  // microns per pixel (x, y) of this level
   std::vector<uint8_t> icc_profile;              // when not empty
   int parent = -1;            // TIFF: the directory (add_level's index) whose SubIFD this is; -1: the main chain
   int64_t tiles_across() const { return stripped ? 1 : (width + tile - 1) / tile; }
   int64_t tiles_down() const { return stripped ? 1 : (height + tile - 1) / tile; }
+  int64_t frame_width() const { return stripped ? width : tile; }
+  int64_t frame_height() const { return stripped ? height : tile; }
 };
 
 class TileSink {

@@ -1,6 +1,7 @@
-"""tilewise.convert to Aperio SVS, checked by OpenSlide 4.0.1, cuCIM's CPU reader and tifffile: the Aperio
-properties (vendor, mpp, objective power), every level's pixels, the thumbnail as directory 1 and the label
-(LZW, exact) and macro carried over; and LZW tiles (TIFF compression 5) decoded exactly by tifffile."""
+"""Associated images through tilewise.convert: to Aperio SVS, checked by OpenSlide 4.0.1, cuCIM's CPU reader
+and tifffile - the Aperio properties (vendor, mpp, objective power), every level's pixels, the thumbnail as
+directory 1 and the label (LZW, exact) and macro carried over - and to DICOM WSI as LABEL and OVERVIEW
+instances (dciodvfy, OpenSlide, wsidicom); and LZW tiles (TIFF compression 5) decoded exactly by tifffile."""
 
 from __future__ import annotations
 
@@ -8,21 +9,24 @@ import cucim
 import imagecodecs
 import numpy as np
 import openslide
+import pydicom
 import pytest
 import tifffile
+import wsidicom
 
 import slidegen
 import tilewise
 import vendor_tiff
-from test_convert import halvings, psnr
+from test_convert import dciodvfy_errors, halvings, psnr
 
 
 @pytest.fixture(scope="module")
 def aperio(tmp_path_factory):
-    """An Aperio slide (JPEG YCbCr tiles, mpp 0.499, AppMag 20) with label, macro and thumbnail: (path, its
-    level 0 and associated images as OpenSlide reads them)."""
+    """An Aperio slide (JPEG YCbCr tiles, mpp 0.499, AppMag 20, a barcode) with label, macro and thumbnail:
+    (path, its level 0 and associated images as OpenSlide reads them)."""
     path = tmp_path_factory.mktemp("svs") / "source.svs"
-    vendor_tiff.write_aperio(path, slidegen.tissue_image(1500, 1100, seed=13), codec="jpeg-ycbcr")
+    vendor_tiff.write_aperio(path, slidegen.tissue_image(1500, 1100, seed=13), codec="jpeg-ycbcr",
+                             description_extra="|Barcode = S12-34567")
     with openslide.OpenSlide(str(path)) as o:
         level0 = np.asarray(o.read_region((0, 0), 0, o.dimensions).convert("RGB"))
         associated = {k: np.asarray(v.convert("RGB")) for k, v in o.associated_images.items()}
@@ -68,6 +72,42 @@ def test_the_thumbnail_label_and_macro_read_alike_in_openslide_cucim_and_tilewis
         assert s.format == "aperio" and s.mpp == pytest.approx((0.499, 0.499))
         for name, pixels in got.items():
             np.testing.assert_array_equal(np.asarray(s.associated_images[name])[..., :3], pixels, err_msg=name)
+
+
+def test_a_dicom_series_keeps_the_label_and_macro_as_label_and_overview_instances(tmp_path, aperio):
+    """LABEL and OVERVIEW instances validate, carry the source's barcode, and read alike in OpenSlide and
+    wsidicom within JPEG's error of the source's images."""
+    path, _, source = aperio
+    out = tmp_path / "series"
+    tilewise.convert(path, out, format="dicom", tile_size=256)
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["label.dcm", "level-0.dcm", "level-1.dcm", "level-2.dcm", "level-3.dcm", "overview.dcm"]
+    for name in ("label.dcm", "overview.dcm"):
+        assert dciodvfy_errors(out / name) == [], name
+    label = pydicom.dcmread(out / "label.dcm", stop_before_pixels=True)
+    assert list(label.ImageType)[2] == "LABEL" and label.BarcodeValue == "S12-34567" and label.SpecimenLabelInImage == "YES"
+    with openslide.OpenSlide(str(out / "level-0.dcm")) as o:
+        got = {k: np.asarray(v.convert("RGB")) for k, v in o.associated_images.items()}
+    assert sorted(got) == ["label", "macro"]
+    for name, pixels in got.items():
+        reference = imagecodecs.jpeg8_decode(imagecodecs.jpeg8_encode(source[name], level=90, subsampling=(2, 2)))
+        assert psnr(pixels, source[name]) > psnr(reference, source[name]) - 0.5, name
+    with wsidicom.WsiDicom.open(out) as w:
+        np.testing.assert_array_equal(np.asarray(w.read_label().convert("RGB")), got["label"])
+        np.testing.assert_array_equal(np.asarray(w.read_overview().convert("RGB")), got["macro"])
+
+
+def test_without_a_barcode_the_label_instance_still_validates(tmp_path):
+    """No barcode in the source: Barcode Value is present and empty (Type 2), dciodvfy accepts it, wsidicom
+    reads the label. (OpenSlide 4.0.1 leaves such a label out of its associated images.)"""
+    path = tmp_path / "plain.svs"
+    vendor_tiff.write_aperio(path, slidegen.tissue_image(600, 500, seed=3), codec="jpeg-ycbcr")
+    out = tmp_path / "series"
+    tilewise.convert(path, out, format="dicom", tile_size=256)
+    assert dciodvfy_errors(out / "label.dcm") == []
+    assert pydicom.dcmread(out / "label.dcm", stop_before_pixels=True).BarcodeValue == ""
+    with wsidicom.WsiDicom.open(out) as w:
+        assert w.read_label().size == (200, 160)
 
 
 def test_an_svs_holds_rgb_only(tmp_path):
