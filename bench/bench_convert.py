@@ -12,6 +12,10 @@ real tissue, JPEG q80 256-pixel tiles, written by libvips), 256x256 JPEG tiles, 
   `--reencode 1 --pyramid 1`, the pyramid rebuilt from level 0 and every tile re-encoded, `--threads` every
   core). With level 0's JPEG tiles copied as stored (tilewise `--copy-tiles`, Orthanc `--reencode 0`), the
   levels below rebuilt from the decoded level 0 by both.
+- OME-Zarr 0.5 (zstd level 3, lossless, 256x256 chunks, 2 x 2 box means down to one chunk) against
+  ome-zarr-py 0.18 (`ome_zarr.writer.write_image` of the slide's level 0 as tifffile's Zarr store through
+  dask, `method="local_mean"`, chunks (1, 3, 1, 256, 256), zarr-python's default zstd, dask's threads on
+  every core: the PyData path). Its level 0 equals tilewise's; its means round differently (within 1).
 
 Each run is a process of its own (started from a small launcher, so that its peak RSS is its own), the tools
 alternating run by run (this machine's speed drifts between minutes), timed from start to exit, its peak
@@ -20,7 +24,8 @@ checked (levels, or DICOM instances and frames, counted), so a tool that writes 
 Last, the memory bound: a 100,000^2 slide (every tile one stored JPEG tile, `repeated_tile_slide`) converted
 once by tilewise, its peak RSS reported.
 
-    bench_convert.py [--size N] [--reps R] [--quick]"""
+    bench_convert.py [--size N] [--reps R] [--quick] [--workloads TEXT]  (TEXT: run only the workloads whose
+    name contains it, e.g. "OME-Zarr"; the memory bound then runs only if its name matches too)"""
 
 from __future__ import annotations
 
@@ -60,6 +65,15 @@ def wsidicomizer() -> str | None:
     return str(exe)
 
 
+def ome_zarr_py() -> str | None:
+    """This Python, when it has ome-zarr-py (requirements-oracles.txt); else None."""
+    try:
+        import ome_zarr  # noqa: F401
+    except ImportError:
+        return None
+    return sys.executable
+
+
 # Runs its arguments as a command and reports, as its last line of stderr, the command's wall time and peak
 # RSS. The benchmark's own process is large (NumPy, tilewise) and a child's peak RSS starts from its parent's
 # at fork: started from this small interpreter (python -S), the tools' peaks are their own.
@@ -86,7 +100,31 @@ def timed(command: list[str]) -> tuple[float, float]:
     return float(ms), int(kib) / 1024
 
 
+# ome-zarr-py's writer on the slide's level 0 (tifffile's Zarr store, dask), a pyramid of box means down to
+# one 256x256 chunk: the PyData world's way to write OME-Zarr.
+OME_ZARR_PY = """
+import sys
+import dask.array as da
+import tifffile
+import zarr
+from ome_zarr.writer import write_image
+
+src, out = sys.argv[1], sys.argv[2]
+level0 = da.from_zarr(zarr.open(tifffile.imread(src, aszarr=True, level=0), mode="r")).rechunk((2048, 2048, 3))
+factors, side = [], max(level0.shape[:2])
+while side > 256:
+    side = (side + 1) // 2
+    factors.append(2 ** (len(factors) + 1))
+write_image(level0.transpose(2, 0, 1)[None, :, None], out, scale_factors=factors, method="local_mean", axes="tczyx",
+            storage_options={"chunks": (1, 3, 1, 256, 256)})
+"""
+
+
 def command(tool: str, quality: int, src: Path, out: Path, exes: dict) -> list[str]:
+    if tool == "tilewise-zarr":
+        return [exes[tool], "convert", str(src), str(out), "--tile-size", "256"]
+    if tool == "ome-zarr-py":
+        return [exes[tool], "-c", OME_ZARR_PY, str(src), str(out)]
     if tool.startswith("tilewise-dicom"):
         extra = ["--copy-tiles"] if tool.endswith("copy") else []
         return [exes[tool], "convert", str(src), str(out), "--format", "dicom", "--quality", str(quality),
@@ -156,7 +194,15 @@ def repeated_tile_slide(size: int) -> Path:
 
 
 def written(tool: str, out: Path) -> str:
-    """What a run wrote: levels of a TIFF (opened by tilewise), or DICOM instances and frames (pydicom)."""
+    """What a run wrote: levels of a TIFF (opened by tilewise), DICOM instances and frames (pydicom), or the
+    arrays of an OME-Zarr group (zarr)."""
+    if out.suffix == ".zarr":
+        import zarr
+
+        group = zarr.open_group(str(out), mode="r")
+        shapes = [group[k].shape for k in sorted(group.array_keys(), key=lambda k: int(k.lstrip("s")))]
+        size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
+        return f"{len(shapes)} levels, level 0 {shapes[0]}, {size / 2**20:.0f} MiB"
     if out.is_dir():
         import pydicom
 
@@ -176,11 +222,13 @@ WORKLOADS = (
     ("DICOM WSI, JPEG Q90 YCbCr 4:2:0", 90, ("tilewise-dicom", "wsidicomizer", "OrthancWSIDicomizer")),
     ("DICOM WSI, level 0's JPEG tiles copied, the levels below re-encoded at Q90", 90,
      ("tilewise-dicom-copy", "OrthancWSIDicomizer-copy")),
+    ("OME-Zarr 0.5, zstd (lossless), 256x256 chunks, 2x2 box means", 0, ("tilewise-zarr", "ome-zarr-py")),
 )
 
 
 def main() -> None:
     ap = bench_parser(reps=5, size=20480)
+    ap.add_argument("--workloads", default="", help="only the workloads whose name contains this text")
     args = ap.parse_args()
     if args.quick:
         args.size, args.reps = 4096, 2
@@ -190,14 +238,15 @@ def main() -> None:
     src = benchmark_slide(args.size)
     exes = {"tilewise": TILEWISE, "tilewise-444": TILEWISE, "tilewise-dicom": TILEWISE, "tilewise-dicom-copy": TILEWISE,
             "libvips": VIPS, "wsidicomizer": wsidicomizer(), "OrthancWSIDicomizer": ORTHANC,
-            "OrthancWSIDicomizer-copy": ORTHANC}
+            "OrthancWSIDicomizer-copy": ORTHANC, "tilewise-zarr": TILEWISE, "ome-zarr-py": ome_zarr_py()}
     import tilewise
 
     with tilewise.open(src) as s:
         width, height = s.dimensions
-    table = Table(f"CPU, {CORES} cores: {width}x{height} JPEG slide to a pyramidal TIFF and a DICOM WSI series "
-                  "(256x256 tiles, full pyramid), each run its own process, the tools alternating")
-    runs = [(workload, quality, tool) for workload, quality, tools in WORKLOADS for tool in tools]
+    table = Table(f"CPU, {CORES} cores: {width}x{height} JPEG slide to a pyramidal TIFF, a DICOM WSI series and "
+                  "OME-Zarr (256x256 tiles, full pyramid), each run its own process, the tools alternating")
+    runs = [(workload, quality, tool) for workload, quality, tools in WORKLOADS for tool in tools
+            if args.workloads in workload]
     times = {run: [] for run in runs}
     peaks = {run: [] for run in runs}
     notes, failed = {}, {}
@@ -208,7 +257,7 @@ def main() -> None:
                 if exes[tool] is None or run in failed:
                     continue
                 dicom = workload.startswith("DICOM")
-                out = Path(tmp) / ("out" if dicom else "out.tif")
+                out = Path(tmp) / ("out" if dicom else "out.zarr" if workload.startswith("OME-Zarr") else "out.tif")
                 shutil.rmtree(out, ignore_errors=True) if out.is_dir() else out.unlink(missing_ok=True)
                 if tool.startswith("OrthancWSIDicomizer"):
                     out.mkdir()
@@ -233,6 +282,9 @@ def main() -> None:
                       f"peak RSS {max(peaks[run]):.0f} MiB; {notes[run]}")
     # The memory bound: a 100,000^2 slide (one stored tile repeated) to a pyramidal TIFF, once
     big_size = 4096 if args.quick else 100_000
+    if args.workloads not in "one stored tile repeated":
+        publish(table, "convert.md")
+        return
     big = repeated_tile_slide(big_size)
     with tempfile.TemporaryDirectory(dir=src.parent) as tmp:
         out = Path(tmp) / "big.tif"
