@@ -2,7 +2,7 @@
 # Prepares, on the developer machine, what scripts/gpu/test.sh needs on the lent GPU machine (no network,
 # no apt), in one git-ignored folder that travels with `carry: [".gpu"]` (64 MiB at most; xz keeps it ~50):
 #   .gpu/deps.tar.xz           Debian 12 libraries and headers (libjpeg-turbo, OpenJPEG, libdeflate, zstd,
-#                              pugixml, OpenSSL, CharLS, libpng, SQLite, jxrlib, Little CMS; libcurl's headers) and GoogleTest (static, for the GPU's C++ tests), unpacked
+#                              pugixml, OpenSSL, CharLS, libpng, SQLite, jxrlib, Little CMS; libcurl's and nlohmann-json's headers) and GoogleTest (static, for the GPU's C++ tests), unpacked
 #                              from .deb files
 #   .gpu/site-tilewise.tar.xz  nvidia-nvimgcodec-cu13 0.8 (core, JPEG and JPEG 2000 extensions, header, the
 #                              cp312 Python module) + nvidia-nvjpeg2k-cu13, in site-packages layout
