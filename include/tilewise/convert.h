@@ -3,7 +3,8 @@
 // heatmap, a model's output) the same way.
 //
 // The TIFFs are BigTIFFs. Level 0 is the slide's level 0 (an RGB slide's RGB rendering, the background where it
-// stores nothing; every channel, focal plane and time point of other slides at its own sample type); each
+// stores nothing - in OME-TIFF and OME-Zarr of each focal plane, else of its default one; every channel,
+// focal plane and time point of other slides at its own sample type); each
 // next level halves the one before with a 2 x 2 box (write/downsample.h; or, for label masks, takes each
 // box's top-left pixel) until a level fits one tile.
 // - *.tif, *.tiff (RGB slides): the pyramid's levels as the main chain of directories, largest first (the
@@ -86,8 +87,8 @@ Status convert(const Slide& slide, const std::string& output, const ConvertOptio
 struct WritableImage {
   std::string name;                 // names the image in the output's metadata (a DICOM series' container)
   int64_t width = 0, height = 0;    // level 0
-  // rgb: one plane of 3 interleaved uint8 samples; else channels x z x t planes of one sample of sample_type
-  // (channel_info: names and colours)
+  // rgb: z x t planes of 3 interleaved uint8 samples (the outputs other than OME-TIFF and OME-Zarr take
+  // default_z's); else channels x z x t planes of one sample of sample_type (channel_info: names and colours)
   ImageAxes axes;
   std::optional<std::pair<double, double>> mpp;  // micrometres per pixel (x, y) of level 0
   std::vector<uint8_t> icc_profile;              // an RGB image's colour profile, when known
@@ -97,7 +98,7 @@ struct WritableImage {
   // outputs do not)
   std::vector<std::pair<std::string, RgbImage>> associated_images;
   // Fills `out` (width x rows pixels of host memory, `out.channels` samples) with the rows from y of plane
-  // (c, z, t) (rgb: the one plane, 0, 0, 0). Called on the writing thread, rows in order, each plane's
+  // (c, z, t) (rgb: c is 0). Called on the writing thread, rows in order, each plane's
   // rows before the next plane's; an error stops the writing with it.
   std::function<Status(int32_t c, int32_t z, int32_t t, int64_t y, int32_t rows, const ImageView& out)> read_rows;
 };

@@ -35,12 +35,13 @@ def convert(
     - ``*.tif`` / ``*.tiff`` (RGB slides): a generic pyramidal BigTIFF, which OpenSlide reads as generic-tiff.
     - ``*.ome.tif`` / ``*.ome.tiff``: an OME-TIFF, every channel, focal plane and time point at its own
       sample type, each plane's levels as SubIFDs, the channels' names, colours and wavelengths in the
-      OME-XML; an RGB slide is one interleaved RGB plane.
+      OME-XML; an RGB slide's planes (its focal planes too, as NDPI keeps them) are interleaved RGB.
     - ``*.svs`` (RGB slides): an Aperio SVS, the pyramid with Aperio's descriptions (mpp, objective power),
       a thumbnail as directory 1 and the slide's label (LZW, exact) and macro, which OpenSlide, cuCIM and
       tiffslide read as Aperio with its associated images.
     - ``*.zarr`` (``format="ome-zarr"``): an OME-Zarr 0.5 group (Zarr v3), each level an array over
-      (t, c, z, y, x) at the slide's own sample type (an RGB slide's as three uint8 channels), sharded,
+      (t, c, z, y, x) at the slide's own sample type (an RGB slide's as three uint8 channels, with its focal
+      planes), sharded,
       one tile per chunk, with NGFF multiscales (scale in micrometres) and omero channel metadata, which
       zarr, ome-zarr-py, napari and bioio read.
     - ``format="dicom"`` (RGB slides with mpp): a new folder holding a DICOM WSI series, one VL Whole Slide

@@ -193,13 +193,18 @@ Status write_pyramids(const WritableImage& image, const std::string& output, con
   const int32_t samples = axes.rgb ? 3 : 1;
   const SampleType type = axes.rgb ? SampleType::kUint8 : axes.sample_type;
 
-  // The planes in XYCZT order (an RGB image: its one plane), each read as its own samples
+  // The planes in XYCZT order, each read as its own samples. An RGB image's: its focal planes and time
+  // points in the outputs that describe them (OME-TIFF, OME-Zarr), else its default focal plane.
   struct Plane {
     int32_t c = 0, z = 0, t = 0;
   };
   std::vector<Plane> planes;
-  if (axes.rgb) {
-    planes.push_back({});
+  const bool ome_axes = format == "ome-tiff" || format == "ome-zarr";
+  if (axes.rgb && !ome_axes) {
+    planes.push_back({0, axes.default_z, 0});
+  } else if (axes.rgb) {
+    for (int32_t t = 0; t < axes.t; ++t)
+      for (int32_t z = 0; z < axes.z; ++z) planes.push_back({0, z, t});
   } else {
     for (int32_t t = 0; t < axes.t; ++t)
       for (int32_t z = 0; z < axes.z; ++z)
@@ -243,7 +248,7 @@ Status write_pyramids(const WritableImage& image, const std::string& output, con
         return image.read_rows(plane.c, plane.z, plane.t, y, rows, view);
       };
       Status s = write_plane(pyramid, image.height, read, options, done, total);
-      if (!s.ok() && !axes.rgb) {
+      if (!s.ok() && (!axes.rgb || planes.size() > 1)) {
         s = s.with_context("plane (channel " + std::to_string(plane.c) + ", z " + std::to_string(plane.z) + ", t " +
                            std::to_string(plane.t) + ")");
       }
@@ -274,8 +279,8 @@ Status write_pyramids(const WritableImage& image, const std::string& output, con
     group.creator = creator;
     group.rgb = axes.rgb;
     group.c = axes.rgb ? 3 : axes.channels;
-    group.z = axes.rgb ? 1 : axes.z;
-    group.t = axes.rgb ? 1 : axes.t;
+    group.z = axes.z;
+    group.t = axes.t;
     group.type = type;
     group.mpp = image.mpp;
     group.channels = axes.channel_info;
@@ -334,9 +339,10 @@ Status convert(const Slide& slide, const std::string& output, const ConvertOptio
   image.mpp = slide.mpp();
   image.icc_profile = slide.icc_profile();
   const bool rgb = axes.rgb;
-  auto read = [&slide, rgb](int32_t c, int32_t z, int32_t t, int64_t x, int64_t y, int32_t w, int32_t rows,
-                            const ImageView& view) {
-    if (rgb) return slide.read_level_region(0, x, y, w, rows, view);
+  auto read = [&slide, rgb, default_z = axes.default_z](int32_t c, int32_t z, int32_t t, int64_t x, int64_t y, int32_t w,
+                                                         int32_t rows, const ImageView& view) {
+    if (rgb && z == default_z && t == 0) return slide.read_level_region(0, x, y, w, rows, view);
+    if (rgb) return slide.read_planes(0, x, y, w, rows, PlaneSelection{{}, z, t}, view);  // another focal plane's RGB
     return slide.read_planes(0, x, y, w, rows, PlaneSelection{{c}, z, t}, view);
   };
   image.read_rows = [&, read](int32_t c, int32_t z, int32_t t, int64_t y, int32_t rows, const ImageView& view) {
@@ -344,7 +350,7 @@ Status convert(const Slide& slide, const std::string& output, const ConvertOptio
     if (s.code() != StatusCode::kCorrupt || !options.skip_damaged) return s;
     return read_around_damage(base, rgb, y, rows, view, options, [&](int64_t x, int64_t ty, int32_t w, int32_t h, const ImageView& part) {
       Status piece = read(c, z, t, x, ty, w, h, part);
-      if (piece.code() == StatusCode::kCorrupt && !rgb) {
+      if (piece.code() == StatusCode::kCorrupt && (!rgb || axes.z > 1 || axes.t > 1)) {
         piece = piece.with_context("plane (channel " + std::to_string(c) + ", z " + std::to_string(z) + ", t " + std::to_string(t) + ")");
       }
       return piece;

@@ -1,7 +1,8 @@
 // The OME-XML of an OME-TIFF that convert writes: one Image whose Pixels (DimensionOrder XYCZT) are stored
 // one plane per directory of the main chain from IFD 0 (each plane's reduced levels its SubIFDs), with the
 // image's channels (name, colour, wavelengths), per-plane exposure and physical pixel size where the image
-// states them. An RGB image is one plane of three interleaved samples (one Channel, SamplesPerPixel 3).
+// states them. An RGB image's planes (its focal planes and time points) are each three interleaved samples
+// (one Channel, SamplesPerPixel 3).
 #pragma once
 
 #include <string>

@@ -17,6 +17,8 @@ from ome_zarr.io import parse_url
 from ome_zarr.reader import Reader
 from ome_zarr_models.v05.image import Image as OmeZarrImage
 
+import ndpi
+import slidegen
 import tilewise
 from test_convert import EXE, catalogue_slides, damaged_source, halvings, halvings_of_planes, source  # noqa: F401 (source: a fixture)
 
@@ -113,6 +115,32 @@ def test_every_format_converts_to_ome_zarr_losslessly(tmp_path, slide):
             for z in range(z_size):
                 np.testing.assert_array_equal(np.moveaxis(got[t, :, z], 0, -1),
                                               s.read_region((0, 0), (w, h), z=z, t=t), err_msg=f"z {z} t {t}")
+
+
+def test_rgb_focal_planes_are_the_z_axis_of_ome_zarr_and_ome_tiff(tmp_path):
+    """An NDPI with focal planes above and below its nominal one: OME-Zarr and OME-TIFF hold each plane's RGB
+    (as tilewise reads it at that z), a generic TIFF the default plane."""
+    src = tmp_path / "z.ndpi"
+    ndpi.write_ndpi(src, slidegen.tissue_image(1024, 768, seed=4), focal_planes=(-1, 1), planes_at_every_level=True)
+    with tilewise.open(src) as s:
+        assert s.shape(0) == (1, 3, 3, 768, 1024)
+        planes = [s.read_region((0, 0), s.dimensions, z=z) for z in range(3)]
+        default = s.read_region((0, 0), s.dimensions)
+    assert not np.array_equal(planes[0], planes[2])
+    tilewise.convert(src, tmp_path / "z.zarr", tile_size=128)
+    _, levels = zarr_levels(tmp_path / "z.zarr")
+    assert levels[0].shape == (1, 3, 3, 768, 1024)
+    for z in range(3):
+        np.testing.assert_array_equal(np.moveaxis(levels[0][0, :, z], 0, -1), planes[z], err_msg=f"zarr z {z}")
+    tilewise.convert(src, tmp_path / "z.ome.tif", tile_size=128, codec="deflate")
+    with tifffile.TiffFile(tmp_path / "z.ome.tif") as tf:
+        assert tf.series[0].axes == "ZYXS"
+        level0 = tf.series[0].levels[0].asarray()
+    for z in range(3):
+        np.testing.assert_array_equal(level0[z], planes[z], err_msg=f"OME-TIFF z {z}")
+    tilewise.convert(src, tmp_path / "z.tif", tile_size=128, codec="deflate")
+    with tifffile.TiffFile(tmp_path / "z.tif") as tf:
+        np.testing.assert_array_equal(tf.series[0].levels[0].asarray(), default)
 
 
 def test_what_ome_zarr_cannot_take_is_refused_and_nothing_is_left(tmp_path, source):
