@@ -21,10 +21,11 @@
 // - *.svs (format "svs"; RGB slides): an Aperio SVS (write/svs.h): the generic pyramid with Aperio's
 //   descriptions (mpp, objective power), a thumbnail as directory 1 and the slide's label and macro, which
 //   OpenSlide, tiffslide and cuCIM read as an Aperio slide with its associated images.
-// - format "dicom" (RGB slides with mpp): a folder holding a DICOM WSI series, one VL Whole Slide
-//   Microscopy Image instance per level (write/dicom_wsi_writer.h), which pydicom, wsidicom, OpenSlide and
-//   PACS read; JPEG baseline or uncompressed frames; the slide's label and macro as LABEL and OVERVIEW
-//   instances (JPEG).
+// - format "dicom" (slides with mpp): a folder holding a DICOM WSI series, one VL Whole Slide Microscopy
+//   Image instance per level (write/dicom_wsi_writer.h), which pydicom, wsidicom, OpenSlide and PACS read;
+//   RGB as JPEG baseline or uncompressed frames, the slide's label and macro as LABEL and OVERVIEW
+//   instances (JPEG); channels of 8- or 16-bit unsigned samples (one focal plane, one time point) as one
+//   optical path each of uncompressed MONOCHROME2 frames.
 // Microns per pixel become the resolution tags, an RGB slide's ICC profile is carried over.
 //
 // Streaming: each plane's level 0 is read in bands of tile rows, each band's tiles encoded on the worker
@@ -80,7 +81,7 @@ struct ConvertOptions {
 // Writes `slide` to `output` (see above). InvalidArgument for options out of range, an output name of a
 // format this does not write, a slide of channels to a generic TIFF, JPEG for channels or to OME-Zarr, a
 // DICOM series of a slide without mpp, a folder output (DICOM, OME-Zarr) into a folder that is not empty;
-// Unsupported for a DICOM series of channels.
+// Unsupported for a DICOM series of channels of other samples, of several focal planes or time points.
 Status convert(const Slide& slide, const std::string& output, const ConvertOptions& options = {});
 
 // An image the caller holds, to write as convert writes a slide.

@@ -44,9 +44,11 @@ def convert(
       planes), sharded,
       one tile per chunk, with NGFF multiscales (scale in micrometres) and omero channel metadata, which
       zarr, ome-zarr-py, napari and bioio read.
-    - ``format="dicom"`` (RGB slides with mpp): a new folder holding a DICOM WSI series, one VL Whole Slide
-      Microscopy Image instance per level (TILED_FULL, JPEG baseline or uncompressed frames), which pydicom,
-      wsidicom, OpenSlide and a PACS read.
+    - ``format="dicom"`` (slides with mpp): a new folder holding a DICOM WSI series, one VL Whole Slide
+      Microscopy Image instance per level (TILED_FULL; RGB as JPEG baseline or uncompressed frames, with
+      the label and macro as LABEL and OVERVIEW instances; channels of 8 or 16 bits and one focal plane as
+      one optical path each of uncompressed MONOCHROME2 frames), which pydicom, wsidicom, OpenSlide and a
+      PACS read.
 
     `format`: "tiff", "ome-tiff", "svs", "ome-zarr" or "dicom" ("": from the name). `codec`: "auto" (OME-Zarr:
     zstd; else JPEG for RGB, deflate for channels), "jpeg" (8-bit RGB, not OME-Zarr; at `quality`, chroma

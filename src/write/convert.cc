@@ -157,8 +157,16 @@ Status write_pyramids(const WritableImage& image, const std::string& output, con
                             sample_type_name(axes.sample_type) + ", z " + std::to_string(axes.z) + ", t " +
                             std::to_string(axes.t) + "), which a generic TIFF does not describe: name the output *.ome.tif");
   }
-  if (format == "dicom" && !axes.rgb) {
-    return unsupported(output + ": DICOM WSI output of channels and focal planes is not written yet (RGB images only)");
+  if (format == "dicom" && !axes.rgb && (axes.t > 1 || (axes.sample_type != SampleType::kUint8 && axes.sample_type != SampleType::kUint16))) {
+    return unsupported(output + ": a DICOM WSI series holds channels of 8- or 16-bit unsigned samples without time points; the "
+                       "image has " + sample_type_name(axes.sample_type) + " samples and " + std::to_string(axes.t) +
+                       " time points: write an OME-TIFF or OME-Zarr");
+  }
+  if (format == "dicom" && !axes.rgb && axes.z > 1) {
+    // TILED_FULL focal planes are placed by their spacing (Spacing Between Slices), which readers such as
+    // wsidicom require and which the image's axes do not carry
+    return unsupported(output + ": a DICOM WSI series of " + std::to_string(axes.z) +
+                       " focal planes needs their spacing, which is not known here: write an OME-TIFF or OME-Zarr");
   }
   if (format == "dicom" && !image.mpp) {
     return invalid_argument(output + ": the image states no pixel size (mpp), which a DICOM WSI instance must carry");
@@ -175,7 +183,11 @@ Status write_pyramids(const WritableImage& image, const std::string& output, con
   }
   const write::Downsample filter = options.downsample == "nearest" ? write::Downsample::kNearest : write::Downsample::kMean;
   const bool zarr = format == "ome-zarr";
-  const std::string codec_name = options.codec != "auto" ? options.codec : zarr ? "zstd" : axes.rgb ? "jpeg" : "deflate";
+  const std::string codec_name = options.codec != "auto" ? options.codec
+                                 : zarr                   ? "zstd"
+                                 : axes.rgb               ? "jpeg"
+                                 : format == "dicom"      ? "none"  // channels: uncompressed frames
+                                                          : "deflate";
   TW_ASSIGN_OR_RETURN(const write::TileCodec codec, write::tile_codec(codec_name));
   if (codec == write::TileCodec::kJpeg && !axes.rgb) {
     return invalid_argument("jpeg tiles are 8-bit RGB; the image's channels are " + std::string(sample_type_name(axes.sample_type)) +
@@ -205,6 +217,9 @@ Status write_pyramids(const WritableImage& image, const std::string& output, con
   } else if (axes.rgb) {
     for (int32_t t = 0; t < axes.t; ++t)
       for (int32_t z = 0; z < axes.z; ++z) planes.push_back({0, z, t});
+  } else if (format == "dicom") {  // TILED_FULL's order: focal planes within each optical path
+    for (int32_t c = 0; c < axes.channels; ++c)
+      for (int32_t z = 0; z < axes.z; ++z) planes.push_back({c, z, 0});
   } else {
     for (int32_t t = 0; t < axes.t; ++t)
       for (int32_t z = 0; z < axes.z; ++z)
@@ -263,6 +278,11 @@ Status write_pyramids(const WritableImage& image, const std::string& output, con
     series.height = image.height;
     series.mpp = *image.mpp;
     series.barcode = image.barcode;
+    if (!axes.rgb) {
+      series.optical_paths = axes.channel_info;
+      series.optical_paths.resize(static_cast<size_t>(axes.channels));
+      series.focal_planes = axes.z;
+    }
     TW_ASSIGN_OR_RETURN(write::DicomWsiWriter out, write::DicomWsiWriter::create(output, std::move(series)));
     TW_RETURN_IF_ERROR(write_planes(out, false, ""));
     for (const auto& [name, associated] : image.associated_images) {  // LABEL and OVERVIEW instances

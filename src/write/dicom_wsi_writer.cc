@@ -76,10 +76,21 @@ DicomDataSet level_data_set(const DicomSeries& s, const LevelSpec& level, int in
   d.sequence(0x00209222, indices);
   d.str(0x00209311, "CS", "TILED_FULL");
   // Image Pixel and Whole Slide Microscopy Image
-  d.us(0x00280002, {3}).str(0x00280004, "CS", jpeg ? (level.ycbcr_subsampling == 2 ? "YBR_FULL_422" : "YBR_FULL") : "RGB");
-  d.us(0x00280006, {0}).str(0x00280008, "IS", std::to_string(frames));
+  const bool monochrome = !s.optical_paths.empty() && level.associated.empty();
+  if (monochrome) {
+    d.us(0x00280002, {1}).str(0x00280004, "CS", "MONOCHROME2");
+  } else {
+    d.us(0x00280002, {3}).str(0x00280004, "CS", jpeg ? (level.ycbcr_subsampling == 2 ? "YBR_FULL_422" : "YBR_FULL") : "RGB");
+    d.us(0x00280006, {0});
+  }
+  d.str(0x00280008, "IS", std::to_string(frames));
+  if (monochrome) {  // the samples as they are: no rescale, no inversion
+    d.str(0x00281052, "DS", "0").str(0x00281053, "DS", "1");
+    d.str(0x20500020, "CS", "IDENTITY");
+  }
   d.us(0x00280010, {static_cast<uint16_t>(level.frame_height())}).us(0x00280011, {static_cast<uint16_t>(level.frame_width())});
-  d.us(0x00280100, {8}).us(0x00280101, {8}).us(0x00280102, {7}).us(0x00280103, {0});
+  d.us(0x00280100, {level.bits}).us(0x00280101, {level.bits}).us(0x00280102, {static_cast<uint16_t>(level.bits - 1)});
+  d.us(0x00280103, {0});
   d.str(0x00280301, "CS", "NO");
   d.str(0x00282110, "CS", jpeg ? "01" : "00");
   if (jpeg) {
@@ -100,7 +111,9 @@ DicomDataSet level_data_set(const DicomSeries& s, const LevelSpec& level, int in
   // label whose Barcode Value is empty out of its associated images.)
   if (level.associated == "label") d.str(0x22000002, "UT", "").str(0x22000005, "LT", s.barcode.substr(0, 1024));
   d.str(0x00480102, "DS", "0\\-1\\0\\-1\\0\\0");  // Image Orientation (Slide): rows along -Y, columns along -X
-  d.ul(0x00480302, 1).ul(0x00480303, 1);           // Number of Optical Paths, Total Pixel Matrix Focal Planes
+  const uint32_t paths = monochrome ? static_cast<uint32_t>(s.optical_paths.size()) : 1;
+  const uint32_t focal_planes = level.associated.empty() ? static_cast<uint32_t>(s.focal_planes) : 1;
+  d.ul(0x00480302, paths).ul(0x00480303, focal_planes);  // Number of Optical Paths, Total Pixel Matrix Focal Planes
   // Specimen: the slide as the container, one specimen on it
   d.str(0x00400512, "LO", s.container_id);
   d.sequence(0x00400513, {});
@@ -110,13 +123,32 @@ DicomDataSet level_data_set(const DicomSeries& s, const LevelSpec& level, int in
   specimen.str(0x00400551, "LO", s.container_id).str(0x00400554, "UI", s.specimen_uid);
   specimen.sequence(0x00400562, {}).sequence(0x00400610, {});
   d.sequence(0x00400560, {specimen});
-  // Optical Path: brightfield, full spectrum, with its ICC profile
-  DicomDataSet path;
-  path.sequence(0x00220016, {code_item("111744", "DCM", "Brightfield illumination")});
-  path.ob(0x00282000, s.icc_profile);
-  path.str(0x00480106, "SH", "1");
-  path.sequence(0x00480108, {code_item("414298005", "SCT", "Full Spectrum")});
-  d.sequence(0x00480105, {path});
+  // Optical Paths: brightfield, full spectrum, with its ICC profile; or one per channel, epifluorescence at
+  // its excitation wavelength where the file states it, its name as the description
+  std::vector<DicomDataSet> optical_paths;
+  if (monochrome) {
+    for (size_t c = 0; c < s.optical_paths.size(); ++c) {
+      const ChannelInfo& info = s.optical_paths[c];
+      DicomDataSet path;
+      path.sequence(0x00220016, {code_item("111743", "DCM", "Epifluorescence illumination")});
+      if (info.excitation_nm) {
+        path.fl(0x00220055, static_cast<float>(*info.excitation_nm));
+      } else {
+        path.sequence(0x00480108, {code_item("414298005", "SCT", "Full Spectrum")});
+      }
+      path.str(0x00480106, "SH", std::to_string(c + 1));
+      if (!info.name.empty()) path.str(0x00480107, "ST", info.name.substr(0, 1024));
+      optical_paths.push_back(std::move(path));
+    }
+  } else {
+    DicomDataSet path;
+    path.sequence(0x00220016, {code_item("111744", "DCM", "Brightfield illumination")});
+    path.ob(0x00282000, s.icc_profile);
+    path.str(0x00480106, "SH", "1");
+    path.sequence(0x00480108, {code_item("414298005", "SCT", "Full Spectrum")});
+    optical_paths.push_back(std::move(path));
+  }
+  d.sequence(0x00480105, optical_paths);
   // Shared Functional Groups: pixel measures, frame type, optical path
   DicomDataSet measures;
   measures.str(0x00180050, "DS", "0.001").str(0x00280030, "DS", decimal(spacing_y) + "\\" + decimal(spacing_x));
@@ -125,7 +157,9 @@ DicomDataSet level_data_set(const DicomSeries& s, const LevelSpec& level, int in
   DicomDataSet path_id;
   path_id.str(0x00480106, "SH", "1");
   DicomDataSet shared;
-  shared.sequence(0x00289110, {measures}).sequence(0x00400710, {frame_type}).sequence(0x00480207, {path_id});
+  shared.sequence(0x00289110, {measures}).sequence(0x00400710, {frame_type});
+  // The optical path of every frame, where there is one (several: each frame's from its place in TILED_FULL)
+  if (paths == 1) shared.sequence(0x00480207, {path_id});
   d.sequence(0x52009229, {shared});
   return d;
 }
@@ -163,7 +197,9 @@ DicomWsiWriter::DicomWsiWriter(DicomWsiWriter&& other) noexcept
     : folder_(std::move(other.folder_)),
       series_(std::move(other.series_)),
       instances_(std::move(other.instances_)),
-      error_(std::move(other.error_)) {
+      error_(std::move(other.error_)),
+      plane_(other.plane_),
+      plane_levels_(other.plane_levels_) {
   other.instances_.clear();
 }
 
@@ -182,8 +218,11 @@ Status DicomWsiWriter::put(Instance& instance, std::span<const uint8_t> bytes) {
 
 Status DicomWsiWriter::start(Instance& instance, int index) {
   const LevelSpec& level = instance.spec;
-  if (level.samples != 3 || level.bits != 8 || (level.compression != 7 && level.compression != 1)) {
-    return invalid_argument(folder_.output() + ": DICOM WSI frames are written as 8-bit RGB, JPEG or uncompressed");
+  const bool monochrome = !series_.optical_paths.empty() && level.associated.empty();
+  if (monochrome ? (level.samples != 1 || (level.bits != 8 && level.bits != 16) || level.sample_format != 1 || level.compression != 1)
+                 : (level.samples != 3 || level.bits != 8 || (level.compression != 7 && level.compression != 1))) {
+    return invalid_argument(folder_.output() + ": DICOM WSI frames are written as 8-bit RGB (JPEG or uncompressed) or "
+                            "uncompressed unsigned 8- or 16-bit channels");
   }
   if (level.frame_width() > 65535 || level.frame_height() > 65535) {
     return invalid_argument(folder_.output() + ": frames larger than 65535 pixels");
@@ -195,7 +234,10 @@ Status DicomWsiWriter::start(Instance& instance, int index) {
   instance.file = std::fopen(instance.path.c_str(), "wb");
   if (!instance.file) return io_error(instance.path + ": cannot create (" + std::strerror(errno) + ")");
   std::setvbuf(instance.file, nullptr, _IOFBF, 1 << 20);
-  instance.frames = level.tiles_across() * level.tiles_down();
+  const int64_t planes = level.associated.empty() ? int64_t{std::max<int32_t>(1, static_cast<int32_t>(series_.optical_paths.size()))} *
+                                                       series_.focal_planes
+                                                 : 1;
+  instance.frames = level.tiles_across() * level.tiles_down() * planes;
   instance.encapsulated = level.compression == 7;
   const std::string sop_uid = new_uid();
   // File meta information (explicit VR little endian), its group length first
@@ -225,7 +267,8 @@ Status DicomWsiWriter::start(Instance& instance, int index) {
   // Pixel Data
   put_le(head, uint16_t{0x7FE0});
   put_le(head, uint16_t{0x0010});
-  head.insert(head.end(), {'O', 'B', 0, 0});
+  const bool words = !instance.encapsulated && level.bits == 16;  // native 16-bit samples: OW
+  head.insert(head.end(), {'O', static_cast<uint8_t>(words ? 'W' : 'B'), 0, 0});
   if (instance.encapsulated) {
     put_le(head, uint32_t{0xFFFFFFFF});  // undefined length: items follow
     put_le(head, uint16_t{0xFFFE});
@@ -235,7 +278,7 @@ Status DicomWsiWriter::start(Instance& instance, int index) {
     head.resize(head.size() + static_cast<size_t>(4 * instance.frames), 0);
   } else {
     const uint64_t bytes = static_cast<uint64_t>(instance.frames) * static_cast<uint64_t>(level.frame_width()) *
-                           static_cast<uint64_t>(level.frame_height()) * 3;
+                           static_cast<uint64_t>(level.frame_height()) * level.samples * (level.bits / 8);
     if (bytes >= 0xFFFFFFFFull) {
       return invalid_argument(folder_.output() + ": level " + std::to_string(index) + " holds " + std::to_string(bytes) +
                               " bytes of uncompressed frames, more than a Pixel Data element's 4 GiB: write JPEG");
@@ -245,7 +288,20 @@ Status DicomWsiWriter::start(Instance& instance, int index) {
   return put(instance, head);
 }
 
+void DicomWsiWriter::begin_plane(int32_t c, int32_t z, int32_t /*t*/) {
+  plane_ = int64_t{c} * series_.focal_planes + z;
+  plane_levels_ = 0;
+}
+
 int DicomWsiWriter::add_level(LevelSpec level) {
+  const size_t k = plane_levels_++;
+  if (level.associated.empty() && k < instances_.size()) {  // a later plane's level: the first plane's instance
+    const LevelSpec& first = instances_[k].spec;
+    if ((first.width != level.width || first.height != level.height || first.tile != level.tile) && error_.ok()) {
+      error_ = internal_error(folder_.output() + ": a plane's level " + std::to_string(k) + " differs from the first plane's");
+    }
+    return static_cast<int>(k);
+  }
   Instance instance;
   instance.spec = std::move(level);
   const int index = static_cast<int>(instances_.size());
@@ -258,6 +314,7 @@ Status DicomWsiWriter::write_tile(int level, int64_t index, std::span<const uint
   TW_RETURN_IF_ERROR(error_);
   if (level < 0 || static_cast<size_t>(level) >= instances_.size()) return internal_error(folder_.output() + ": no level " + std::to_string(level));
   Instance& i = instances_[static_cast<size_t>(level)];
+  if (i.spec.associated.empty()) index += plane_ * i.spec.tiles_across() * i.spec.tiles_down();
   if (index != i.next || index >= i.frames) {
     return internal_error(i.path + ": frame " + std::to_string(index) + " given where frame " + std::to_string(i.next) +
                           " of " + std::to_string(i.frames) + " comes next (TILED_FULL order)");
@@ -277,7 +334,8 @@ Status DicomWsiWriter::write_tile(int level, int64_t index, std::span<const uint
     if (bytes.size() % 2) TW_RETURN_IF_ERROR(put(i, std::vector<uint8_t>{0}));  // after EOI: ignored by decoders
     i.fragments += 8 + length;
   } else {
-    const size_t frame = static_cast<size_t>(i.spec.frame_width()) * static_cast<size_t>(i.spec.frame_height()) * 3;
+    const size_t frame = static_cast<size_t>(i.spec.frame_width()) * static_cast<size_t>(i.spec.frame_height()) *
+                         i.spec.samples * (i.spec.bits / 8);
     if (bytes.size() != frame) return internal_error(i.path + ": an uncompressed frame of " + std::to_string(bytes.size()) + " bytes");
     TW_RETURN_IF_ERROR(put(i, bytes));
   }

@@ -425,11 +425,15 @@ def test_dicom_output_refuses_what_it_cannot_describe(tmp_path, source):
     with pytest.raises(tilewise.InvalidArgumentError, match="deflate"):
         tilewise.convert(path, tmp_path / "b", format="dicom", codec="deflate")
     channels = tmp_path / "c.ome.tif"
-    with tifffile.TiffWriter(channels, ome=True) as tw:
-        tw.write(np.zeros((2, 64, 64), np.uint16), metadata={"axes": "CYX", "PhysicalSizeX": 0.5,
-                                                             "PhysicalSizeY": 0.5}, photometric="minisblack")
-    with pytest.raises(tilewise.UnsupportedError, match="channels"):
+    with tifffile.TiffWriter(channels, ome=True) as tw:  # float samples; then two focal planes
+        tw.write(np.zeros((2, 64, 64), np.float32), metadata={"axes": "CYX", "PhysicalSizeX": 0.5,
+                                                              "PhysicalSizeY": 0.5}, photometric="minisblack")
+        tw.write(np.zeros((2, 2, 64, 64), np.uint16), metadata={"axes": "ZCYX", "PhysicalSizeX": 0.5,
+                                                                "PhysicalSizeY": 0.5}, photometric="minisblack")
+    with pytest.raises(tilewise.UnsupportedError, match="float32 samples"):
         tilewise.convert(channels, tmp_path / "c", format="dicom")
+    with tilewise.open(channels, scene=1) as planes, pytest.raises(tilewise.UnsupportedError, match="focal planes"):
+        tilewise.convert(planes, tmp_path / "c", format="dicom")
     occupied = tmp_path / "occupied"
     occupied.mkdir()
     (occupied / "keep.txt").write_text("mine")
@@ -437,6 +441,43 @@ def test_dicom_output_refuses_what_it_cannot_describe(tmp_path, source):
         tilewise.convert(path, occupied, format="dicom")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.ome.tif", "no_mpp.tif", "occupied"]
     assert [p.name for p in occupied.iterdir()] == ["keep.txt"]
+
+
+@pytest.mark.parametrize("dtype", ["uint16", "uint8"])
+def test_channels_to_dicom_are_optical_paths_of_monochrome_frames(tmp_path, dtype):
+    """A 3-channel OME-TIFF (names, excitation wavelengths) to DICOM WSI: MONOCHROME2 frames of the samples'
+    own bits, one optical path per channel (epifluorescence at its wavelength, its name as description);
+    dciodvfy accepts every instance, pydicom, wsidicom (by optical path) and tilewise read every channel of
+    every level exactly."""
+    rng = np.random.default_rng(9)
+    data = rng.integers(0, np.iinfo(dtype).max, (3, 300, 420), endpoint=True).astype(dtype)  # C Y X
+    src = tmp_path / "src.ome.tif"
+    meta = {"axes": "CYX", "Channel": {"Name": ["DAPI", "FITC", "Cy5"], "ExcitationWavelength": [358.0, 495.0, 650.0]},
+            "PhysicalSizeX": 0.5, "PhysicalSizeY": 0.5}
+    with tifffile.TiffWriter(src, ome=True) as tw:
+        tw.write(data, metadata=meta, tile=(64, 64), compression="zlib", photometric="minisblack")
+    out = tmp_path / "series"
+    tilewise.convert(src, out, format="dicom", tile_size=128)
+    expected = halvings_of_planes(data[np.newaxis, :, np.newaxis], 128)
+    instances = sorted(out.iterdir())
+    assert [p.name for p in instances] == ["level-0.dcm", "level-1.dcm", "level-2.dcm"]
+    for p in instances:
+        assert dciodvfy_errors(p) == [], p.name
+    ds = pydicom.dcmread(instances[0])
+    assert ds.PhotometricInterpretation == "MONOCHROME2" and ds.BitsAllocated == np.dtype(dtype).itemsize * 8
+    assert [(p.OpticalPathIdentifier, p.OpticalPathDescription, p.IlluminationWaveLength) for p in ds.OpticalPathSequence] == [
+        ("1", "DAPI", 358.0), ("2", "FITC", 495.0), ("3", "Cy5", 650.0)]
+    frames = ds.pixel_array.reshape(3, 3, 4, 128, 128)  # optical path, tile row, tile column
+    tiles = np.pad(data, ((0, 0), (0, 384 - 300), (0, 512 - 420)), mode="edge").reshape(3, 3, 128, 4, 128).swapaxes(2, 3)
+    np.testing.assert_array_equal(frames, tiles)
+    with wsidicom.WsiDicom.open(out) as w, tilewise.open(out) as s:
+        assert [c.name for c in s.channels] == ["DAPI", "FITC", "Cy5"]
+        for k, e in enumerate(expected):
+            h, w_ = e.shape[-2:]
+            np.testing.assert_array_equal(np.moveaxis(s.read_region((0, 0), (w_, h), level=k), -1, 0), e[0, :, 0])
+            for c in range(3):  # wsidicom by optical path identifier (its list of paths has no fixed order)
+                theirs = np.asarray(w.read_region((0, 0), k, (w_, h), path=str(c + 1)))
+                np.testing.assert_array_equal(theirs, e[0, c, 0], err_msg=f"level {k} path {c + 1}")
 
 
 @pytest.mark.skipif(EXE is None, reason="the tilewise command is not installed next to this Python")
