@@ -25,7 +25,8 @@
 //   Image instance per level (write/dicom_wsi_writer.h), which pydicom, wsidicom, OpenSlide and PACS read;
 //   RGB as JPEG baseline or uncompressed frames, the slide's label and macro as LABEL and OVERVIEW
 //   instances (JPEG); channels of 8- or 16-bit unsigned samples (one focal plane, one time point) as one
-//   optical path each of uncompressed MONOCHROME2 frames.
+//   optical path each of MONOCHROME2 frames, JPEG-LS lossless with an Extended Offset Table (levels pass
+//   4 GiB) or uncompressed.
 // Microns per pixel become the resolution tags, an RGB slide's ICC profile is carried over.
 //
 // Streaming: each plane's level 0 is read in bands of tile rows, each band's tiles encoded on the worker
@@ -54,7 +55,8 @@ struct ConvertOptions {
   int32_t tile_size = 256;      // a multiple of 16, 16 to 4096
   // "auto" (OME-Zarr: zstd; else JPEG for RGB slides, deflate for channels), "jpeg" (YCbCr; 8-bit RGB
   // only; not OME-Zarr), "deflate" (lossless; not DICOM), "zstd" (lossless, TIFF compression 50000; not
-  // DICOM), "lzw" (lossless, TIFF compression 5; TIFF outputs only), "none"
+  // DICOM), "lzw" (lossless, TIFF compression 5; TIFF outputs only), "jpegls" (lossless JPEG-LS; DICOM
+  // only, the default there for channels), "none"
   std::string codec = "auto";
   int quality = 90;             // JPEG quality, 1-100
   bool subsample = true;        // JPEG chroma 4:2:0; false: 4:4:4

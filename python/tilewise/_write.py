@@ -47,12 +47,13 @@ def convert(
     - ``format="dicom"`` (slides with mpp): a new folder holding a DICOM WSI series, one VL Whole Slide
       Microscopy Image instance per level (TILED_FULL; RGB as JPEG baseline or uncompressed frames, with
       the label and macro as LABEL and OVERVIEW instances; channels of 8 or 16 bits and one focal plane as
-      one optical path each of uncompressed MONOCHROME2 frames), which pydicom, wsidicom, OpenSlide and a
-      PACS read.
+      one optical path each of MONOCHROME2 frames, JPEG-LS lossless or uncompressed), which pydicom,
+      wsidicom, OpenSlide and a PACS read.
 
     `format`: "tiff", "ome-tiff", "svs", "ome-zarr" or "dicom" ("": from the name). `codec`: "auto" (OME-Zarr:
     zstd; else JPEG for RGB, deflate for channels), "jpeg" (8-bit RGB, not OME-Zarr; at `quality`, chroma
-    4:2:0 or with ``subsample=False`` 4:4:4), "deflate" or "zstd" (not DICOM), "lzw" (TIFFs) or "none" (lossless).
+    4:2:0 or with ``subsample=False`` 4:4:4), "deflate" or "zstd" (not DICOM), "lzw" (TIFFs), "jpegls" (DICOM;
+    the default there for channels) or "none" (lossless).
     `copy_tiles`: JPEG tiles of level 0 that already are what the output would encode (baseline YCbCr,
     same size and chroma subsampling) are copied as stored, not decoded and encoded again (their pixels
     stay the source's); the levels below are made from the decoded level 0. mpp becomes the resolution

@@ -18,6 +18,7 @@ Result<int> add_associated_image(TileSink& out, const uint8_t* pixels, int64_t w
   spec.samples = 3;
   spec.bits = 8;
   spec.compression = tiff_compression(codec);
+  spec.codec = codec;
   spec.photometric = tiff_photometric(codec);
   const ImageView view{const_cast<uint8_t*>(pixels), width * 3, static_cast<int32_t>(width), static_cast<int32_t>(height), 3, {}, 1};
   std::vector<uint8_t> bytes;

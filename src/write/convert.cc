@@ -65,6 +65,7 @@ std::vector<write::LevelSpec> pyramid_levels(const WritableImage& image, const C
     level.sample_format = type == SampleType::kFloat32 ? 3
                           : (type == SampleType::kInt8 || type == SampleType::kInt16 || type == SampleType::kInt32) ? 2 : 1;
     level.compression = write::tiff_compression(codec);
+    level.codec = codec;
     level.photometric = samples == 3 ? write::tiff_photometric(codec) : 1;
     level.ycbcr_subsampling = options.subsample ? 2 : 1;
     level.subfile_type = i > 0 ? 1 : 0;
@@ -186,16 +187,20 @@ Status write_pyramids(const WritableImage& image, const std::string& output, con
   const std::string codec_name = options.codec != "auto" ? options.codec
                                  : zarr                   ? "zstd"
                                  : axes.rgb               ? "jpeg"
-                                 : format == "dicom"      ? "none"  // channels: uncompressed frames
+                                 : format == "dicom"      ? "jpegls"  // channels: lossless, past 4 GiB
                                                           : "deflate";
   TW_ASSIGN_OR_RETURN(const write::TileCodec codec, write::tile_codec(codec_name));
   if (codec == write::TileCodec::kJpeg && !axes.rgb) {
     return invalid_argument("jpeg tiles are 8-bit RGB; the image's channels are " + std::string(sample_type_name(axes.sample_type)) +
                             ": write them with codec deflate or none");
   }
-  if (format == "dicom" && codec != write::TileCodec::kJpeg && codec != write::TileCodec::kNone) {
-    return invalid_argument(std::string("DICOM WSI frames are JPEG or uncompressed (codec jpeg or none), not ") +
+  if (format == "dicom" && codec != write::TileCodec::kJpeg && codec != write::TileCodec::kJpegLs &&
+      codec != write::TileCodec::kNone) {
+    return invalid_argument(std::string("DICOM WSI frames are JPEG, JPEG-LS or uncompressed (codec jpeg, jpegls or none), not ") +
                             write::codec_name(codec));
+  }
+  if (format != "dicom" && codec == write::TileCodec::kJpegLs) {
+    return invalid_argument("jpegls frames are written to DICOM only (TIFF has no JPEG-LS compression code)");
   }
   if (zarr && codec != write::TileCodec::kZstd && codec != write::TileCodec::kDeflate && codec != write::TileCodec::kNone) {
     return invalid_argument(std::string("OME-Zarr chunks are zstd, deflate or uncompressed, not ") + write::codec_name(codec) +

@@ -17,6 +17,7 @@ namespace {
 constexpr const char* kWsmImage = "1.2.840.10008.5.1.4.1.1.77.1.6";  // VL Whole Slide Microscopy Image Storage
 constexpr const char* kExplicitLittle = "1.2.840.10008.1.2.1";
 constexpr const char* kJpegBaseline = "1.2.840.10008.1.2.4.50";
+constexpr const char* kJpegLsLossless = "1.2.840.10008.1.2.4.80";
 // tilewise's Implementation Class UID (a UUID-derived OID, PS3.5 B.2)
 constexpr const char* kImplementationClass = "2.25.32974590903554012932822747234319577605";
 constexpr size_t kRatioWidth = 16;  // a DS value's longest
@@ -38,7 +39,7 @@ void put_le(std::vector<uint8_t>& out, T value) {
 // The level's data set up to Pixel Data (PS3.3 A.32.8: the VL Whole Slide Microscopy Image IOD's modules).
 DicomDataSet level_data_set(const DicomSeries& s, const LevelSpec& level, int index, const std::string& sop_uid,
                             int64_t frames) {
-  const bool jpeg = level.compression == 7;
+  const bool jpeg = level.codec == TileCodec::kJpeg;
   const std::string image_type = level.associated == "label"   ? "ORIGINAL\\PRIMARY\\LABEL\\NONE"
                                  : level.associated == "macro" ? "ORIGINAL\\PRIMARY\\OVERVIEW\\NONE"
                                  : index == 0                  ? "ORIGINAL\\PRIMARY\\VOLUME\\NONE"
@@ -219,10 +220,12 @@ Status DicomWsiWriter::put(Instance& instance, std::span<const uint8_t> bytes) {
 Status DicomWsiWriter::start(Instance& instance, int index) {
   const LevelSpec& level = instance.spec;
   const bool monochrome = !series_.optical_paths.empty() && level.associated.empty();
-  if (monochrome ? (level.samples != 1 || (level.bits != 8 && level.bits != 16) || level.sample_format != 1 || level.compression != 1)
-                 : (level.samples != 3 || level.bits != 8 || (level.compression != 7 && level.compression != 1))) {
-    return invalid_argument(folder_.output() + ": DICOM WSI frames are written as 8-bit RGB (JPEG or uncompressed) or "
-                            "uncompressed unsigned 8- or 16-bit channels");
+  const bool jpeg = level.codec == TileCodec::kJpeg, jpegls = level.codec == TileCodec::kJpegLs;
+  if (monochrome ? (level.samples != 1 || (level.bits != 8 && level.bits != 16) || level.sample_format != 1 ||
+                    (!jpegls && level.codec != TileCodec::kNone))
+                 : (level.samples != 3 || level.bits != 8 || (!jpeg && !jpegls && level.codec != TileCodec::kNone))) {
+    return invalid_argument(folder_.output() + ": DICOM WSI frames are written as 8-bit RGB (JPEG, JPEG-LS or uncompressed) "
+                            "or unsigned 8- or 16-bit channels (JPEG-LS or uncompressed)");
   }
   if (level.frame_width() > 65535 || level.frame_height() > 65535) {
     return invalid_argument(folder_.output() + ": frames larger than 65535 pixels");
@@ -238,14 +241,15 @@ Status DicomWsiWriter::start(Instance& instance, int index) {
                                                        series_.focal_planes
                                                  : 1;
   instance.frames = level.tiles_across() * level.tiles_down() * planes;
-  instance.encapsulated = level.compression == 7;
+  instance.encapsulated = jpeg || jpegls;
+  instance.extended = jpegls;
   const std::string sop_uid = new_uid();
   // File meta information (explicit VR little endian), its group length first
   DicomDataSet meta;
   const uint8_t version[2] = {0, 1};
   meta.ob(0x00020001, version);
   meta.str(0x00020002, "UI", kWsmImage).str(0x00020003, "UI", sop_uid);
-  meta.str(0x00020010, "UI", instance.encapsulated ? kJpegBaseline : kExplicitLittle);
+  meta.str(0x00020010, "UI", jpeg ? kJpegBaseline : jpegls ? kJpegLsLossless : kExplicitLittle);
   meta.str(0x00020012, "UI", kImplementationClass).str(0x00020013, "SH", "TILEWISE");
   std::vector<uint8_t> head(132, 0);  // the preamble, then "DICM"
   std::memcpy(head.data() + 128, "DICM", 4);
@@ -256,7 +260,7 @@ Status DicomWsiWriter::start(Instance& instance, int index) {
   head.insert(head.end(), group_bytes.begin(), group_bytes.end());
   head.insert(head.end(), meta_bytes.begin(), meta_bytes.end());
   const std::vector<uint8_t> body = level_data_set(series_, level, index, sop_uid, instance.frames).encode();
-  if (instance.encapsulated) {
+  if (jpeg) {
     // Where the compression ratio's value lies: its element is the first of the data set with these 8 bytes
     // (the elements before it are strings and numbers that cannot hold them)
     const uint8_t ratio[8] = {0x28, 0x00, 0x12, 0x21, 'D', 'S', kRatioWidth, 0};
@@ -264,6 +268,18 @@ Status DicomWsiWriter::start(Instance& instance, int index) {
     instance.ratio_at = head.size() + static_cast<size_t>(at - body.begin()) + 8;
   }
   head.insert(head.end(), body.begin(), body.end());
+  if (instance.extended) {
+    // Extended Offset Table and its Lengths (OV), filled by finish(); the Basic Offset Table stays empty
+    for (uint16_t element : {uint16_t{0x0001}, uint16_t{0x0002}}) {
+      put_le(head, uint16_t{0x7FE0});
+      put_le(head, element);
+      put_le(head, uint16_t{0x564F});  // "OV", then two reserved bytes
+      put_le(head, uint16_t{0});
+      put_le(head, static_cast<uint32_t>(8 * instance.frames));
+      if (element == 0x0001) instance.table_at = head.size();
+      head.resize(head.size() + static_cast<size_t>(8 * instance.frames), 0);
+    }
+  }
   // Pixel Data
   put_le(head, uint16_t{0x7FE0});
   put_le(head, uint16_t{0x0010});
@@ -273,9 +289,13 @@ Status DicomWsiWriter::start(Instance& instance, int index) {
     put_le(head, uint32_t{0xFFFFFFFF});  // undefined length: items follow
     put_le(head, uint16_t{0xFFFE});
     put_le(head, uint16_t{0xE000});
-    put_le(head, static_cast<uint32_t>(4 * instance.frames));  // the Basic Offset Table, filled by finish()
-    instance.table_at = head.size();
-    head.resize(head.size() + static_cast<size_t>(4 * instance.frames), 0);
+    if (instance.extended) {
+      put_le(head, uint32_t{0});  // an empty Basic Offset Table
+    } else {
+      put_le(head, static_cast<uint32_t>(4 * instance.frames));  // the Basic Offset Table, filled by finish()
+      instance.table_at = head.size();
+      head.resize(head.size() + static_cast<size_t>(4 * instance.frames), 0);
+    }
   } else {
     const uint64_t bytes = static_cast<uint64_t>(instance.frames) * static_cast<uint64_t>(level.frame_width()) *
                            static_cast<uint64_t>(level.frame_height()) * level.samples * (level.bits / 8);
@@ -320,11 +340,12 @@ Status DicomWsiWriter::write_tile(int level, int64_t index, std::span<const uint
                           " of " + std::to_string(i.frames) + " comes next (TILED_FULL order)");
   }
   if (i.encapsulated) {
-    if (i.fragments > 0xFFFFFFFFull) {
-      return unsupported(i.path + ": the frames pass 4 GiB, beyond a Basic Offset Table (the Extended Offset Table is not written)");
+    if (!i.extended && i.fragments > 0xFFFFFFFFull) {
+      return unsupported(i.path + ": the JPEG frames pass 4 GiB, beyond a Basic Offset Table");
     }
-    i.offsets.push_back(static_cast<uint32_t>(i.fragments));
     const uint32_t length = static_cast<uint32_t>(bytes.size() + bytes.size() % 2);
+    i.offsets.push_back(i.fragments);
+    i.lengths.push_back(length);
     std::vector<uint8_t> item;
     put_le(item, uint16_t{0xFFFE});
     put_le(item, uint16_t{0xE000});
@@ -351,20 +372,27 @@ Status DicomWsiWriter::finish() {
       return internal_error(i.path + ": " + std::to_string(i.frames - i.next) + " frames were never written");
     }
     if (i.encapsulated) {
-      if (i.fragments > 0xFFFFFFFFull) {
-        return unsupported(i.path + ": the frames pass 4 GiB, beyond a Basic Offset Table (the Extended Offset Table is not written)");
+      if (!i.extended && i.fragments > 0xFFFFFFFFull) {
+        return unsupported(i.path + ": the JPEG frames pass 4 GiB, beyond a Basic Offset Table");
       }
-      std::vector<uint8_t> end;
-      put_le(end, uint16_t{0xFFFE});
-      put_le(end, uint16_t{0xE0DD});
-      put_le(end, uint32_t{0});
+      const uint8_t end[8] = {0xFE, 0xFF, 0xDD, 0xE0, 0, 0, 0, 0};  // Sequence Delimitation Item (FFFE,E0DD)
       TW_RETURN_IF_ERROR(put(i, end));
-      std::vector<uint8_t> table;
-      for (uint32_t o : i.offsets) put_le(table, o);
+      std::vector<uint8_t> table;  // BOT: 32-bit offsets; EOT: 64-bit offsets, then the Lengths element's values
+      for (uint64_t o : i.offsets) i.extended ? put_le(table, o) : put_le(table, static_cast<uint32_t>(o));
+      if (i.extended) {
+        put_le(table, uint16_t{0x7FE0});  // the Lengths element's header again, as start() wrote it
+        put_le(table, uint16_t{0x0002});
+        put_le(table, uint16_t{0x564F});  // "OV"
+        put_le(table, uint16_t{0});
+        put_le(table, static_cast<uint32_t>(8 * i.frames));
+        for (uint64_t n : i.lengths) put_le(table, n);
+      }
       if (std::fflush(i.file) != 0 || ::fseeko(i.file, static_cast<off_t>(i.table_at), SEEK_SET) != 0) {
         return io_error(i.path + ": cannot seek to the offset table (" + std::strerror(errno) + ")");
       }
       TW_RETURN_IF_ERROR(put(i, table));
+    }
+    if (i.spec.codec == TileCodec::kJpeg) {
       // The compression ratio: the frames' pixel bytes over their JPEG bytes
       const double pixels = static_cast<double>(i.frames) * static_cast<double>(i.spec.frame_width() * i.spec.frame_height()) * 3;
       std::string ratio = decimal(pixels / static_cast<double>(std::max<uint64_t>(i.fragments, 1))).substr(0, kRatioWidth);

@@ -2,8 +2,9 @@
 // per level (level-0.dcm, level-1.dcm, ...), TILED_FULL (frames in row-major order, no per-frame
 // functional groups), one optical path (brightfield, with the slide's ICC profile or sRGB's) - or, for
 // channel images, one per channel with every focal plane, MONOCHROME2 - the pixel spacing of each level,
-// JPEG baseline frames (YBR_FULL_422 or YBR_FULL) encapsulated with a Basic Offset Table, or uncompressed
-// frames in explicit VR little endian. Each instance is written front to back as
+// JPEG baseline frames (YBR_FULL_422 or YBR_FULL) encapsulated with a Basic Offset Table, JPEG-LS lossless
+// frames encapsulated with an Extended Offset Table (lossless levels pass 4 GiB), or uncompressed frames in
+// explicit VR little endian. Each instance is written front to back as
 // its frames come; the folder is written under a partial name beside the output (write/partial_name.h)
 // and renamed when complete (removed on failure).
 //
@@ -69,10 +70,11 @@ class DicomWsiWriter final : public TileSink {
     std::string path;
     int64_t frames = 0, next = 0;
     bool encapsulated = false;
-    uint64_t table_at = 0;      // where the Basic Offset Table's values go
+    bool extended = false;      // an Extended Offset Table (and an empty Basic Offset Table)
+    uint64_t table_at = 0;      // where the Basic (or Extended) Offset Table's values go
     uint64_t ratio_at = 0;      // where the Lossy Image Compression Ratio's value goes
     uint64_t fragments = 0;     // bytes of frame items written, from the first
-    std::vector<uint32_t> offsets;
+    std::vector<uint64_t> offsets, lengths;  // each frame's item, from the first; its length
   };
   DicomWsiWriter(PartialFolder folder, DicomSeries series) : folder_(std::move(folder)), series_(std::move(series)) {}
   Status start(Instance& instance, int index);

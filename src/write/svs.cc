@@ -17,6 +17,7 @@ const char* codec_label(const TileCoding& coding) {
     case TileCodec::kDeflate: return "Deflate/RGB";
     case TileCodec::kZstd: return "Zstd/RGB";
     case TileCodec::kLzw: return "LZW/RGB";
+    case TileCodec::kJpegLs: return "JPEG-LS/RGB";
     case TileCodec::kNone: return "Raw/RGB";
   }
   return "RGB";

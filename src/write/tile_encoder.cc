@@ -1,5 +1,6 @@
 #include "write/tile_encoder.h"
 
+#include <charls/charls.h>
 #include <libdeflate.h>
 #include <zstd.h>
 
@@ -16,8 +17,9 @@ Result<TileCodec> tile_codec(const std::string& name) {
   if (name == "deflate") return TileCodec::kDeflate;
   if (name == "zstd") return TileCodec::kZstd;
   if (name == "lzw") return TileCodec::kLzw;
+  if (name == "jpegls") return TileCodec::kJpegLs;
   if (name == "none") return TileCodec::kNone;
-  return invalid_argument("codec \"" + name + "\" is not one the writers write (jpeg, deflate, zstd, lzw, none)");
+  return invalid_argument("codec \"" + name + "\" is not one the writers write (jpeg, deflate, zstd, lzw, jpegls, none)");
 }
 
 const char* codec_name(TileCodec codec) {
@@ -26,6 +28,7 @@ const char* codec_name(TileCodec codec) {
     case TileCodec::kDeflate: return "deflate";
     case TileCodec::kZstd: return "zstd";
     case TileCodec::kLzw: return "lzw";
+    case TileCodec::kJpegLs: return "jpegls";
     case TileCodec::kNone: return "none";
   }
   return "?";
@@ -37,6 +40,7 @@ uint16_t tiff_compression(TileCodec codec) {
     case TileCodec::kDeflate: return 8;
     case TileCodec::kZstd: return 50000;
     case TileCodec::kLzw: return 5;
+    case TileCodec::kJpegLs: return 0;
     case TileCodec::kNone: return 1;
   }
   return 1;
@@ -109,6 +113,33 @@ Status encode_tile(const TileCoding& coding, const ImageView& tile, std::vector<
       thread_local std::vector<uint8_t> packed;
       pack(tile, coding.zarr_chunk, packed);
       out = codecs::lzw_encode(packed);
+      return Status();
+    }
+    case TileCodec::kJpegLs: {
+      if (tile.sample_bytes > 2) return invalid_argument("jpegls: samples of 8 or 16 bits");
+      thread_local std::vector<uint8_t> packed;
+      pack(tile, false, packed);
+      charls_jpegls_encoder* e = charls_jpegls_encoder_create();
+      if (e == nullptr) return internal_error("jpegls: cannot create an encoder");
+      const charls_frame_info info{static_cast<uint32_t>(tile.width), static_cast<uint32_t>(tile.height),
+                                   8 * tile.sample_bytes, tile.channels};
+      size_t size = 0;
+      charls_jpegls_errc rc = charls_jpegls_encoder_set_frame_info(e, &info);
+      if (rc == charls::jpegls_errc::success && tile.channels > 1) {
+        rc = charls_jpegls_encoder_set_interleave_mode(e, charls::interleave_mode::sample);
+      }
+      if (rc == charls::jpegls_errc::success) rc = charls_jpegls_encoder_get_estimated_destination_size(e, &size);
+      if (rc == charls::jpegls_errc::success) {
+        // Noise-like samples can code larger than CharLS's estimate (their raw size and a little): room for
+        // half as much again
+        out.resize(size + size / 2);
+        rc = charls_jpegls_encoder_set_destination_buffer(e, out.data(), out.size());
+      }
+      if (rc == charls::jpegls_errc::success) rc = charls_jpegls_encoder_encode_from_buffer(e, packed.data(), packed.size(), 0);
+      if (rc == charls::jpegls_errc::success) rc = charls_jpegls_encoder_get_bytes_written(e, &size);
+      charls_jpegls_encoder_destroy(e);
+      if (rc != charls::jpegls_errc::success) return internal_error(std::string("jpegls: ") + charls_get_error_message(rc));
+      out.resize(size);
       return Status();
     }
     case TileCodec::kZstd: {

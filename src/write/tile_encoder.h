@@ -4,7 +4,8 @@
 // no JPEGTables to share), TIFF Photometric YCbCr. Deflate: libdeflate at level 6 (zlib stream, TIFF
 // compression 8; a gzip member in a Zarr chunk, Zarr's gzip codec), any samples. Zstandard: libzstd at
 // level 3 (one frame, TIFF compression 50000, Zarr's zstd codec), any samples. LZW: TIFF compression 5
-// (codecs/cpu/lzw_encoder.h), TIFF only. None: the pixels. Thread behaviour: encode() may be called from any number of threads at once (per-thread state).
+// (codecs/cpu/lzw_encoder.h), TIFF only. JPEG-LS: CharLS, lossless, 8- or 16-bit samples, DICOM only (no
+// TIFF compression code). None: the pixels. Thread behaviour: encode() may be called from any number of threads at once (per-thread state).
 #pragma once
 
 #include <cstdint>
@@ -16,12 +17,12 @@
 
 namespace tilewise::write {
 
-enum class TileCodec { kJpeg, kDeflate, kZstd, kLzw, kNone };
+enum class TileCodec { kJpeg, kDeflate, kZstd, kLzw, kJpegLs, kNone };
 
-// "jpeg", "deflate", "zstd", "lzw", "none"; InvalidArgument for any other name.
+// "jpeg", "deflate", "zstd", "lzw", "jpegls", "none"; InvalidArgument for any other name.
 Result<TileCodec> tile_codec(const std::string& name);
 const char* codec_name(TileCodec codec);
-uint16_t tiff_compression(TileCodec codec);
+uint16_t tiff_compression(TileCodec codec);  // 0: none exists (JPEG-LS)
 uint16_t tiff_photometric(TileCodec codec);
 
 // How tiles are coded: `quality` (1-100) and chroma 4:2:0 (`subsample`) or 4:4:4 for JPEG; `zarr_chunk`:

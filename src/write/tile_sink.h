@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tilewise/status.h"
+#include "write/tile_encoder.h"
 
 namespace tilewise::write {
 
@@ -22,7 +23,8 @@ struct LevelSpec {
   uint16_t samples = 3;       // SamplesPerPixel, interleaved
   uint16_t bits = 8;          // BitsPerSample of each
   uint16_t sample_format = 1; // SampleFormat: 1 unsigned, 2 signed, 3 float
-  uint16_t compression = 1;   // TIFF Compression: 1 none, 7 JPEG, 8 deflate
+  uint16_t compression = 1;   // TIFF Compression: 1 none, 7 JPEG, 8 deflate, ...
+  TileCodec codec = TileCodec::kNone;  // the same, for sinks that name codecs otherwise (DICOM)
   uint16_t photometric = 2;   // 1 min-is-black; 2 RGB; 6 YCbCr (JPEG tiles coded as YCbCr)
   uint16_t ycbcr_subsampling = 2;  // YCbCr: 2 (4:2:0) or 1 (4:4:4)
   uint32_t subfile_type = 0;  // TIFF NewSubfileType: 1 a lower level of the pyramid or a label, 9 a macro

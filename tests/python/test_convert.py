@@ -18,6 +18,7 @@ import numpy as np
 import ome_types
 import openslide
 import pydicom
+from pydicom.encaps import generate_frames
 import pytest
 import tifffile
 import wsidicom
@@ -443,12 +444,13 @@ def test_dicom_output_refuses_what_it_cannot_describe(tmp_path, source):
     assert [p.name for p in occupied.iterdir()] == ["keep.txt"]
 
 
-@pytest.mark.parametrize("dtype", ["uint16", "uint8"])
-def test_channels_to_dicom_are_optical_paths_of_monochrome_frames(tmp_path, dtype):
+@pytest.mark.parametrize("dtype,codec", [("uint16", "jpegls"), ("uint8", "jpegls"), ("uint16", "none")])
+def test_channels_to_dicom_are_optical_paths_of_monochrome_frames(tmp_path, dtype, codec):
     """A 3-channel OME-TIFF (names, excitation wavelengths) to DICOM WSI: MONOCHROME2 frames of the samples'
-    own bits, one optical path per channel (epifluorescence at its wavelength, its name as description);
-    dciodvfy accepts every instance, pydicom, wsidicom (by optical path) and tilewise read every channel of
-    every level exactly."""
+    own bits, one optical path per channel (epifluorescence at its wavelength, its name as description),
+    JPEG-LS lossless (the default; with an Extended Offset Table and an empty Basic one) or uncompressed;
+    dciodvfy accepts every instance, pydicom (frames decoded by imagecodecs' CharLS), wsidicom (by optical
+    path) and tilewise read every channel of every level exactly."""
     rng = np.random.default_rng(9)
     data = rng.integers(0, np.iinfo(dtype).max, (3, 300, 420), endpoint=True).astype(dtype)  # C Y X
     src = tmp_path / "src.ome.tif"
@@ -457,7 +459,7 @@ def test_channels_to_dicom_are_optical_paths_of_monochrome_frames(tmp_path, dtyp
     with tifffile.TiffWriter(src, ome=True) as tw:
         tw.write(data, metadata=meta, tile=(64, 64), compression="zlib", photometric="minisblack")
     out = tmp_path / "series"
-    tilewise.convert(src, out, format="dicom", tile_size=128)
+    tilewise.convert(src, out, format="dicom", tile_size=128, codec="auto" if codec == "jpegls" else codec)
     expected = halvings_of_planes(data[np.newaxis, :, np.newaxis], 128)
     instances = sorted(out.iterdir())
     assert [p.name for p in instances] == ["level-0.dcm", "level-1.dcm", "level-2.dcm"]
@@ -467,7 +469,15 @@ def test_channels_to_dicom_are_optical_paths_of_monochrome_frames(tmp_path, dtyp
     assert ds.PhotometricInterpretation == "MONOCHROME2" and ds.BitsAllocated == np.dtype(dtype).itemsize * 8
     assert [(p.OpticalPathIdentifier, p.OpticalPathDescription, p.IlluminationWaveLength) for p in ds.OpticalPathSequence] == [
         ("1", "DAPI", 358.0), ("2", "FITC", 495.0), ("3", "Cy5", 650.0)]
-    frames = ds.pixel_array.reshape(3, 3, 4, 128, 128)  # optical path, tile row, tile column
+    if codec == "jpegls":
+        assert ds.file_meta.TransferSyntaxUID == "1.2.840.10008.1.2.4.80"
+        lengths = np.frombuffer(ds.ExtendedOffsetTableLengths, "<u8")
+        frames = np.stack([imagecodecs.jpegls_decode(f) for f in generate_frames(ds.PixelData, number_of_frames=36)])
+        assert len(lengths) == 36 and np.frombuffer(ds.ExtendedOffsetTable, "<u8")[0] == 0
+        assert ds.PixelData[:8] == b"\xfe\xff\x00\xe0\x00\x00\x00\x00"  # an empty Basic Offset Table
+    else:
+        frames = ds.pixel_array
+    frames = frames.reshape(3, 3, 4, 128, 128)  # optical path, tile row, tile column
     tiles = np.pad(data, ((0, 0), (0, 384 - 300), (0, 512 - 420)), mode="edge").reshape(3, 3, 128, 4, 128).swapaxes(2, 3)
     np.testing.assert_array_equal(frames, tiles)
     with wsidicom.WsiDicom.open(out) as w, tilewise.open(out) as s:
