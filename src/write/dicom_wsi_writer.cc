@@ -242,7 +242,11 @@ Status DicomWsiWriter::start(Instance& instance, int index) {
                                                  : 1;
   instance.frames = level.tiles_across() * level.tiles_down() * planes;
   instance.encapsulated = jpeg || jpegls;
-  instance.extended = jpegls;
+  // An Extended Offset Table where the frames may pass the 4 GiB a Basic one addresses: lossless frames, and
+  // JPEG frames whose pixels pass 4 GiB (JPEG codes tissue in well under a byte a pixel)
+  const uint64_t raw = static_cast<uint64_t>(instance.frames) * static_cast<uint64_t>(level.frame_width()) *
+                       static_cast<uint64_t>(level.frame_height()) * level.samples * (level.bits / 8);
+  instance.extended = jpegls || (jpeg && raw >= (uint64_t{4} << 30));
   const std::string sop_uid = new_uid();
   // File meta information (explicit VR little endian), its group length first
   DicomDataSet meta;

@@ -2,9 +2,9 @@
 // per level (level-0.dcm, level-1.dcm, ...), TILED_FULL (frames in row-major order, no per-frame
 // functional groups), one optical path (brightfield, with the slide's ICC profile or sRGB's) - or, for
 // channel images, one per channel with every focal plane, MONOCHROME2 - the pixel spacing of each level,
-// JPEG baseline frames (YBR_FULL_422 or YBR_FULL) encapsulated with a Basic Offset Table, JPEG-LS lossless
-// frames encapsulated with an Extended Offset Table (lossless levels pass 4 GiB), or uncompressed frames in
-// explicit VR little endian. Each instance is written front to back as
+// JPEG baseline frames (YBR_FULL_422 or YBR_FULL) encapsulated with a Basic Offset Table (an Extended one
+// for a level of over 4 GiB of pixels), JPEG-LS lossless frames encapsulated with an Extended Offset Table,
+// or uncompressed frames in explicit VR little endian. Each instance is written front to back as
 // its frames come; the folder is written under a partial name beside the output (write/partial_name.h)
 // and renamed when complete (removed on failure).
 //
