@@ -216,10 +216,19 @@ TEST(BatchLoader, HybridSchedulingFailsOnlyTheDamagedItems) {
     }
     EXPECT_GE(failures, 1);
   }
-  const gpu::Scheduler::LoaderCounts after = gpu::device_scheduler(-1).loader_counts();
+  gpu::Scheduler::LoaderCounts after = gpu::device_scheduler(-1).loader_counts();
   EXPECT_EQ((after.gpu_regions + after.cpu_regions) - (before.gpu_regions + before.cpu_regions), 3u * 300u);
-  EXPECT_GT(after.cpu_regions, before.cpu_regions) << "the helpers read no region";
   EXPECT_GT(after.gpu_reads, before.gpu_reads);
+  // Which side reads a batch is a race: on a loaded machine the GPU side (here the host stand-in) can take
+  // every batch of three rounds. The helpers must take part within a few more.
+  for (int extra = 0; extra < 20 && after.cpu_regions == before.cpu_regions; ++extra) {
+    auto loader = hybrid(4, -1).create(slide, locations, options(20, 32, 6, 2));
+    ASSERT_TRUE(loader.ok());
+    while ((*loader)->next()) {
+    }
+    after = gpu::device_scheduler(-1).loader_counts();
+  }
+  EXPECT_GT(after.cpu_regions, before.cpu_regions) << "the helpers read no region in 23 rounds";
 }
 
 TEST(BatchLoader, HybridSchedulingCancelsWithoutWaitingOrLeaking) {
