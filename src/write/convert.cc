@@ -1,10 +1,10 @@
-// tilewise::convert (tilewise/convert.h): each plane's level 0 read in bands of tile rows and written as a
-// pyramid (write/pyramid_writer.h) into one TIFF - a generic pyramid (levels in the main chain) or an
-// OME-TIFF (planes in the main chain in XYCZT order, each plane's levels its SubIFDs, the OME-XML in the
-// first directory's description) - into a DICOM WSI series (an instance per level) or into an OME-Zarr
-// group (each level one array over t, c, z, y, x).
+// tilewise::convert and tilewise::write_image (tilewise/convert.h): the plan (write/output_plan.h), then each
+// plane's level 0 read in bands of tile rows and written as a pyramid (write/pyramid_writer.h) into one TIFF
+// - a generic pyramid or an Aperio SVS (levels in the main chain), or an OME-TIFF (planes in the main chain
+// in XYCZT order, each plane's levels its SubIFDs, the OME-XML in the first directory's description) - into
+// a DICOM WSI series (an instance per level) or into an OME-Zarr group (each level one array over t, c, z,
+// y, x).
 #include <algorithm>
-#include <cctype>
 #include <cstring>
 #include <functional>
 #include <vector>
@@ -16,6 +16,7 @@
 #include "write/dicom_wsi_writer.h"
 #include "write/ome_xml.h"
 #include "write/ome_zarr_writer.h"
+#include "write/output_plan.h"
 #include "write/pyramid_writer.h"
 #include "write/srgb_profile.h"
 #include "write/stow_rs.h"
@@ -26,12 +27,6 @@
 namespace tilewise {
 
 namespace {
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  if (s.size() < suffix.size()) return false;
-  return std::equal(suffix.rbegin(), suffix.rend(), s.rbegin(),
-                    [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
-}
 
 std::string base_name(const std::string& path) {
   const size_t slash = path.find_last_of('/');
@@ -126,110 +121,17 @@ struct SourceDetails {
 
 Status write_pyramids(const WritableImage& image, const std::string& output, const ConvertOptions& options,
                       const SourceDetails& source) {
+  TW_ASSIGN_OR_RETURN(const write::OutputPlan plan, write::plan_output(image, output, options));
   const ImageAxes& axes = image.axes;
-  if (image.width <= 0 || image.height <= 0 || !image.read_rows ||
-      (!axes.rgb && (axes.channels <= 0 || axes.z <= 0 || axes.t <= 0))) {
-    return invalid_argument(output + ": the image has no pixels to write (a size, planes and read_rows are needed)");
-  }
-  std::string format = options.format;
-  if (format.empty()) {
-    if (ends_with(output, ".ome.tif") || ends_with(output, ".ome.tiff")) {
-      format = "ome-tiff";
-    } else if (ends_with(output, ".tif") || ends_with(output, ".tiff")) {
-      format = "tiff";
-    } else if (ends_with(output, ".zarr") || ends_with(output, ".zarr/")) {
-      format = "ome-zarr";
-    } else if (ends_with(output, ".svs")) {
-      format = "svs";
-    } else {
-      return invalid_argument(output + ": the output's name must end in .tif or .tiff (a pyramidal TIFF), .ome.tif "
-                              "or .ome.tiff (an OME-TIFF), .svs (Aperio) or .zarr (an OME-Zarr group), or the format be "
-                              "named (dicom: a folder of instances)");
-    }
-  }
-  if (format != "tiff" && format != "ome-tiff" && format != "svs" && format != "dicom" && format != "ome-zarr") {
-    return invalid_argument("format \"" + format + "\" is not one convert writes (tiff, ome-tiff, svs, ome-zarr, dicom)");
-  }
-  if (format == "svs" && !axes.rgb) {
-    return invalid_argument(output + ": an SVS holds RGB slides; the image has channels: name the output *.ome.tif");
-  }
-  if (format == "tiff" && !axes.rgb) {
-    return invalid_argument(output + ": the image has channels (" + std::to_string(axes.channels) + " of " +
-                            sample_type_name(axes.sample_type) + ", z " + std::to_string(axes.z) + ", t " +
-                            std::to_string(axes.t) + "), which a generic TIFF does not describe: name the output *.ome.tif");
-  }
-  if (format == "dicom" && !axes.rgb && (axes.t > 1 || (axes.sample_type != SampleType::kUint8 && axes.sample_type != SampleType::kUint16))) {
-    return unsupported(output + ": a DICOM WSI series holds channels of 8- or 16-bit unsigned samples without time points; the "
-                       "image has " + sample_type_name(axes.sample_type) + " samples and " + std::to_string(axes.t) +
-                       " time points: write an OME-TIFF or OME-Zarr");
-  }
-  if (format == "dicom" && !axes.rgb && axes.z > 1) {
-    // TILED_FULL focal planes are placed by their spacing (Spacing Between Slices), which readers such as
-    // wsidicom require and which the image's axes do not carry
-    return unsupported(output + ": a DICOM WSI series of " + std::to_string(axes.z) +
-                       " focal planes needs their spacing, which is not known here: write an OME-TIFF or OME-Zarr");
-  }
-  if (format == "dicom" && !image.mpp) {
-    return invalid_argument(output + ": the image states no pixel size (mpp), which a DICOM WSI instance must carry");
-  }
-  if (options.tile_size < 16 || options.tile_size > 4096 || options.tile_size % 16 != 0) {
-    return invalid_argument("tile size " + std::to_string(options.tile_size) + " is not a multiple of 16 from 16 to 4096");
-  }
-  if (options.quality < 1 || options.quality > 100) {
-    return invalid_argument("quality " + std::to_string(options.quality) + " is not 1 to 100");
-  }
-  if (options.max_levels < 0) return invalid_argument("max_levels must be >= 0");
-  if (options.downsample != "mean" && options.downsample != "nearest") {
-    return invalid_argument("downsample \"" + options.downsample + "\" is not mean or nearest");
-  }
-  const write::Downsample filter = options.downsample == "nearest" ? write::Downsample::kNearest : write::Downsample::kMean;
+  const std::string& format = plan.format;
+  const write::TileCoding& coding = plan.coding;
+  const write::TileCodec codec = coding.codec;
+  const write::Downsample filter = plan.filter;
+  const int32_t samples = plan.samples;
+  const SampleType type = plan.type;
   const bool zarr = format == "ome-zarr";
-  const std::string codec_name = options.codec != "auto" ? options.codec
-                                 : zarr                   ? "zstd"
-                                 : axes.rgb               ? "jpeg"
-                                 : format == "dicom"      ? "jpegls"  // channels: lossless, past 4 GiB
-                                                          : "deflate";
-  TW_ASSIGN_OR_RETURN(const write::TileCodec codec, write::tile_codec(codec_name));
-  if (codec == write::TileCodec::kJpeg && !axes.rgb) {
-    return invalid_argument("jpeg tiles are 8-bit RGB; the image's channels are " + std::string(sample_type_name(axes.sample_type)) +
-                            ": write them with codec deflate or none");
-  }
-  if (format == "dicom" && codec != write::TileCodec::kJpeg && codec != write::TileCodec::kJpegLs &&
-      codec != write::TileCodec::kNone) {
-    return invalid_argument(std::string("DICOM WSI frames are JPEG, JPEG-LS or uncompressed (codec jpeg, jpegls or none), not ") +
-                            write::codec_name(codec));
-  }
-  if (format != "dicom" && codec == write::TileCodec::kJpegLs) {
-    return invalid_argument("jpegls frames are written to DICOM only (TIFF has no JPEG-LS compression code)");
-  }
-  if (zarr && codec != write::TileCodec::kZstd && codec != write::TileCodec::kDeflate && codec != write::TileCodec::kNone) {
-    return invalid_argument(std::string("OME-Zarr chunks are zstd, deflate or uncompressed, not ") + write::codec_name(codec) +
-                            " (Zarr has no standard codec for it)");
-  }
-  const write::TileCoding coding{codec, options.quality, options.subsample, zarr};
-  const int32_t samples = axes.rgb ? 3 : 1;
-  const SampleType type = axes.rgb ? SampleType::kUint8 : axes.sample_type;
-
-  // The planes in XYCZT order, each read as its own samples. An RGB image's: its focal planes and time
-  // points in the outputs that describe them (OME-TIFF, OME-Zarr), else its default focal plane.
-  struct Plane {
-    int32_t c = 0, z = 0, t = 0;
-  };
-  std::vector<Plane> planes;
-  const bool ome_axes = format == "ome-tiff" || format == "ome-zarr";
-  if (axes.rgb && !ome_axes) {
-    planes.push_back({0, axes.default_z, 0});
-  } else if (axes.rgb) {
-    for (int32_t t = 0; t < axes.t; ++t)
-      for (int32_t z = 0; z < axes.z; ++z) planes.push_back({0, z, t});
-  } else if (format == "dicom") {  // TILED_FULL's order: focal planes within each optical path
-    for (int32_t c = 0; c < axes.channels; ++c)
-      for (int32_t z = 0; z < axes.z; ++z) planes.push_back({c, z, 0});
-  } else {
-    for (int32_t t = 0; t < axes.t; ++t)
-      for (int32_t z = 0; z < axes.z; ++z)
-        for (int32_t c = 0; c < axes.channels; ++c) planes.push_back({c, z, t});
-  }
+  const auto& planes = plan.planes;
+  using Plane = write::OutputPlan::Plane;
   // Level 0 is read a whole number of the source's tile rows at a time where they are multiples of the
   // output's (no source tile is decoded for two reads), else one output tile row at a time.
   const int32_t source_tile = source.tile_height;
@@ -394,7 +296,8 @@ Status convert(const Slide& slide, const std::string& output, const ConvertOptio
     std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
     if (lower == "barcode" && image.barcode.empty()) image.barcode = value;
   }
-  if (options.format == "svs" || options.format == "dicom" || (options.format.empty() && ends_with(output, ".svs"))) {
+  const std::string format = write::output_format(output, options.format);
+  if (format == "svs" || format == "dicom") {  // the outputs that keep the label and macro
     for (const AssociatedImageInfo& info : slide.associated_images()) {
       if (info.name != "label" && info.name != "macro") continue;
       Result<RgbImage> associated = slide.read_associated_image(info.name);
