@@ -127,6 +127,9 @@ DicomDataSet level_data_set(const DicomSeries& s, const LevelSpec& level, int in
   // Optical Paths: brightfield, full spectrum, with its ICC profile; or one per channel, epifluorescence at
   // its excitation wavelength where the file states it, its name as the description
   std::vector<DicomDataSet> optical_paths;
+  // The brightfield path's identifier: "1", or in a series of channels (a label or overview instance among
+  // them) the one after the channels', so that no identifier names two paths in the series
+  const std::string brightfield_id = std::to_string(s.optical_paths.size() + 1);
   if (monochrome) {
     for (size_t c = 0; c < s.optical_paths.size(); ++c) {
       const ChannelInfo& info = s.optical_paths[c];
@@ -145,7 +148,7 @@ DicomDataSet level_data_set(const DicomSeries& s, const LevelSpec& level, int in
     DicomDataSet path;
     path.sequence(0x00220016, {code_item("111744", "DCM", "Brightfield illumination")});
     path.ob(0x00282000, s.icc_profile);
-    path.str(0x00480106, "SH", "1");
+    path.str(0x00480106, "SH", brightfield_id);
     path.sequence(0x00480108, {code_item("414298005", "SCT", "Full Spectrum")});
     optical_paths.push_back(std::move(path));
   }
@@ -156,7 +159,7 @@ DicomDataSet level_data_set(const DicomSeries& s, const LevelSpec& level, int in
   DicomDataSet frame_type;
   frame_type.str(0x00089007, "CS", image_type);
   DicomDataSet path_id;
-  path_id.str(0x00480106, "SH", "1");
+  path_id.str(0x00480106, "SH", monochrome ? "1" : brightfield_id);
   DicomDataSet shared;
   shared.sequence(0x00289110, {measures}).sequence(0x00400710, {frame_type});
   // The optical path of every frame, where there is one (several: each frame's from its place in TILED_FULL)

@@ -68,7 +68,8 @@ void put_u64(std::vector<uint8_t>& out, uint64_t v) {
 }  // namespace
 
 Result<OmeZarrWriter> OmeZarrWriter::create(const std::string& folder, OmeZarrImage image) {
-  if (image.coding.codec == TileCodec::kJpeg || image.coding.codec == TileCodec::kLzw || !image.coding.zarr_chunk) {
+  const TileCodec codec = image.coding.codec;
+  if ((codec != TileCodec::kZstd && codec != TileCodec::kDeflate && codec != TileCodec::kNone) || !image.coding.zarr_chunk) {
     return invalid_argument(folder + ": Zarr chunks are zstd, deflate (gzip) or uncompressed");
   }
   if (image.rgb && (image.c != 3 || image.type != SampleType::kUint8)) {
@@ -117,9 +118,9 @@ int OmeZarrWriter::add_level(LevelSpec spec) {
   return static_cast<int>(k);
 }
 
-Status OmeZarrWriter::open_shard_row(Level& level, int64_t shard_row) {
+Status OmeZarrWriter::open_shard_row(size_t k, int64_t shard_row) {
+  Level& level = levels_[k];
   const int64_t across = (level.spec.tiles_across() + level.shard_tiles - 1) / level.shard_tiles;
-  const size_t k = static_cast<size_t>(&level - levels_.data());
   const int32_t chunk_c = image_.rgb ? 0 : plane_c_;
   const std::string row_dir = folder_.temp() + "/" + std::to_string(k) + "/c/" + std::to_string(plane_t_) + "/" +
                               std::to_string(chunk_c) + "/" + std::to_string(plane_z_) + "/" + std::to_string(shard_row);
@@ -168,7 +169,7 @@ Status OmeZarrWriter::write_tile(int level_id, int64_t index, std::span<const ui
   const int64_t col = index % across, row = index / across;
   if (row / level.shard_tiles != level.shard_row) {
     TW_RETURN_IF_ERROR(close_shards(level));
-    TW_RETURN_IF_ERROR(open_shard_row(level, row / level.shard_tiles));
+    TW_RETURN_IF_ERROR(open_shard_row(static_cast<size_t>(level_id), row / level.shard_tiles));
   }
   Shard& shard = level.shards[static_cast<size_t>(col / level.shard_tiles)];
   if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), shard.file) != bytes.size()) {

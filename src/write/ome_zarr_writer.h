@@ -78,7 +78,7 @@ class OmeZarrWriter final : public TileSink {
     std::vector<Shard> shards;      // the current row of shards, one per shard column
   };
   OmeZarrWriter(PartialFolder folder, OmeZarrImage image);
-  Status open_shard_row(Level& level, int64_t shard_row);
+  Status open_shard_row(size_t k, int64_t shard_row);  // of level k, in the current plane
   Status close_shards(Level& level);
   std::string array_json(const Level& level) const;
   std::string group_json() const;
