@@ -74,6 +74,11 @@ struct SceneInfo {
 // an OME-TIFF's first image.
 struct OpenOptions {
   std::optional<int32_t> scene;
+  // Credentials of slides over HTTP(S) and DICOMweb: an OAuth 2 bearer token (sent as "Authorization: Bearer
+  // <token>") and extra request headers ("Name: value"). Both empty: TILEWISE_HTTP_TOKEN and
+  // TILEWISE_HTTP_HEADERS (one header per line) from the environment. Never shown in names or errors.
+  std::string bearer_token;
+  std::vector<std::string> http_headers;
 };
 
 struct AssociatedImageInfo {

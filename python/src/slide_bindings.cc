@@ -248,14 +248,16 @@ void bind_slide(nb::module_& m) {
   nb::class_<Slide>(m, "Slide")
       .def_static(
           "open",
-          [](const std::string& path, std::optional<int32_t> scene) {
+          [](const std::string& path, std::optional<int32_t> scene, const std::string& token,
+             const std::vector<std::string>& headers) {
             Result<Slide> r = [&] {
               nb::gil_scoped_release release;
-              return Slide::open(path, OpenOptions{scene});
+              return Slide::open(path, OpenOptions{scene, token, headers});
             }();
             return value_or_throw(std::move(r));
           },
-          nb::arg("path"), nb::arg("scene") = nb::none())
+          nb::arg("path"), nb::arg("scene") = nb::none(), nb::arg("token") = "",
+          nb::arg("headers") = std::vector<std::string>{})
       .def_static(
           "open_reader",
           [](nb::callable read, uint64_t size, const std::string& name, std::optional<int32_t> scene) {

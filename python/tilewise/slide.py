@@ -6,7 +6,7 @@ import os
 import threading
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import BinaryIO, Iterator, NamedTuple, Optional, Sequence, Tuple
+from typing import BinaryIO, Iterator, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -174,9 +174,16 @@ class Slide:
     fsspec file such as ``fsspec.open("s3://...").open()``): reads go through it, serialised by a lock
     (such objects keep one position); the file stays open as long as the slide. A slide over a file object
     is not picklable, and formats of several files need a path.
+
+    A DICOMweb series opens by its URL, ``https://host/dicom-web/studies/<StudyUID>/series/<SeriesUID>``.
+    ``token`` (an OAuth 2 bearer token) and ``headers`` (a mapping of extra request headers) go with every
+    request to an http(s):// or DICOMweb server; without them, ``TILEWISE_HTTP_TOKEN`` and
+    ``TILEWISE_HTTP_HEADERS`` (one "Name: value" per line) stand in. A pickled slide carries them to the
+    process that unpickles it (a DataLoader worker).
     """
 
-    def __init__(self, path: "str | os.PathLike[str] | BinaryIO", scene: Optional[int] = None):
+    def __init__(self, path: "str | os.PathLike[str] | BinaryIO", scene: Optional[int] = None,
+                 token: Optional[str] = None, headers: Optional[Mapping[str, str]] = None):
         if scene is not None and (not isinstance(scene, (int, np.integer)) or isinstance(scene, bool)):
             raise InvalidArgumentError(f"scene must be an index or None, got {scene!r}")
         scene = None if scene is None else int(scene)
@@ -188,7 +195,9 @@ class Slide:
         else:
             self._file = None
             self._path = os.fspath(path)
-            self._core = _core.Slide.open(self._path, scene)
+            self._auth = (token, dict(headers) if headers else None)
+            self._core = _core.Slide.open(self._path, scene, token or "",
+                                          [f"{k}: {v}" for k, v in (headers or {}).items()])
         self._init_metadata()
 
     def _init_metadata(self) -> None:
@@ -513,13 +522,16 @@ class Slide:
     def __reduce__(self):
         if self._file is not None:
             raise TypeError(f"{self._path}: a slide read through a file object cannot be pickled; open it by path")
-        return (Slide, (self._path, self._scene))
+        return (Slide, (self._path, self._scene) + getattr(self, "_auth", (None, None)))
 
     def __repr__(self) -> str:
         return f"tilewise.Slide({_shown_path(self._path)!r})"
 
 
-def open(path: "str | os.PathLike[str] | BinaryIO", scene: Optional[int] = None) -> Slide:  # noqa: A001
-    """Opens a slide: a path, a folder of DICOM files, an http(s)://, s3:// or gs:// URL, or a binary file
-    object (see Slide); ``scene``: which image of a file of several (:attr:`Slide.scenes`) to read."""
-    return Slide(path, scene)
+def open(path: "str | os.PathLike[str] | BinaryIO", scene: Optional[int] = None,  # noqa: A001
+         token: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> Slide:
+    """Opens a slide: a path, a folder of DICOM files, an http(s)://, s3:// or gs:// URL (a folder of a
+    DICOM series under an s3:// or gs:// prefix), a DICOMweb series URL, or a binary file object (see Slide);
+    ``scene``: which image of a file of several (:attr:`Slide.scenes`) to read; ``token``, ``headers``: the
+    credentials of http(s) and DICOMweb requests."""
+    return Slide(path, scene, token, headers)

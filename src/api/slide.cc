@@ -6,6 +6,7 @@
 #include "codecs/decoder_pool.h"
 #include "formats/format_registry.h"
 #include "formats/unit_stream.h"
+#include "io/http_source.h"
 #include "io/source.h"
 #include "region/alpha_reader.h"
 #include "codecs/jpeg/mcu_index_cache.h"
@@ -81,8 +82,8 @@ Result<Slide> Slide::open(const std::string& path, const OpenOptions& options) {
         [](std::shared_ptr<const internal::SlideImpl> impl) { return Slide(std::move(impl)); }, options);
   }
   return open_source(
-      io::open_file(path), path, [](std::shared_ptr<const internal::SlideImpl> impl) { return Slide(std::move(impl)); },
-      options);
+      io::open_file(path, io::HttpAuth{options.bearer_token, options.http_headers}), path,
+      [](std::shared_ptr<const internal::SlideImpl> impl) { return Slide(std::move(impl)); }, options);
 }
 
 Result<Slide> Slide::open_reader(ReadAt read, uint64_t size, const std::string& name, const OpenOptions& options) {
@@ -125,7 +126,8 @@ Result<StoredTile> Slide::read_stored_tile(int level, int64_t col, int64_t row) 
     return invalid_argument(path() + ": tile (" + std::to_string(col) + "," + std::to_string(row) + ") is outside level " +
                             std::to_string(level) + "'s grid");
   }
-  if (l.placement || l.stream != formats::UnitStream::kStored || l.desc.compression != codecs::Compression::kJpeg ||
+  if (l.placement || (l.stream != formats::UnitStream::kStored && l.stream != formats::UnitStream::kFrame) ||
+      l.desc.compression != codecs::Compression::kJpeg ||
       l.desc.planes != 1) {
     return unsupported(path() + ": level " + std::to_string(level) + "'s tiles are not whole JPEG streams on a grid");
   }

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "util/base64.h"
+
 namespace tilewise::formats {
 
 std::vector<std::string> split(std::string_view s, char sep);
@@ -16,8 +18,7 @@ std::string strip(std::string_view s);  // ASCII whitespace at both ends
 bool ends_with_ignoring_case(std::string_view s, std::string_view lower_suffix);
 std::optional<int64_t> parse_int64(const std::string& s);
 std::optional<double> parse_double(const std::string& s);
-// Decodes base64 (standard alphabet, padding optional, whitespace ignored); nullopt on invalid input.
-std::optional<std::vector<uint8_t>> base64_decode(std::string_view s);
+using internal::base64_decode;  // util/base64.h
 // GLib's g_base64_decode, as OpenSlide uses it (Leica barcodes): characters outside the alphabet are
 // skipped, an incomplete last group is dropped; never fails.
 std::string glib_base64_decode(std::string_view s);

@@ -38,6 +38,8 @@ enum class UnitStream {
   kRestartInterval,  // its part's header + the unit's bytes, whose last two (the next restart marker) end as EOI
   kItems,            // DICOM fragments: the unit is a run of items (tag, length, value) whose values, joined, are the stream
   kCziSubblock,      // a Zeiss subblock behind the driver's header (formats/unit_stream.h): each unit its own description
+  kFrame,            // a frame its part's source fetches whole by number (Source::read_frame: DICOMweb); the unit's
+                     // offset is the frame number, its length a bound of its bytes (0: absent, as everywhere)
 };
 
 // One file a level's units are read from, with the JPEG header its restart-interval units share

@@ -184,6 +184,10 @@ Result<codecs::TileDesc> read_unit(const LevelModel& level, int64_t unit, std::v
   const uint64_t length = level.unit_length(unit);
   const UnitPart& part = level.unit_part(unit);
   const io::Source& source = *part.source;
+  if (level.stream == UnitStream::kFrame) {
+    TW_RETURN_IF_ERROR(source.read_frame(offset, bytes));
+    return level.desc;
+  }
   if (!internal::range_inside(offset, length, source.size())) {
     return corrupt(std::to_string(length) + " bytes would run past the end of the file (" +
                    std::to_string(source.size()) + " bytes)");
@@ -213,6 +217,7 @@ Result<codecs::TileDesc> read_unit(const LevelModel& level, int64_t unit, std::v
       TW_RETURN_IF_ERROR(source.pread(bytes, offset));
       return czi_unit(level.desc, bytes);
     case UnitStream::kStored:
+    case UnitStream::kFrame:
       break;
   }
   const auto tables = level.desc.jpeg_tables;

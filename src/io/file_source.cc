@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstring>
 
+#include "io/dicomweb.h"
 #include "io/http_source.h"
 #include "io/gcs.h"
 #include "io/s3.h"
@@ -84,7 +85,17 @@ class FileSource final : public Source {
 
 }  // namespace
 
+Result<std::shared_ptr<const Source>> open_file(const std::string& path, const HttpAuth& auth) {
+  if (is_dicomweb_url(path)) {
+    TW_ASSIGN_OR_RETURN(auto series, DicomWebSeries::open(path, auth));
+    return std::shared_ptr<const Source>(std::move(series));
+  }
+  if (is_http_url(path)) return open_http(path, auth);
+  return open_file(path);
+}
+
 Result<std::shared_ptr<const Source>> open_file(const std::string& path) {
+  if (is_dicomweb_url(path)) return open_file(path, HttpAuth{});
   if (is_http_url(path)) return open_http(path);  // every format reads through Source: remote slides too
   if (is_s3_url(path)) return open_s3(path);
   if (is_gcs_url(path)) return open_gcs(path);

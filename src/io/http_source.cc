@@ -55,7 +55,7 @@ std::string trim(std::string s) {
 // ignores the range would otherwise stream the whole object into memory).
 struct Response {
   long status = 0;
-  std::string etag, last_modified, content_range;
+  std::string etag, last_modified, content_range, content_type;
   std::vector<uint8_t> body;
   size_t limit = 0;
   bool over_limit = false;
@@ -76,7 +76,7 @@ size_t on_header(char* data, size_t size, size_t count, void* user) {
   auto* r = static_cast<Response*>(user);
   const std::string line(data, size * count);
   if (line.rfind("HTTP/", 0) == 0) {  // a new response (after a redirect): forget the previous one's headers
-    r->etag.clear(), r->last_modified.clear(), r->content_range.clear();
+    r->etag.clear(), r->last_modified.clear(), r->content_range.clear(), r->content_type.clear();
     return size * count;
   }
   const size_t colon = line.find(':');
@@ -86,6 +86,7 @@ size_t on_header(char* data, size_t size, size_t count, void* user) {
   if (key == "etag") r->etag = value;
   if (key == "last-modified") r->last_modified = value;
   if (key == "content-range") r->content_range = value;
+  if (key == "content-type") r->content_type = value;
   return size * count;
 }
 
@@ -473,8 +474,8 @@ class HttpSource final : public Source {
 
 }  // namespace
 
-Result<std::string> http_get(const std::string& url, const std::string& name, const RequestSigner& signer,
-                             size_t max_bytes) {
+Result<HttpAnswer> http_fetch(const std::string& url, const std::string& name, const std::vector<std::string>& headers,
+                              size_t max_bytes) {
   global_init();
   static HandlePool handles;
   std::string last_error;
@@ -484,12 +485,10 @@ Result<std::string> http_get(const std::string& url, const std::string& name, co
     r.limit = max_bytes;
     CURL* h = handles.get();
     if (h == nullptr) return io_error(name + ": cannot create an HTTP handle");
-    curl_slist* headers = nullptr;
-    if (signer) {
-      for (const std::string& header : signer("")) headers = curl_slist_append(headers, header.c_str());
-    }
-    const CURLcode rc = perform(h, url, "", headers, r);
-    curl_slist_free_all(headers);
+    curl_slist* list = nullptr;
+    for (const std::string& header : headers) list = curl_slist_append(list, header.c_str());
+    const CURLcode rc = perform(h, url, "", list, r);
+    curl_slist_free_all(list);
     handles.put(h);
     if (r.over_limit) return io_error(name + ": the answer is over " + std::to_string(max_bytes) + " bytes");
     if (rc != CURLE_OK) {
@@ -497,7 +496,7 @@ Result<std::string> http_get(const std::string& url, const std::string& name, co
       if (transient(rc)) continue;
       return io_error(last_error);
     }
-    if (r.status == 200) return std::string(r.body.begin(), r.body.end());
+    if (r.status == 200) return HttpAnswer{std::string(r.body.begin(), r.body.end()), std::move(r.content_type)};
     if (r.status == 404 || r.status == 410) return not_found(name + ": not found (HTTP " + std::to_string(r.status) + ")");
     if (r.status == 401 || r.status == 403) {
       return io_error(name + ": access denied (HTTP " + std::to_string(r.status) + ")");
@@ -507,6 +506,12 @@ Result<std::string> http_get(const std::string& url, const std::string& name, co
     return io_error(last_error);
   }
   return io_error(last_error + " (after " + std::to_string(kAttempts) + " attempts)");
+}
+
+Result<std::string> http_get(const std::string& url, const std::string& name, const RequestSigner& signer,
+                             size_t max_bytes) {
+  TW_ASSIGN_OR_RETURN(HttpAnswer answer, http_fetch(url, name, signer ? signer("") : std::vector<std::string>{}, max_bytes));
+  return std::move(answer.body);
 }
 
 namespace {

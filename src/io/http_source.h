@@ -38,6 +38,29 @@ Result<std::shared_ptr<const Source>> open_http(const std::string& url, std::str
 Result<std::string> http_get(const std::string& url, const std::string& name, const RequestSigner& signer,
                              size_t max_bytes = 16u << 20);
 
+// Credentials a caller gives for HTTP(S) requests (OpenOptions): an OAuth 2 bearer token and extra headers
+// ("Name: value"). Where both are empty, TILEWISE_HTTP_TOKEN and TILEWISE_HTTP_HEADERS (one header per line)
+// stand in. Never part of names or errors.
+struct HttpAuth {
+  std::string bearer_token;
+  std::vector<std::string> headers;
+};
+// The headers every request of `auth` carries.
+std::vector<std::string> auth_headers(const HttpAuth& auth);
+
+// open_http with credentials.
+Result<std::shared_ptr<const Source>> open_http(const std::string& url, const HttpAuth& auth);
+
+// A whole document and its Content-Type.
+struct HttpAnswer {
+  std::string body;
+  std::string content_type;
+};
+// One GET with `headers` ("Name: value"), judged and retried as http_get (an answer over `max_bytes` is an
+// IoError). Signed requests go through http_get.
+Result<HttpAnswer> http_fetch(const std::string& url, const std::string& name, const std::vector<std::string>& headers,
+                              size_t max_bytes);
+
 // One part of a POST's body: `bytes`, or the whole file at `file` (streamed from disk, not held in memory).
 struct PostPart {
   std::string bytes;

@@ -16,6 +16,10 @@ Result<std::string> http_get(const std::string&, const std::string& name, const 
   return unsupported(name + ": tilewise was built without libcurl: no remote sources");
 }
 
+Result<HttpAnswer> http_fetch(const std::string&, const std::string& name, const std::vector<std::string>&, size_t) {
+  return unsupported(name + ": tilewise was built without libcurl: no remote sources");
+}
+
 Result<PostAnswer> http_post(const std::string&, const std::string& name, const std::vector<std::string>&,
                              const std::vector<PostPart>&) {
   return unsupported(name + ": tilewise was built without libcurl: no HTTP uploads");

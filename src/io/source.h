@@ -39,6 +39,15 @@ class Source {
   // The offset in the file name() names that `offset` of this source reads (the same, except for sources
   // spliced from pieces of a file: io/spliced_source.h); for error messages.
   virtual uint64_t file_offset(uint64_t offset) const { return offset; }
+  // Sources of numbered frames rather than bytes (a DICOMweb instance: io/dicomweb.h; the levels of
+  // UnitStream::kFrame read their units through it): frame `number` (1-based) whole into `out`. Byte sources
+  // refuse it as Unsupported.
+  virtual Status read_frame(uint64_t number, std::vector<uint8_t>& out) const {
+    (void)number, (void)out;
+    return unsupported(name() + ": not a source of frames");
+  }
+  // A hint that these frames are about to be read (a region's): fetched together, several per request.
+  virtual void prefetch_frames(std::span<const uint64_t> numbers) const { (void)numbers; }
   // Reads `rows` consecutive rows of `row_bytes` bytes from `offset` into rows `dst_stride` bytes apart
   // from `dst`: full-width rows of stored samples straight into their place in a caller's image. Fails as
   // pread() does; the default reads row by row.
@@ -50,11 +59,16 @@ class Source {
   }
 };
 
+struct HttpAuth;
+
 // Opens a regular file for positional reads. NotFound when absent, InvalidArgument for a directory or
 // other non-regular file, IoError otherwise. An http:// or https:// URL opens for range reads instead
 // (io/http_source.h), an s3://bucket/key URL for signed range reads (io/s3.h), a gs://bucket/object URL
 // with a bearer token (io/gcs.h).
 Result<std::shared_ptr<const Source>> open_file(const std::string& path);
+// The same, HTTP(S) requests carrying `auth` (io/http_source.h); a DICOMweb series URL
+// (.../studies/<uid>/series/<uid>) opens the series (io/dicomweb.h), which the DICOM driver reads.
+Result<std::shared_ptr<const Source>> open_file(const std::string& path, const HttpAuth& auth);
 
 // A source over bytes held in memory.
 std::shared_ptr<const Source> memory_source(std::vector<uint8_t> bytes, std::string name);

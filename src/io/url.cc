@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "io/http_source.h"
+#include "util/settings.h"
 
 namespace tilewise::io {
 
@@ -47,6 +48,31 @@ std::string percent_encode(const std::string& text, bool keep_slash) {
 }
 
 }  // namespace
+
+std::vector<std::string> auth_headers(const HttpAuth& auth) {
+  std::string token = auth.bearer_token;
+  std::vector<std::string> out = auth.headers;
+  if (token.empty() && out.empty()) {
+    token = internal::settings().http_token;
+    const std::string& lines = internal::settings().http_headers;
+    for (size_t at = 0; at < lines.size();) {
+      size_t end = lines.find('\n', at);
+      if (end == std::string::npos) end = lines.size();
+      std::string line = lines.substr(at, end - at);
+      while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+      if (line.find(':') != std::string::npos) out.push_back(line);
+      at = end + 1;
+    }
+  }
+  if (!token.empty()) out.push_back("Authorization: Bearer " + token);
+  return out;
+}
+
+Result<std::shared_ptr<const Source>> open_http(const std::string& url, const HttpAuth& auth) {
+  std::vector<std::string> headers = auth_headers(auth);
+  if (headers.empty()) return open_http(url);
+  return open_http(url, redact_url(url), [headers = std::move(headers)](const std::string&) { return headers; });
+}
 
 std::string encode_url_path(const std::string& path) { return percent_encode(path, true); }
 

@@ -12,6 +12,19 @@ namespace tilewise::region {
 
 void prefetch_units(const formats::LevelModel& level, std::span<const int64_t> units) {
   if (units.empty() || level.unit_part(units.front()).source->is_local_file()) return;
+  if (level.stream == formats::UnitStream::kFrame) {  // frames by number, per instance
+    std::vector<std::pair<const io::Source*, uint64_t>> frames;
+    for (const int64_t i : units) frames.push_back({level.unit_part(i).source.get(), level.unit_offset(i)});
+    std::stable_sort(frames.begin(), frames.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (size_t at = 0; at < frames.size();) {
+      std::vector<uint64_t> same;
+      size_t end = at;
+      while (end < frames.size() && frames[end].first == frames[at].first) same.push_back(frames[end++].second);
+      frames[at].first->prefetch_frames(same);
+      at = end;
+    }
+    return;
+  }
   std::vector<std::pair<const io::Source*, io::ByteRange>> ranges;
   ranges.reserve(units.size());
   for (const int64_t i : units) {
@@ -39,8 +52,11 @@ int32_t TileRef::valid_cols() const {
 std::string TileFetcher::context(const TileRef& tile) const {
   const uint64_t offset = tile.level->unit_offset(tile.index());
   const io::Source& source = *tile.level->unit_part(tile.index()).source;
+  const std::string where = tile.level->stream == formats::UnitStream::kFrame
+                                ? " frame " + std::to_string(offset)
+                                : " at offset " + std::to_string(source.file_offset(offset));
   return source.name() + ": " + std::string(tile.level_label) + " tile (" + std::to_string(tile.col) + "," +
-         std::to_string(tile.row) + ") at offset " + std::to_string(source.file_offset(offset));
+         std::to_string(tile.row) + ")" + where;
 }
 
 Result<std::vector<uint8_t>> TileFetcher::read_bytes(const TileRef& tile, bool splice_tables) const {
@@ -127,7 +143,8 @@ std::optional<Status> resumed_window(const TileRef& tile, std::span<const uint8_
   }
   // Positioned levels (Leica, Ventana, Trestle, MIRAX) qualify too: (x, y) are in the unit's own pixels, and
   // tile.index() is the unit (region/region_plan.cc).
-  if (level.stream == formats::UnitStream::kStored) return codecs::decode_tile_from_row(unit, desc, bytes, d, out, x, y);
+  if (level.stream == formats::UnitStream::kStored || level.stream == formats::UnitStream::kFrame)
+    return codecs::decode_tile_from_row(unit, desc, bytes, d, out, x, y);
   return std::nullopt;
 }
 

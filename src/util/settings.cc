@@ -88,6 +88,8 @@ Settings read_settings(EnvLookup lookup) {
   read(lookup, "TILEWISE_HTTP_DISK_CACHE", s.http_disk_cache, parse_text);
   read(lookup, "TILEWISE_HTTP_DISK_CACHE_BYTES", s.http_disk_cache_bytes, parse_bytes);
   read(lookup, "TILEWISE_LIST_PAGE_KEYS", s.list_page_keys, parse_count);
+  read(lookup, "TILEWISE_HTTP_TOKEN", s.http_token, parse_text);
+  read(lookup, "TILEWISE_HTTP_HEADERS", s.http_headers, parse_text);
   read(lookup, "TILEWISE_JPEGXR_WORKER", s.jpegxr_worker, parse_text);
   if (s.http_block_bytes < 4096) s.http_block_bytes = 4096;
   auto mib = [](std::string_view t) -> std::optional<uint64_t> {

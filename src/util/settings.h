@@ -34,6 +34,8 @@ struct Settings {
   uint64_t http_cache_bytes = 64ull << 20;        // TILEWISE_HTTP_CACHE_BYTES: fetched bytes kept per remote slide
   std::string http_disk_cache;                    // TILEWISE_HTTP_DISK_CACHE: folder of the disk cache (empty: off)
   uint64_t http_disk_cache_bytes = 10ull << 30;   // TILEWISE_HTTP_DISK_CACHE_BYTES: its budget
+  std::string http_token;                         // TILEWISE_HTTP_TOKEN: bearer token of HTTP(S) and DICOMweb requests
+  std::string http_headers;                       // TILEWISE_HTTP_HEADERS: their extra headers, "Name: value" per line
   std::string jpegxr_worker;                      // TILEWISE_JPEGXR_WORKER: the JPEG XR helper executable
                                                   //   (empty: found beside the library)
   int list_page_keys = 0;                         // TILEWISE_LIST_PAGE_KEYS: keys per object-listing page (0: the store's)

@@ -277,3 +277,29 @@ def write_series(folder, image: np.ndarray, *, levels: int = 3, tile: int = 256,
                            codec="jpeg" if codec in ("raw", "jpegls") else codec, image_type=flavour,
                            spacing_mm=spacing * 16, objective=None)
     return first
+
+
+def write_concatenation(whole, folder, first_part_frames: int) -> List[Path]:
+    """Splits the encapsulated instance `whole` into two instances of one concatenation in `folder`
+    (part1.dcm holding its first `first_part_frames` frames, part2.dcm the rest); returns their paths."""
+    import pydicom
+    from pydicom.encaps import encapsulate, generate_frames
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    ds = pydicom.dcmread(whole)
+    frames = list(generate_frames(ds.PixelData, number_of_frames=int(ds.NumberOfFrames)))
+    uid = generate_uid()
+    out = []
+    for number, (start, part) in enumerate([(0, frames[:first_part_frames]),
+                                            (first_part_frames, frames[first_part_frames:])], start=1):
+        piece = pydicom.dcmread(whole)
+        piece.SOPInstanceUID = piece.file_meta.MediaStorageSOPInstanceUID = generate_uid()
+        piece.ConcatenationUID = uid
+        piece.InConcatenationNumber = number
+        piece.InConcatenationTotalNumber = 2
+        piece.ConcatenationFrameOffsetNumber = start
+        piece.NumberOfFrames = len(part)
+        piece.PixelData = encapsulate(part)
+        piece.save_as(folder / f"part{number}.dcm")
+        out.append(folder / f"part{number}.dcm")
+    return out

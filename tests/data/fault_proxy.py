@@ -26,7 +26,7 @@ import threading
 import time
 import urllib.parse
 
-FORWARDED = ("Range", "If-Match", "If-Unmodified-Since", "If-None-Match", "Authorization")
+FORWARDED = ("Range", "If-Match", "If-Unmodified-Since", "If-None-Match", "Authorization", "Accept")
 RETURNED = ("Content-Type", "Content-Range", "ETag", "Last-Modified", "Accept-Ranges")
 
 

@@ -233,21 +233,8 @@ def test_property_values_keep_their_blanks_as_openslide_does(tmp_path, image):
 def test_concatenation_is_one_level(tmp_path, image):
     """A level split over two instances of one concatenation reads as the unsplit level."""
     whole = dicom_wsi.write_instance(tmp_path / "whole.dcm", image, series=dicom_wsi.new_series())
-    ds = pydicom.dcmread(whole)
-    frames = list(pydicom.encaps.generate_frames(ds.PixelData, number_of_frames=int(ds.NumberOfFrames)))
     folder = tmp_path / "concatenation"
-    folder.mkdir()
-    uid = pydicom.uid.generate_uid()
-    for number, (start, part) in enumerate([(0, frames[:5]), (5, frames[5:])], start=1):
-        piece = pydicom.dcmread(whole)
-        piece.SOPInstanceUID = piece.file_meta.MediaStorageSOPInstanceUID = pydicom.uid.generate_uid()
-        piece.ConcatenationUID = uid
-        piece.InConcatenationNumber = number
-        piece.InConcatenationTotalNumber = 2
-        piece.ConcatenationFrameOffsetNumber = start
-        piece.NumberOfFrames = len(part)
-        piece.PixelData = pydicom.encaps.encapsulate(part)
-        piece.save_as(folder / f"part{number}.dcm")
+    dicom_wsi.write_concatenation(whole, folder, 5)
     split = tilewise.open(folder / "part2.dcm")
     assert split.levels[0].dimensions == (1000, 700)
     assert (split.read_region((0, 0), (1000, 700)) == tilewise.open(whole).read_region((0, 0), (1000, 700))).all()

@@ -174,7 +174,8 @@ class CuImage:
         if path is None:
             return
         apply_default()
-        if not os.path.exists(self._path):
+        # cuCIM opens local paths only; remote slides (http(s)://, s3://, gs://, DICOMweb series) are tilewise's
+        if "://" not in self._path and not os.path.exists(self._path):
             raise ValueError(f"Cannot open {self._path}!")
         try:
             self._slide = Slide(self._path)

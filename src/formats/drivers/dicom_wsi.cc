@@ -10,6 +10,11 @@
 // warning, as are copies of an instance already seen (same SOP Instance UID). Over HTTP(S) or from memory
 // there is no folder to scan: the opened instance alone is the slide.
 //
+// A DICOMweb series (io/dicomweb.h: the probe's source is the series) is read from its metadata: each
+// instance's DICOM JSON made a dataset (dicom/json_model.h), its frames fetched by number (UnitStream::kFrame)
+// in the transfer syntax the server answers in; the same levels, planes, associated images and properties
+// follow, but for the file meta elements only a file has (group length, version, implementation).
+//
 // A level is a grid of frames per plane: TILED_FULL frames in row-major order, then by focal plane, then by
 // optical path (as the instance's Optical Path Sequence lists them), TILED_SPARSE frames where their Plane
 // Position (Slide) puts them, in the focal plane of their Z offset and the optical path their Optical Path
@@ -42,12 +47,14 @@
 #include <tuple>
 
 #include "dicom/data_set.h"
+#include "dicom/json_model.h"
 #include "formats/dicom_properties.h"
 #include "formats/format_registry.h"
 #include "formats/level_builder.h"
 #include "formats/property_parsing.h"
 #include "formats/quickhash.h"
 #include "formats/tiff_properties.h"
+#include "io/dicomweb.h"
 #include "io/object_listing.h"
 #include "util/checked_math.h"
 
@@ -103,6 +110,7 @@ struct Instance {
   std::vector<std::string> paths;  // Optical Path Identifiers, in the sequence's order ("" if it has none)
   int64_t focal_planes = 1;
   double z0 = 0, z_spacing = 0;  // micrometres: the first focal plane, the spacing of TILED_FULL ones
+  bool by_number = false;        // frames fetched by number (a DICOMweb instance), not found in the file
 };
 
 // A number stored as a decimal string (DS) or a binary float (FL, FD).
@@ -148,9 +156,10 @@ Status is_dicom_wsi(const io::Source& source) {
   return check_sop_class(meta);
 }
 
-Result<Instance> load(std::shared_ptr<const io::Source> source) {
+// An instance from its parsed file (or its DICOM JSON).
+Result<Instance> load_parsed(std::shared_ptr<const io::Source> source, dicom::File file) {
   Instance in;
-  TW_ASSIGN_OR_RETURN(in.file, dicom::parse(*source));
+  in.file = std::move(file);
   in.source = std::move(source);
   TW_RETURN_IF_ERROR(check_sop_class(in.file));
   const dicom::DataSet& d = in.file.dataset;
@@ -180,6 +189,11 @@ Result<Instance> load(std::shared_ptr<const io::Source> source) {
   if (in.frame_offset < 0) return corrupt("invalid ConcatenationFrameOffsetNumber");
   read_planes(in);
   return in;
+}
+
+Result<Instance> load(std::shared_ptr<const io::Source> source) {
+  TW_ASSIGN_OR_RETURN(dicom::File file, dicom::parse(*source));
+  return load_parsed(std::move(source), std::move(file));
 }
 
 Status expect(const dicom::DataSet& d, uint32_t t, int64_t value, const char* name, bool required) {
@@ -237,6 +251,7 @@ Result<codecs::TileDesc> describe(const Instance& in) {
   } else {
     return unsupported("Unsupported transfer syntax " + ts);
   }
+  if (in.by_number) return desc;  // no Pixel Data element: the server answers frame by frame
   if (!in.file.pixel_data) return corrupt("no Pixel Data");
   if (in.file.pixel_data->encapsulated != (desc.compression != codecs::Compression::kNone)) {
     return corrupt(std::string("Pixel Data is ") + (in.file.pixel_data->encapsulated ? "" : "not ") +
@@ -251,6 +266,13 @@ Result<codecs::TileDesc> describe(const Instance& in) {
 
 // Every frame's byte range in an instance.
 Result<std::vector<dicom::FrameRange>> frame_ranges(const Instance& in, const codecs::TileDesc& desc) {
+  if (in.by_number) {  // UnitStream::kFrame: the frame number, and a bound of its bytes (its samples uncompressed)
+    const uint64_t bound = uint64_t(desc.width) * uint64_t(desc.height) *
+                           static_cast<uint64_t>(desc.samples_per_pixel * desc.bits_per_sample / 8);
+    std::vector<dicom::FrameRange> out;
+    for (int64_t i = 0; i < in.frames; ++i) out.push_back({static_cast<uint64_t>(i + 1), bound, false});
+    return out;
+  }
   const dicom::PixelData& pd = *in.file.pixel_data;
   if (pd.encapsulated) return dicom::locate_frames(*in.source, in.file, static_cast<uint64_t>(in.frames));
   const uint64_t frame_bytes = uint64_t(desc.width) * uint64_t(desc.height) *
@@ -420,8 +442,9 @@ Result<std::vector<std::pair<PlaneKey, LevelModel>>> build_planes(const std::vec
       b.units.offsets.assign(*count, 0);
       b.units.lengths.assign(*count, 0);
     }
-    // A level with any frame of several fragments reads every frame as a run of items.
-    if (std::find(b.items_form.begin(), b.items_form.end(), true) != b.items_form.end()) {
+    if (first.by_number) {
+      plane.stream = UnitStream::kFrame;
+    } else if (std::find(b.items_form.begin(), b.items_form.end(), true) != b.items_form.end()) {
       plane.stream = UnitStream::kItems;
       for (size_t i = 0; i < *count; ++i) {
         if (b.units.lengths[i] != 0 && !b.items_form[i]) {
@@ -566,13 +589,90 @@ Status add_planes(std::vector<std::vector<std::pair<PlaneKey, LevelModel>>>& lev
   return Status();
 }
 
-Status detect(const Probe& probe) { return is_dicom_wsi(*probe.source); }
+// The transfer syntaxes describe() accepts.
+bool decodable(const std::string& ts) {
+  static const std::set<std::string> kDecoded = {"1.2.840.10008.1.2",      "1.2.840.10008.1.2.1",
+                                                 "1.2.840.10008.1.2.4.50", "1.2.840.10008.1.2.4.90",
+                                                 "1.2.840.10008.1.2.4.91", "1.2.840.10008.1.2.4.80",
+                                                 "1.2.840.10008.1.2.4.81"};
+  return kDecoded.count(ts) > 0;
+}
 
-Result<SlideModel> open(const Probe& probe) {
-  const std::shared_ptr<const io::Source>& source = probe.source;
+// A DICOMweb series' WSI instances from its metadata, the level-0 one (the largest VOLUME image) first; each
+// instance's frames in the syntax the server answers in (io/dicomweb.h).
+Result<std::vector<Instance>> web_instances(const io::DicomWebSeries& series, std::vector<std::string>& warnings) {
+  auto parsed = dicom::parse_json_metadata(series.metadata());
+  if (!parsed.ok()) return parsed.status().with_context(series.name() + "/metadata");
+  std::vector<dicom::JsonInstance> wsi;
+  std::set<std::string> described;
+  for (dicom::JsonInstance& in : *parsed) {
+    const std::string uid = in.file.dataset.string(kSopInstanceUid).value_or("");
+    described.insert(uid);
+    if (check_sop_class(in.file).ok() && !uid.empty()) wsi.push_back(std::move(in));
+  }
+  for (const std::string& uid : series.listed()) {
+    if (!described.count(uid)) warnings.push_back(series.name() + ": instance " + uid + " is listed but has no metadata");
+  }
+  std::vector<std::string> uids, known;
+  for (const dicom::JsonInstance& in : wsi) {
+    uids.push_back(*in.file.dataset.string(kSopInstanceUid));
+    std::string ts;
+    for (const std::string& t : in.transfer_syntaxes) {
+      if (ts.empty() || (decodable(t) && !decodable(ts))) ts = t;
+    }
+    known.push_back(ts);
+  }
+  TW_ASSIGN_OR_RETURN(auto frames, series.instances(uids, known, decodable));
+  std::vector<Instance> out;
+  for (size_t i = 0; i < wsi.size(); ++i) {
+    dicom::File& file = wsi[i].file;
+    file.transfer_syntax = frames[i]->transfer_syntax();
+    dicom::Element ts{tag(0x0002, 0x0010), {'U', 'I'}, {}, {}};
+    std::string text = file.transfer_syntax;
+    if (text.size() % 2) text += '\0';
+    ts.value.assign(text.begin(), text.end());
+    std::erase_if(file.meta.elements, [](const dicom::Element& e) { return e.tag == tag(0x0002, 0x0010); });
+    file.meta.elements.push_back(std::move(ts));
+    std::sort(file.meta.elements.begin(), file.meta.elements.end(),
+              [](const dicom::Element& a, const dicom::Element& b) { return a.tag < b.tag; });
+    if (!wsi[i].icc_profile_uri.empty()) {  // the ICC profile, fetched where the metadata only points to it
+      auto icc = series.bulk_data(wsi[i].icc_profile_uri);
+      dicom::Element* seq = nullptr;
+      for (dicom::Element& e : file.dataset.elements) seq = e.tag == kOpticalPathSequence ? &e : seq;
+      if (icc.ok() && seq && !seq->items.empty()) {
+        seq->items[0].elements.push_back({kIccProfile, {'O', 'B'}, std::move(icc).value(), {}});
+        std::sort(seq->items[0].elements.begin(), seq->items[0].elements.end(),
+                  [](const dicom::Element& a, const dicom::Element& b) { return a.tag < b.tag; });
+      } else if (!icc.ok()) {
+        warnings.push_back(icc.status().message());
+      }
+    }
+    auto in = load_parsed(frames[i], std::move(file));
+    if (!in.ok()) {
+      warnings.push_back(frames[i]->name() + ": ignored: " + in.status().message());
+      continue;
+    }
+    in->by_number = true;
+    out.push_back(std::move(in).value());
+  }
+  if (out.empty()) return corrupt(series.name() + ": the series holds no whole-slide image instance");
+  std::stable_sort(out.begin(), out.end(), [](const Instance& a, const Instance& b) {
+    return std::make_tuple(a.flavour != "VOLUME", -(a.width * a.height), a.instance_number) <
+           std::make_tuple(b.flavour != "VOLUME", -(b.width * b.height), b.instance_number);
+  });
+  return out;
+}
+
+Status detect(const Probe& probe) {
+  if (dynamic_cast<const io::DicomWebSeries*>(probe.source.get())) return Status();
+  return is_dicom_wsi(*probe.source);
+}
+
+// The opened file and the other instances of its folder.
+Result<std::vector<Instance>> folder_instances(const std::shared_ptr<const io::Source>& source,
+                                               std::vector<std::string>& warnings) {
   TW_ASSIGN_OR_RETURN(Instance start, load(source));
   std::vector<Instance> instances;
-  std::vector<std::string> warnings;
   instances.push_back(std::move(start));
   for (const std::string& path : folder_files(*source, warnings)) {
     auto s = io::open_file(path);
@@ -588,6 +688,22 @@ Result<SlideModel> open(const Probe& probe) {
       continue;
     }
     instances.push_back(std::move(in).value());
+  }
+  return instances;
+}
+
+Result<SlideModel> open(const Probe& probe) {
+  std::vector<std::string> warnings;
+  const auto* web = dynamic_cast<const io::DicomWebSeries*>(probe.source.get());
+  TW_ASSIGN_OR_RETURN(std::vector<Instance> instances,
+                      web ? web_instances(*web, warnings) : folder_instances(probe.source, warnings));
+  if (web) {  // several pyramids in the series: the level-0 instance's
+    const std::string pyramid = instances[0].pyramid;
+    std::erase_if(instances, [&](const Instance& in) {
+      if (in.pyramid.empty() || pyramid.empty() || in.pyramid == pyramid) return false;
+      warnings.push_back(name_of(in) + ": ignored: another pyramid of the series (Pyramid UID " + in.pyramid + ")");
+      return true;
+    });
   }
 
   SlideModel model;

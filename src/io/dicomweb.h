@@ -1,0 +1,107 @@
+// DICOMweb series (DICOM PS3.18) as slides: `http(s)://host/prefix/studies/<StudyUID>/series/<SeriesUID>`.
+//
+// Opening asks two things at once: the series' instances (QIDO-RS, `.../series/<uid>/instances`) and their
+// metadata (WADO-RS, `.../series/<uid>/metadata`, DICOM JSON): no pixel data. The DICOM driver builds the
+// slide from the metadata (formats/drivers/dicom_wsi.cc) and reads each instance's frames through a
+// DicomWebFrames source: WADO-RS `.../instances/<uid>/frames/<n>[,<m>...]`, several frames per request where
+// a region needs them, the requests of one region in parallel (at most 16 per series in flight), a frame
+// wanted by several readers fetched once, fetched frames kept in memory (TILEWISE_HTTP_CACHE_BYTES per
+// series). Answers are multipart/related, parsed with bounds checks (io/multipart.h); a body cut short is
+// asked for again, as are connection failures, 5xx, 408 and 429 (io/http_source.h's retries); 401/403 name the
+// URL and status, 404 is NotFound.
+//
+// Transfer syntax: frames are asked for as stored (`transfer-syntax=*`: no transcoding on the server) when
+// the stored syntax is one tilewise decodes; otherwise as explicit VR little endian, which every server can
+// make. Where the metadata names the stored syntax (Available Transfer Syntax UID, or a Transfer Syntax UID
+// the server adds) it is used; where it does not (Orthanc's), frame 1 of each instance is fetched at open, all
+// instances at once, to learn it, and kept for the reads that follow.
+//
+// Credentials: HttpAuth (a bearer token, extra headers; io/http_source.h) on every request.
+//
+// Thread behaviour: every method is const and safe from any number of threads.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "io/http_source.h"
+#include "io/source.h"
+
+namespace tilewise::io {
+
+// Whether `url` names a DICOMweb series: an http(s) URL whose path ends in /studies/<uid>/series/<uid>
+// (a trailing '/' allowed).
+bool is_dicomweb_url(const std::string& url);
+
+struct DicomWebClient;
+class DicomWebFrames;
+
+class DicomWebSeries final : public Source {
+ public:
+  // Lists the series and fetches its metadata. NotFound for a series the server does not hold (or holds no
+  // instance of), IoError for access denied and other failures, each naming the URL (without credentials).
+  static Result<std::shared_ptr<const DicomWebSeries>> open(const std::string& url, const HttpAuth& auth);
+
+  // A series has no bytes of its own: reads are refused.
+  Status pread(std::span<uint8_t> out, uint64_t offset) const override;
+  uint64_t size() const override { return 0; }
+  const std::string& name() const override;
+
+  // The SOP Instance UIDs QIDO-RS listed, and the metadata: a DICOM JSON array, one object per instance.
+  const std::vector<std::string>& listed() const { return listed_; }
+  const std::string& metadata() const { return metadata_; }
+
+  // The frame sources of these instances (SOP Instance UIDs), in order; `known[i]`: the stored syntax where the
+  // metadata names it, else empty (learned from frame 1, see above). `decodable`: whether tilewise decodes a
+  // syntax.
+  Result<std::vector<std::shared_ptr<const DicomWebFrames>>> instances(
+      const std::vector<std::string>& uids, const std::vector<std::string>& known,
+      const std::function<bool(const std::string&)>& decodable) const;
+
+  // A value the metadata gives as a BulkDataURI (an ICC profile), whole.
+  Result<std::vector<uint8_t>> bulk_data(const std::string& uri) const;
+
+  explicit DicomWebSeries(std::shared_ptr<DicomWebClient> client) : client_(std::move(client)) {}
+
+ private:
+  std::shared_ptr<DicomWebClient> client_;
+  std::vector<std::string> listed_;
+  std::string metadata_;
+};
+
+// One instance's frames: read_frame / prefetch_frames (Source's frame interface); no bytes otherwise.
+class DicomWebFrames final : public Source {
+ public:
+  DicomWebFrames(std::shared_ptr<DicomWebClient> client, std::string uid);
+  ~DicomWebFrames() override;
+  Status pread(std::span<uint8_t> out, uint64_t offset) const override;
+  uint64_t size() const override { return 0; }
+  const std::string& name() const override { return name_; }
+  uint64_t cache_bytes() const override;
+  Status read_frame(uint64_t number, std::vector<uint8_t>& out) const override;
+  void prefetch_frames(std::span<const uint64_t> numbers) const override;
+
+  // The transfer syntax the frames are answered in.
+  const std::string& transfer_syntax() const { return syntax_; }
+  // Frames fetched and requests made so far (for the benchmarks' bytes and requests per patch).
+  uint64_t frames_fetched() const;
+  uint64_t requests_made() const;
+
+ private:
+  friend class DicomWebSeries;
+  struct Flight;
+  // Makes the flight's request, keeps its frames (`unread`: prefetched, kept until read) and wakes its waiters.
+  void complete(const std::shared_ptr<Flight>& flight, bool unread) const;
+  // One request for `numbers`, a body cut short asked for again; the frames in their order.
+  Status request(const std::vector<uint64_t>& numbers, std::vector<std::vector<uint8_t>>& frames) const;
+
+  std::shared_ptr<DicomWebClient> client_;
+  std::string uid_, name_, url_;
+  std::string syntax_, accept_;
+  mutable std::vector<std::shared_ptr<Flight>> flights_;  // requests in flight (the client's mutex)
+  mutable uint64_t fetched_ = 0, requests_ = 0;           // (the client's mutex)
+};
+
+}  // namespace tilewise::io
