@@ -69,7 +69,10 @@ std::vector<Status> HostRegionReader::read_batch(std::span<const RegionRequest> 
     const formats::LevelModel& level = *requests[at].level;
     const io::Source& source = *level.unit_part(0).source;
     const uint64_t budget = source.cache_bytes() / 8;
-    const bool grouped = budget > 0 && !source.is_local_file() && requests.size() >= kMinGroupedRegions;
+    // Frames of a DICOMweb server are grouped in calls of any size: each request costs the server a look
+    // into its file, far more than a range read from a file server (bench/RESULTS.md, "2 cores: DICOMweb").
+    const bool grouped = budget > 0 && !source.is_local_file() &&
+                         (requests.size() >= kMinGroupedRegions || level.stream == formats::UnitStream::kFrame);
     plans.clear();
     size_t end = at;
     // This level's run; for a remote source only while its tiles' bytes fit an eighth of the cache (at
