@@ -39,7 +39,7 @@ enum class UnitStream {
   kItems,            // DICOM fragments: the unit is a run of items (tag, length, value) whose values, joined, are the stream
   kCziSubblock,      // a Zeiss subblock behind the driver's header (formats/unit_stream.h): each unit its own description
   kFrame,            // a frame its part's source fetches whole by number (Source::read_frame: DICOMweb); the unit's
-                     // offset is the frame number, its length a bound of its bytes (0: absent, as everywhere)
+                     // offset is the frame number, its length an estimate of its bytes (0: absent, as everywhere)
 };
 
 // One file a level's units are read from, with the JPEG header its restart-interval units share

@@ -11,6 +11,7 @@
 #include <semaphore>
 #include <thread>
 
+#include "io/disk_cache.h"
 #include "io/multipart.h"
 #include "util/settings.h"
 
@@ -20,7 +21,9 @@ namespace {
 
 constexpr ptrdiff_t kConnections = 16;         // requests in flight per series, as for range reads
 constexpr size_t kParallel = 8;                // requests of one prefetch in flight at once
-constexpr size_t kMaxFramesPerRequest = 64;    // keeps the URL short
+// Frames per request: a server looks into the instance's file for each request (Orthanc 1.10 parses it), so
+// fewer, larger requests serve more patches (bench/RESULTS.md, "2 cores: DICOMweb"); 64 keeps the URL short.
+constexpr size_t kFramesPerRequest = 64;
 constexpr size_t kMaxAnswerBytes = 1ull << 30;
 constexpr size_t kMaxMetadataBytes = 512ull << 20;
 constexpr int kBodyAttempts = 3;               // a multipart body cut short is asked for again
@@ -73,14 +76,13 @@ std::string join(const std::vector<uint64_t>& numbers) {
   return out;
 }
 
-// The chunks `numbers` (sorted) is fetched in: up to kParallel requests, each of at least 16 frames (or all
-// of them), at most kMaxFramesPerRequest.
+// The requests `numbers` (sorted) is fetched in: kFramesPerRequest frames each (up to kParallel of them in
+// flight at once).
 std::vector<std::vector<uint64_t>> chunks_of(const std::vector<uint64_t>& numbers) {
-  const size_t n = numbers.size();
-  const size_t per = std::min(kMaxFramesPerRequest, std::max((n + kParallel - 1) / kParallel, std::min<size_t>(n, 16)));
   std::vector<std::vector<uint64_t>> out;
-  for (size_t at = 0; at < n; at += per) {
-    out.emplace_back(numbers.begin() + static_cast<ptrdiff_t>(at), numbers.begin() + static_cast<ptrdiff_t>(std::min(n, at + per)));
+  for (size_t at = 0; at < numbers.size(); at += kFramesPerRequest) {
+    out.emplace_back(numbers.begin() + static_cast<ptrdiff_t>(at),
+                     numbers.begin() + static_cast<ptrdiff_t>(std::min(numbers.size(), at + kFramesPerRequest)));
   }
   return out;
 }
@@ -233,14 +235,12 @@ Status DicomWebSeries::pread(std::span<uint8_t>, uint64_t) const {
 const std::string& DicomWebSeries::name() const { return client_->name; }
 
 Result<std::vector<std::shared_ptr<const DicomWebFrames>>> DicomWebSeries::instances(
-    const std::vector<std::string>& uids, const std::vector<std::string>& known,
-    const std::function<bool(const std::string&)>& decodable) const {
+    const std::vector<Wanted>& wanted, const std::function<bool(const std::string&)>& decodable) const {
   std::vector<std::shared_ptr<DicomWebFrames>> out;
-  for (size_t i = 0; i < uids.size(); ++i) {
-    auto f = std::make_shared<DicomWebFrames>(client_, uids[i]);
-    const std::string& ts = i < known.size() ? known[i] : std::string();
-    if (!ts.empty()) {
-      f->syntax_ = decodable(ts) ? ts : kExplicitLittle;
+  for (const Wanted& w : wanted) {
+    auto f = std::make_shared<DicomWebFrames>(client_, w.uid);
+    if (!w.syntax.empty()) {
+      f->syntax_ = decodable(w.syntax) ? w.syntax : kExplicitLittle;
       f->accept_ = accept_for(f->syntax_);
     }
     out.push_back(std::move(f));
@@ -263,6 +263,15 @@ Result<std::vector<std::shared_ptr<const DicomWebFrames>>> DicomWebSeries::insta
     }
   });
   for (const Status& s : statuses) TW_RETURN_IF_ERROR(s);
+  for (size_t i = 0; i < out.size(); ++i) {
+    DicomWebFrames& f = *out[i];
+    const Wanted& w = wanted[i];
+    // one slot per frame (frame 0's unused), whole pages: its length, then its bytes
+    f.slot_ = (w.frame_bytes + 4 + DiskCache::kPage - 1) / DiskCache::kPage * DiskCache::kPage;
+    if (w.frames > 0 && w.frame_bytes > 0 && w.frames < (1ull << 40) / f.slot_) {
+      f.disk_ = DiskCache::open(f.name_ + " frames", f.slot_ * (w.frames + 1), f.uid_ + "|" + f.syntax_);
+    }
+  }
   return std::vector<std::shared_ptr<const DicomWebFrames>>(out.begin(), out.end());
 }
 
@@ -362,6 +371,7 @@ void DicomWebFrames::complete(const std::shared_ptr<Flight>& flight, bool unread
   const Status status = request(flight->numbers, frames);
   std::vector<std::shared_ptr<const std::vector<uint8_t>>> kept;
   for (auto& f : frames) kept.push_back(std::make_shared<const std::vector<uint8_t>>(std::move(f)));
+  for (size_t i = 0; i < kept.size(); ++i) write_disk(flight->numbers[i], *kept[i]);
   {
     std::lock_guard<std::mutex> lock(client_->mutex);
     for (size_t i = 0; i < kept.size(); ++i) client_->insert({this, flight->numbers[i]}, kept[i], unread);
@@ -392,6 +402,14 @@ Status DicomWebFrames::read_frame(uint64_t number, std::vector<uint8_t>& out) co
         flights_.push_back(mine);
       }
     }
+    if (mine && read_disk(number, out)) {  // on disk from an earlier process: no request
+      std::lock_guard<std::mutex> lock(client_->mutex);
+      std::erase(flights_, mine);
+      std::lock_guard<std::mutex> flight_lock(mine->mutex);
+      mine->done = true, mine->frames = {std::make_shared<const std::vector<uint8_t>>(out)};
+      mine->done_cv.notify_all();
+      return Status();
+    }
     if (mine) complete(mine, /*unread=*/false);
     Flight& flight = theirs ? *theirs : *mine;
     std::unique_lock<std::mutex> lock(flight.mutex);
@@ -407,13 +425,35 @@ Status DicomWebFrames::read_frame(uint64_t number, std::vector<uint8_t>& out) co
   }
 }
 
+bool DicomWebFrames::read_disk(uint64_t number, std::vector<uint8_t>& out) const {
+  if (!disk_) return false;
+  uint8_t head[4];
+  if (!disk_->read(head, number * slot_)) return false;
+  const uint32_t length = uint32_t{head[0]} | uint32_t{head[1]} << 8 | uint32_t{head[2]} << 16 | uint32_t{head[3]} << 24;
+  if (length == 0 || length > slot_ - 4) return false;
+  std::vector<uint8_t> record(4 + length);
+  if (!disk_->read(record, number * slot_)) return false;
+  out.assign(record.begin() + 4, record.end());
+  return true;
+}
+
+void DicomWebFrames::write_disk(uint64_t number, const std::vector<uint8_t>& bytes) const {
+  if (!disk_ || bytes.empty() || bytes.size() > slot_ - 4) return;
+  // whole pages (the disk cache keeps whole pages only): the record padded with zeros
+  std::vector<uint8_t> record((4 + bytes.size() + DiskCache::kPage - 1) / DiskCache::kPage * DiskCache::kPage, 0);
+  const auto length = static_cast<uint32_t>(bytes.size());
+  for (int k = 0; k < 4; ++k) record[static_cast<size_t>(k)] = static_cast<uint8_t>(length >> (8 * k));
+  std::copy(bytes.begin(), bytes.end(), record.begin() + 4);
+  disk_->write(record, number * slot_);
+}
+
 void DicomWebFrames::prefetch_frames(std::span<const uint64_t> numbers) const {
   std::vector<std::shared_ptr<Flight>> mine;
   {
     std::lock_guard<std::mutex> lock(client_->mutex);
     std::vector<uint64_t> missing;
     for (uint64_t n : numbers) {
-      if (n == 0 || client_->frames.count({this, n})) continue;
+      if (n == 0 || client_->frames.count({this, n}) || (disk_ && disk_->has({n * slot_, 4}))) continue;
       bool flying = false;
       for (const auto& f : flights_) flying = flying || std::find(f->numbers.begin(), f->numbers.end(), n) != f->numbers.end();
       if (!flying) missing.push_back(n);

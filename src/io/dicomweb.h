@@ -18,6 +18,12 @@
 //
 // Credentials: HttpAuth (a bearer token, extra headers; io/http_source.h) on every request.
 //
+// The disk cache of remote reads (TILEWISE_HTTP_DISK_CACHE, io/disk_cache.h) keeps frames too: each instance
+// is an object of one slot per frame (the frame's length, then its bytes; as large as the frame's samples
+// uncompressed, in a sparse file), keyed by its URL, SOP Instance UID and transfer syntax (an instance's
+// content never changes under its UID), its pages checked as every cached page is. A frame larger than its
+// slot is not kept on disk.
+//
 // Thread behaviour: every method is const and safe from any number of threads.
 #pragma once
 
@@ -53,12 +59,17 @@ class DicomWebSeries final : public Source {
   const std::vector<std::string>& listed() const { return listed_; }
   const std::string& metadata() const { return metadata_; }
 
-  // The frame sources of these instances (SOP Instance UIDs), in order; `known[i]`: the stored syntax where the
-  // metadata names it, else empty (learned from frame 1, see above). `decodable`: whether tilewise decodes a
-  // syntax.
+  // An instance to read: its SOP Instance UID, the stored syntax where the metadata names it (else empty:
+  // learned from frame 1, see above), its number of frames and the bytes of one frame's samples uncompressed.
+  struct Wanted {
+    std::string uid;
+    std::string syntax;
+    uint64_t frames = 0;
+    uint64_t frame_bytes = 0;
+  };
+  // The frame sources of these instances, in order. `decodable`: whether tilewise decodes a syntax.
   Result<std::vector<std::shared_ptr<const DicomWebFrames>>> instances(
-      const std::vector<std::string>& uids, const std::vector<std::string>& known,
-      const std::function<bool(const std::string&)>& decodable) const;
+      const std::vector<Wanted>& wanted, const std::function<bool(const std::string&)>& decodable) const;
 
   // A value the metadata gives as a BulkDataURI (an ICC profile), whole.
   Result<std::vector<uint8_t>> bulk_data(const std::string& uri) const;
@@ -96,10 +107,15 @@ class DicomWebFrames final : public Source {
   void complete(const std::shared_ptr<Flight>& flight, bool unread) const;
   // One request for `numbers`, a body cut short asked for again; the frames in their order.
   Status request(const std::vector<uint64_t>& numbers, std::vector<std::vector<uint8_t>>& frames) const;
+  // The disk cache's copy of a frame (false: none, or damaged), and keeping one there.
+  bool read_disk(uint64_t number, std::vector<uint8_t>& out) const;
+  void write_disk(uint64_t number, const std::vector<uint8_t>& bytes) const;
 
   std::shared_ptr<DicomWebClient> client_;
   std::string uid_, name_, url_;
   std::string syntax_, accept_;
+  std::shared_ptr<const class DiskCache> disk_;  // null: no disk cache
+  uint64_t slot_ = 0;                            // bytes per frame in it
   mutable std::vector<std::shared_ptr<Flight>> flights_;  // requests in flight (the client's mutex)
   mutable uint64_t fetched_ = 0, requests_ = 0;           // (the client's mutex)
 };

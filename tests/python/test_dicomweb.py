@@ -266,3 +266,53 @@ def test_a_patch_fetches_the_frames_it_touches_in_one_request(series, tmp_path):
     finally:
         tilewise.set_cache_capacity(capacity)
         servers.stop(proc)
+
+
+DISK_CHILD = """
+import sys, numpy as np, tilewise
+tilewise.set_cache_capacity(0)
+s = tilewise.open(sys.argv[1])
+if sys.argv[2] == "read":
+    for level in range(s.level_count):
+        w, h = s.levels[level].dimensions
+        np.save(sys.argv[3] + f"-{level}.npy", s.read_region((0, 0), (w, h), level=level))
+"""
+
+
+def test_the_disk_cache_keeps_frames_for_the_next_process(series, tmp_path):
+    """With TILEWISE_HTTP_DISK_CACHE, a later process reads every frame from disk: beyond what opening costs
+    it makes no request, and its pixels are the first process's; a damaged cache file is read as a miss."""
+    server, made, _ = series
+    proc, proxy = servers.fault_proxy(server.url, tmp_path)
+    url = series_url(server, made["jpeg2000-lossless"]).replace(server.url, proxy)
+    env = dict(os.environ, TILEWISE_HTTP_DISK_CACHE=str(tmp_path / "cache"))
+
+    def run(kind, tag=""):
+        before = servers.proxy_stats(proxy)["requests"]
+        out = subprocess.run([sys.executable, "-c", DISK_CHILD, url, kind, str(tmp_path / tag)], env=env,
+                             capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        return servers.proxy_stats(proxy)["requests"] - before
+
+    try:
+        opening = run("open")
+        assert run("read", "first") > opening  # frames fetched and kept
+        assert run("read", "second") == opening  # every frame from disk
+        local = tilewise.open(made["jpeg2000-lossless"].parent)
+        for level in range(local.level_count):
+            w, h = local.levels[level].dimensions
+            want = local.read_region((0, 0), (w, h), level=level)
+            assert np.array_equal(np.load(tmp_path / f"first-{level}.npy"), want)
+            assert np.array_equal(np.load(tmp_path / f"second-{level}.npy"), want)
+        for data in (tmp_path / "cache").glob("*.data"):  # damage every cached byte: fetched again, never wrong
+            with open(data, "r+b") as f:
+                size = f.seek(0, 2)
+                for at in range(0, size, 4096):
+                    f.seek(at)
+                    f.write(b"\x5a" * 16)
+        assert run("read", "third") > opening
+        for level in range(local.level_count):
+            w, h = local.levels[level].dimensions
+            assert np.array_equal(np.load(tmp_path / f"third-{level}.npy"), local.read_region((0, 0), (w, h), level=level))
+    finally:
+        servers.stop(proc)

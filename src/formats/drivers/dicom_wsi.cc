@@ -266,11 +266,14 @@ Result<codecs::TileDesc> describe(const Instance& in) {
 
 // Every frame's byte range in an instance.
 Result<std::vector<dicom::FrameRange>> frame_ranges(const Instance& in, const codecs::TileDesc& desc) {
-  if (in.by_number) {  // UnitStream::kFrame: the frame number, and a bound of its bytes (its samples uncompressed)
-    const uint64_t bound = uint64_t(desc.width) * uint64_t(desc.height) *
-                           static_cast<uint64_t>(desc.samples_per_pixel * desc.bits_per_sample / 8);
+  if (in.by_number) {
+    // UnitStream::kFrame: the frame number, and an estimate of its bytes (its samples; an eighth of them
+    // compressed), which bounds how many regions' frames one prefetch of a batch gathers
+    uint64_t estimate = uint64_t(desc.width) * uint64_t(desc.height) *
+                        static_cast<uint64_t>(desc.samples_per_pixel * desc.bits_per_sample / 8);
+    if (desc.compression != codecs::Compression::kNone) estimate = std::max<uint64_t>(1, estimate / 8);
     std::vector<dicom::FrameRange> out;
-    for (int64_t i = 0; i < in.frames; ++i) out.push_back({static_cast<uint64_t>(i + 1), bound, false});
+    for (int64_t i = 0; i < in.frames; ++i) out.push_back({static_cast<uint64_t>(i + 1), estimate, false});
     return out;
   }
   const dicom::PixelData& pd = *in.file.pixel_data;
@@ -613,16 +616,24 @@ Result<std::vector<Instance>> web_instances(const io::DicomWebSeries& series, st
   for (const std::string& uid : series.listed()) {
     if (!described.count(uid)) warnings.push_back(series.name() + ": instance " + uid + " is listed but has no metadata");
   }
-  std::vector<std::string> uids, known;
+  std::vector<io::DicomWebSeries::Wanted> wanted;
   for (const dicom::JsonInstance& in : wsi) {
-    uids.push_back(*in.file.dataset.string(kSopInstanceUid));
-    std::string ts;
+    const dicom::DataSet& d = in.file.dataset;
+    io::DicomWebSeries::Wanted w;
+    w.uid = *d.string(kSopInstanceUid);
     for (const std::string& t : in.transfer_syntaxes) {
-      if (ts.empty() || (decodable(t) && !decodable(ts))) ts = t;
+      if (w.syntax.empty() || (decodable(t) && !decodable(w.syntax))) w.syntax = t;
     }
-    known.push_back(ts);
+    // the frames' samples uncompressed (what the disk cache keeps per frame), bounded
+    w.frames = static_cast<uint64_t>(std::clamp<int64_t>(d.integer(kNumberOfFrames).value_or(1), 0, 50'000'000));
+    const int64_t bytes = std::clamp<int64_t>(d.integer(kRows).value_or(0), 0, 65535) *
+                          std::clamp<int64_t>(d.integer(kColumns).value_or(0), 0, 65535) *
+                          std::clamp<int64_t>(d.integer(kSamplesPerPixel).value_or(0), 0, 4) *
+                          ((std::clamp<int64_t>(d.integer(kBitsAllocated).value_or(8), 1, 32) + 7) / 8);
+    w.frame_bytes = bytes <= (int64_t{1} << 30) ? static_cast<uint64_t>(bytes) : 0;
+    wanted.push_back(std::move(w));
   }
-  TW_ASSIGN_OR_RETURN(auto frames, series.instances(uids, known, decodable));
+  TW_ASSIGN_OR_RETURN(auto frames, series.instances(wanted, decodable));
   std::vector<Instance> out;
   for (size_t i = 0; i < wsi.size(); ++i) {
     dicom::File& file = wsi[i].file;
