@@ -10,11 +10,12 @@
 // asked for again, as are connection failures, 5xx, 408 and 429 (io/http_source.h's retries); 401/403 name the
 // URL and status, 404 is NotFound.
 //
-// Transfer syntax: frames are asked for as stored (`transfer-syntax=*`: no transcoding on the server) when
-// the stored syntax is one tilewise decodes; otherwise as explicit VR little endian, which every server can
-// make. Where the metadata names the stored syntax (Available Transfer Syntax UID, or a Transfer Syntax UID
-// the server adds) it is used; where it does not (Orthanc's), frame 1 of each instance is fetched at open, all
-// instances at once, to learn it, and kept for the reads that follow.
+// Transfer syntax: frames are asked for in their stored syntax, by name (no transcoding on the server), when
+// tilewise decodes it; otherwise as explicit VR little endian, which every server can make. Where the
+// metadata names the stored syntax (Available Transfer Syntax UID, or a Transfer Syntax UID the server adds)
+// it is used; where it does not (Orthanc's), frame 1 of each instance is asked for as stored
+// (`transfer-syntax=*`) at open, all instances at once, and its answer names the syntax; the frame is kept
+// for the reads that follow.
 //
 // Credentials: HttpAuth (a bearer token, extra headers; io/http_source.h) on every request.
 //
