@@ -21,6 +21,9 @@ namespace {
 
 constexpr ptrdiff_t kConnections = 16;         // requests in flight per series, as for range reads
 constexpr size_t kParallel = 8;                // requests of one prefetch in flight at once
+// Requests of one instance in flight beyond which prefetched frames queue and merge (bench/RESULTS.md,
+// "2 cores: DICOMweb").
+constexpr int kRequestsPerInstance = 2;
 // Frames per request: a server looks into the instance's file for each request (Orthanc 1.10 parses it), so
 // fewer, larger requests serve more patches (bench/RESULTS.md, "2 cores: DICOMweb"); 64 keeps the URL short.
 constexpr size_t kFramesPerRequest = 64;
@@ -378,7 +381,9 @@ void DicomWebFrames::complete(const std::shared_ptr<Flight>& flight, bool unread
     std::lock_guard<std::mutex> lock(client_->mutex);
     for (size_t i = 0; i < kept.size(); ++i) client_->insert({this, flight->numbers[i]}, kept[i], unread);
     std::erase(flights_, flight);
+    --sending_;
   }
+  slot_cv_.notify_all();
   std::lock_guard<std::mutex> lock(flight->mutex);
   flight->done = true, flight->status = status, flight->frames = std::move(kept);
   flight->done_cv.notify_all();
@@ -402,11 +407,13 @@ Status DicomWebFrames::read_frame(uint64_t number, std::vector<uint8_t>& out) co
         mine = std::make_shared<Flight>();
         mine->numbers = {number};
         flights_.push_back(mine);
+        ++sending_;
       }
     }
     if (mine && read_disk(number, out)) {  // on disk from an earlier process: no request
       std::lock_guard<std::mutex> lock(client_->mutex);
       std::erase(flights_, mine);
+      --sending_;
       std::lock_guard<std::mutex> flight_lock(mine->mutex);
       mine->done = true, mine->frames = {std::make_shared<const std::vector<uint8_t>>(out)};
       mine->done_cv.notify_all();
@@ -450,27 +457,53 @@ void DicomWebFrames::write_disk(uint64_t number, const std::vector<uint8_t>& byt
 }
 
 void DicomWebFrames::prefetch_frames(std::span<const uint64_t> numbers) const {
-  std::vector<std::shared_ptr<Flight>> mine;
-  {
-    std::lock_guard<std::mutex> lock(client_->mutex);
-    std::vector<uint64_t> missing;
-    for (uint64_t n : numbers) {
-      if (n == 0 || client_->frames.count({this, n}) || (disk_ && disk_->has({n * slot_, 4}))) continue;
-      bool flying = false;
-      for (const auto& f : flights_) flying = flying || std::find(f->numbers.begin(), f->numbers.end(), n) != f->numbers.end();
-      if (!flying) missing.push_back(n);
-    }
-    std::sort(missing.begin(), missing.end());
-    missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
+  std::unique_lock<std::mutex> lock(client_->mutex);
+  std::vector<uint64_t> missing;
+  for (uint64_t n : numbers) {
+    if (n == 0 || client_->frames.count({this, n}) || (disk_ && disk_->has({n * slot_, 4}))) continue;
+    bool flying = false;
+    for (const auto& f : flights_) flying = flying || std::find(f->numbers.begin(), f->numbers.end(), n) != f->numbers.end();
+    if (!flying) missing.push_back(n);
+  }
+  std::sort(missing.begin(), missing.end());
+  missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
+  if (missing.empty()) return;
+  if (sending_ < kRequestsPerInstance) {
+    std::vector<std::shared_ptr<Flight>> mine;
     for (auto& chunk : chunks_of(missing)) {
       auto f = std::make_shared<Flight>();
       f->numbers = std::move(chunk);
       flights_.push_back(f);
       mine.push_back(std::move(f));
+      ++sending_;
     }
+    lock.unlock();
+    // a failure is left for read_frame to report (it asks again)
+    run_parallel(mine.size(), kParallel, [&](size_t i) { complete(mine[i], /*unread=*/true); });
+    return;
   }
-  // a failure is left for read_frame to report (it asks again)
-  run_parallel(mine.size(), kParallel, [&](size_t i) { complete(mine[i], /*unread=*/true); });
+  // The instance's requests are all in flight: the frames join the queue (flights of up to kFramesPerRequest,
+  // visible to readers). Whoever finds a request returned first sends the front flight, with every frame
+  // queued meanwhile; this thread waits until its own frames are sent, sending flights itself as slots free.
+  for (uint64_t n : missing) {
+    if (queued_.empty() || queued_.back()->numbers.size() >= kFramesPerRequest) {
+      queued_.push_back(std::make_shared<Flight>());
+      flights_.push_back(queued_.back());
+    }
+    queued_.back()->numbers.push_back(n);
+  }
+  const std::shared_ptr<Flight> last = queued_.back();
+  auto waiting = [&] { return std::find(queued_.begin(), queued_.end(), last) != queued_.end(); };
+  while (true) {
+    slot_cv_.wait(lock, [&] { return !waiting() || sending_ < kRequestsPerInstance; });
+    if (!waiting()) return;
+    const std::shared_ptr<Flight> front = queued_.front();
+    queued_.pop_front();
+    ++sending_;
+    lock.unlock();
+    complete(front, /*unread=*/true);
+    lock.lock();
+  }
 }
 
 }  // namespace tilewise::io

@@ -5,7 +5,8 @@
 // slide from the metadata (formats/drivers/dicom_wsi.cc) and reads each instance's frames through a
 // DicomWebFrames source: WADO-RS `.../instances/<uid>/frames/<n>[,<m>...]`, several frames per request where
 // a region needs them, the requests of one region in parallel (at most 16 per series in flight), a frame
-// wanted by several readers fetched once, fetched frames kept in memory (TILEWISE_HTTP_CACHE_BYTES per
+// wanted by several readers fetched once; while an instance has 2 requests in flight, the frames readers
+// want next wait in a queue and go as one request when one returns (the server's cost is per request); fetched frames kept in memory (TILEWISE_HTTP_CACHE_BYTES per
 // series). Answers are multipart/related, parsed with bounds checks (io/multipart.h); a body cut short is
 // asked for again, as are connection failures, 5xx, 408 and 429 (io/http_source.h's retries); 401/403 name the
 // URL and status, 404 is NotFound.
@@ -28,6 +29,8 @@
 // Thread behaviour: every method is const and safe from any number of threads.
 #pragma once
 
+#include <condition_variable>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -117,7 +120,11 @@ class DicomWebFrames final : public Source {
   std::string syntax_, accept_;
   std::shared_ptr<const class DiskCache> disk_;  // null: no disk cache
   uint64_t slot_ = 0;                            // bytes per frame in it
-  mutable std::vector<std::shared_ptr<Flight>> flights_;  // requests in flight (the client's mutex)
+  // Under the client's mutex: requests in flight or queued; how many are in flight; the queued ones, in order.
+  mutable std::vector<std::shared_ptr<Flight>> flights_;
+  mutable int sending_ = 0;
+  mutable std::deque<std::shared_ptr<Flight>> queued_;
+  mutable std::condition_variable slot_cv_;  // a request of this instance returned
   mutable uint64_t fetched_ = 0, requests_ = 0;           // (the client's mutex)
 };
 

@@ -316,3 +316,29 @@ def test_the_disk_cache_keeps_frames_for_the_next_process(series, tmp_path):
             assert np.array_equal(np.load(tmp_path / f"third-{level}.npy"), local.read_region((0, 0), (w, h), level=level))
     finally:
         servers.stop(proc)
+
+
+def test_concurrent_readers_merge_their_requests(series, tmp_path):
+    """Eight threads reading one tile each of an instance behind 20 ms of latency (each tile a frame no one
+    read before): while two requests are in flight the frames wanted next wait and go together, so there
+    are fewer requests than tiles; every tile is the local folder's."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    server, made, _ = series
+    local = tilewise.open(made["jpegls"].parent)
+    proc, proxy = servers.fault_proxy(server.url, tmp_path, latency_ms=20)
+    capacity = tilewise.cache_capacity()
+    try:
+        tilewise.set_cache_capacity(0)
+        remote = tilewise.open(series_url(server, made["jpegls"]).replace(server.url, proxy))
+        tiles = [(x, y) for y in range(0, 800, 128) for x in range(0, 1100, 128)][1:]  # frame 1 came with the open
+        size = lambda t: (min(128, 1100 - t[0]), min(128, 800 - t[1]))  # noqa: E731
+        before = servers.proxy_stats(proxy)["requests"]
+        with ThreadPoolExecutor(8) as pool:
+            got = list(pool.map(lambda t: remote.read_region(t, size(t)), tiles))
+        requests = servers.proxy_stats(proxy)["requests"] - before
+        assert all(np.array_equal(g, local.read_region(t, size(t))) for g, t in zip(got, tiles))
+        assert 0 < requests <= 0.75 * len(tiles), (requests, len(tiles))
+    finally:
+        tilewise.set_cache_capacity(capacity)
+        servers.stop(proc)
