@@ -1,5 +1,6 @@
 #include "io/object_listing.h"
 
+#include <nlohmann/json.hpp>
 #include <pugixml.hpp>
 
 #include <algorithm>
@@ -48,12 +49,49 @@ Status parse_page(const std::string& xml, const std::string& name, std::vector<s
   return Status();
 }
 
+// The files an HTTP folder index names: nginx's JSON autoindex (an array of {"name", "type"}), else every
+// relative link of an HTML page that names a file of the folder itself (no '/', '?', '#' or scheme in it).
+std::vector<std::string> index_entries(const std::string& body) {
+  std::vector<std::string> out;
+  const size_t at = body.find_first_not_of(" \t\r\n");
+  if (at != std::string::npos && body[at] == '[') {
+    const nlohmann::json doc = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+    for (const nlohmann::json& e : doc.is_array() ? doc : nlohmann::json::array()) {
+      if (e.is_object() && e.value("type", "") == "file" && e.contains("name") && e["name"].is_string()) {
+        out.push_back(encode_url_path(e["name"].get<std::string>()));
+      }
+    }
+    return out;
+  }
+  for (size_t h = body.find("href=\""); h != std::string::npos; h = body.find("href=\"", h + 6)) {
+    const size_t end = body.find('"', h + 6);
+    if (end == std::string::npos) break;
+    const std::string link = body.substr(h + 6, end - h - 6);
+    if (!link.empty() && link.find_first_of("/?#:") == std::string::npos && link != "." && link != "..") out.push_back(link);
+  }
+  return out;
+}
+
+// An HTTP(S) folder's files, from its index.
+Result<std::vector<std::string>> list_http_folder(const std::string& url) {
+  const std::string folder = url.substr(0, url.rfind('/') + 1);
+  const std::string name = redact_url(folder);
+  TW_ASSIGN_OR_RETURN(HttpAnswer index, http_fetch(folder, name, auth_headers({}), 16u << 20));
+  std::vector<std::string> out;
+  for (const std::string& entry : index_entries(index.body)) out.push_back(folder + entry);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  if (out.size() > kMaxObjects) return io_error(name + ": over " + std::to_string(kMaxObjects) + " objects");
+  return out;
+}
+
 }  // namespace
 
-bool is_listable_url(const std::string& url) { return is_s3_url(url) || is_gcs_url(url); }
+bool is_listable_url(const std::string& url) { return is_s3_url(url) || is_gcs_url(url) || is_http_url(url); }
 
 Result<std::vector<std::string>> list_objects_beside(const std::string& url) {
-  if (!is_listable_url(url)) return invalid_argument(redact_url(url) + ": not an s3:// or gs:// URL");
+  if (is_http_url(url)) return list_http_folder(url);
+  if (!is_listable_url(url)) return invalid_argument(redact_url(url) + ": not an s3://, gs:// or http(s):// URL");
   const std::string scheme = url.substr(0, url.find("://") + 3);
   const std::string rest = url.substr(scheme.size());
   const size_t slash = rest.find('/');

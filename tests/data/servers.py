@@ -13,7 +13,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
-from typing import Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)
 
@@ -36,17 +36,21 @@ def wait_for(port: int, proc: subprocess.Popen, what: str, seconds: float = 10) 
             time.sleep(0.05)
 
 
-def nginx(root: Path, state: Path) -> Tuple[subprocess.Popen, str]:
-    """nginx serving `root` (range requests, ETags) with its state in `state`; (process, base URL)."""
+def nginx(root: Path, state: Path, autoindex: Optional[Dict[str, str]] = None) -> Tuple[subprocess.Popen, str]:
+    """nginx serving `root` (range requests, ETags) with its state in `state`; (process, base URL).
+    `autoindex`: folders (URL paths ending in '/') whose index nginx serves, "html" or "json"; the other
+    folders answer 403, as by default."""
     if NGINX is None:
         raise FileNotFoundError("nginx (Debian's nginx-light, installed by scripts/bootstrap.sh) is not installed")
     port = free_port()
     temps = "\n".join(f"{k}_temp_path {state}/{k};" for k in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+    indexes = " ".join(f"location {path} {{ autoindex on; autoindex_format {kind}; }}"
+                       for path, kind in (autoindex or {}).items())
     conf = state / "nginx.conf"
     conf.write_text(f"""daemon off; master_process off; pid {state}/nginx.pid; error_log {state}/error.log;
 events {{ worker_connections 256; }}
 http {{ access_log off; {temps}
-  server {{ listen 127.0.0.1:{port}; root {root}; location / {{ }} }} }}
+  server {{ listen 127.0.0.1:{port}; root {root}; location / {{ }} {indexes} }} }}
 """)
     proc = subprocess.Popen([NGINX, "-c", str(conf), "-p", str(state)], stderr=subprocess.DEVNULL)
     wait_for(port, proc, "nginx")

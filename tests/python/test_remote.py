@@ -27,15 +27,24 @@ def server(tmp_path_factory):
     if servers.NGINX is None:
         pytest.skip("nginx (Debian's nginx-light, installed by scripts/bootstrap.sh) is not installed")
     root = tmp_path_factory.mktemp("www")
-    proc, url = servers.nginx(root, tmp_path_factory.mktemp("nginx"))
+    proc, url = servers.nginx(root, tmp_path_factory.mktemp("nginx"),
+                              autoindex={"/listed/": "html", "/listed-json/": "json"})
     files = {}
     img = slidegen.tissue_image(1300, 900, seed=61)
     files["vips.tif"] = root / "vips.tif"
     slidegen.write_vips_pyramid(files["vips.tif"], img, tile=128)
     files["aperio.svs"] = root / "aperio.svs"
     vendor_tiff.write_aperio(files["aperio.svs"], img, codec="jpeg-ycbcr", tile=128, downsamples=(4,))
-    # A DICOM instance alone (over HTTP there is no folder to scan, so it is compared with itself alone).
+    # A DICOM instance alone (its folder has no index, so it is compared with itself alone).
     files["slide.dcm"] = dicom_wsi.write_instance(root / "slide.dcm", img, series=dicom_wsi.new_series(), tile=128)
+    # DICOM series in folders whose index the server offers (HTML and JSON autoindex), beside a deeper folder
+    # and a file of another kind.
+    for folder in ("listed", "listed-json"):
+        dicom_wsi.write_series(root / folder, slidegen.tissue_image(900, 700, seed=62), levels=2, tile=128,
+                               name="case one")
+        (root / folder / "notes.txt").write_text("not a slide")
+        (root / folder / "deeper").mkdir()
+        dicom_wsi.write_instance(root / folder / "deeper" / "other.dcm", img, series=dicom_wsi.new_series(), tile=128)
     yield {"url": url, "root": root, "files": files}
     servers.stop(proc)
 
@@ -50,7 +59,7 @@ def test_remote_slides_equal_local_ones(server):
     for name, path in server["files"].items():
         local, remote = tilewise.open(path), tilewise.open(f"{server['url']}/{name}")
         assert remote.format == local.format and remote.levels == local.levels
-        if name.endswith(".dcm"):  # one instance alone, and the slide says its series was not looked for
+        if name.endswith(".dcm"):  # one instance alone (no index of its folder), and the slide says so
             assert any("opened as one instance" in w for w in remote.warnings), remote.warnings
             assert not any("opened as one instance" in w for w in local.warnings), local.warnings
         assert dict(remote.properties) == dict(local.properties)
@@ -386,3 +395,22 @@ def test_a_tls_handshake_with_a_plain_port_is_not_retried():
         server.close()
         thread.join(timeout=10)
     assert len(accepted) == 1 and "attempts" not in str(e.value), (len(accepted), e.value)
+
+
+@pytest.mark.parametrize("folder", ["listed", "listed-json"])
+def test_a_dicom_series_in_a_listed_http_folder(server, folder):
+    """Where the server offers an index of a folder (nginx's HTML or JSON autoindex), an instance opens with
+    the rest of its series, and so does the folder's URL; the deeper folder and the text file are not part of
+    it."""
+    local = tilewise.open(server["root"] / folder)
+    assert local.level_count == 2 and sorted(local.associated_images) == ["label", "macro", "thumbnail"]
+    for url in (f"{server['url']}/{folder}/", f"{server['url']}/{folder}/case%20one-level1.dcm"):
+        remote = tilewise.open(url)
+        assert remote.warnings == (), remote.warnings
+        assert remote.levels == local.levels and dict(remote.properties) == dict(local.properties)
+        for key in local.associated_images:
+            assert np.array_equal(remote.associated_images[key], local.associated_images[key])
+        w, h = local.dimensions
+        assert np.array_equal(remote.read_region((0, 0), (w, h)), local.read_region((0, 0), (w, h)))
+    with pytest.raises(tilewise.IoError, match="access denied"):
+        tilewise.open(f"{server['url']}/")  # no index of the server's root

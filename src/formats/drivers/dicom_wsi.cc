@@ -491,18 +491,24 @@ Result<std::vector<std::string>> sorted_files(const std::string& folder) {
 }
 
 // The other files of the opened file's folder, by name (the order decides which of two conflicting
-// instances wins, so it must not depend on the file system). Over plain HTTP there is no folder to list; a
-// bucket that cannot be listed (read access without list access) leaves the instance alone, with a warning.
+// instances wins, so it must not depend on the file system). From memory there is no folder; a bucket that
+// cannot be listed (read access without list access) or an HTTP server that offers no index of the folder
+// leaves the instance alone, with a warning.
 std::vector<std::string> folder_files(const io::Source& source, std::vector<std::string>& warnings) {
   const std::string& name = source.name();
   if (!source.is_local_file() && !io::is_listable_url(name)) {
-    warnings.push_back("opened as one instance: over HTTP(S) or from memory there is no folder to list, so the "
-                       "other instances of its series (further levels, label, overview) were not looked for");
+    warnings.push_back("opened as one instance: from memory there is no folder to list, so the other instances "
+                       "of its series (further levels, label, overview) were not looked for");
     return {};
   }
   std::string folder = name.substr(0, name.rfind('/') == std::string::npos ? 0 : name.rfind('/') + 1);
   if (source.is_local_file() && folder.empty()) folder = ".";
   auto listed = sorted_files(io::is_listable_url(name) ? name : folder);
+  if (!listed.ok() && io::is_http_url(name)) {
+    warnings.push_back("opened as one instance: the server offers no index of its folder (" + listed.status().message() +
+                       "), so the other instances of its series (further levels, label, overview) were not looked for");
+    return {};
+  }
   if (!listed.ok()) {
     warnings.push_back(name + ": the other instances of its series were not looked for: " + listed.status().message());
     return {};
@@ -802,7 +808,8 @@ Result<SlideModel> open(const Probe& probe) {
 }  // namespace
 
 bool is_folder(const std::string& path) {
-  if (io::is_listable_url(path)) return path.back() == '/';  // s3://bucket/series/
+  // s3://bucket/series/, https://host/series/ (a DICOMweb series URL is no folder)
+  if (io::is_listable_url(path)) return path.back() == '/' && !io::is_dicomweb_url(path);
   std::error_code ec;
   return !is_url(path) && std::filesystem::is_directory(path, ec);
 }
