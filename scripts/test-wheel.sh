@@ -78,7 +78,7 @@ chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/bin:/bin LANG=C.UTF-8 /bin/b
   # The STOW-RS tests start their own Orthanc: the package'"'"'s service is not started in the chroot.
   printf "#!/bin/sh\nexit 101\n" > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libvips-tools \
-    nginx-light dicom3tools orthanc orthanc-dicomweb >/dev/null
+    nginx-light dicom3tools orthanc orthanc-dicomweb orthanc-wsi >/dev/null
   grep -v -E "^(scikit-build-core|nanobind)" requirements-dev.txt > /tmp/test-requirements.txt
   /venv/bin/pip install -q -r /tmp/test-requirements.txt
   /venv/bin/pip install -q --no-deps -r requirements-oracles.txt

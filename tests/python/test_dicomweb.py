@@ -8,6 +8,7 @@ its URL equals the same files opened from a local folder; credentials, errors an
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import urllib.request
@@ -76,9 +77,21 @@ def series(tmp_path_factory):
     ds.save_as(root / "rle" / "level0.dcm", enforce_file_format=True)
     raw.unlink()
     made["rle"] = root / "rle" / "level0.dcm"
+    # A series of an independent writer: Orthanc's own dicomizer (Debian's orthanc-wsi) from a libvips TIFF.
+    dicomizer = shutil.which("OrthancWSIDicomizer")
+    assert dicomizer, "OrthancWSIDicomizer (Debian's orthanc-wsi, installed by scripts/bootstrap.sh) is not installed"
+    slidegen.write_vips_pyramid(root / "source.tif", img, tile=256)
+    (root / "orthanc-wsi").mkdir()
+    sample = subprocess.run([dicomizer, "--sample-dataset"], capture_output=True, text=True, check=True).stdout
+    (root / "dataset.json").write_text(sample)  # without one the dicomizer writes no Image Type
+    subprocess.run([dicomizer, "--threads", "1", "--tile-width", "256", "--tile-height", "256", "--compression", "jpeg",
+                    "--dataset", str(root / "dataset.json"), "--folder", str(root / "orthanc-wsi"), str(root / "source.tif")],
+                   check=True, capture_output=True)
+    made["orthanc-wsi"] = sorted((root / "orthanc-wsi").glob("*.dcm"))[0]
     server = OrthancServer(root / "orthanc")
     try:
-        upload(server, sorted(p for folder in root.iterdir() if folder.name != "orthanc" for p in folder.glob("*.dcm")))
+        upload(server, sorted(p for folder in root.iterdir() if folder.is_dir() and folder.name != "orthanc"
+                              for p in folder.glob("*.dcm")))
         yield server, made, img
     finally:
         server.stop()
@@ -100,6 +113,7 @@ def assert_same_slide(remote, local, seed=1):
     assert remote.shape(0) == local.shape(0) and remote.dtype == local.dtype
     assert [c.name for c in remote.channels] == [c.name for c in local.channels]
     assert_same_properties(remote, local)
+    assert remote.icc_profile == local.icc_profile
     assert sorted(remote.associated_images) == sorted(local.associated_images)
     for key in local.associated_images:
         assert np.array_equal(remote.associated_images[key], local.associated_images[key]), key
@@ -118,7 +132,7 @@ def assert_same_slide(remote, local, seed=1):
 
 
 @pytest.mark.parametrize("name", ["jpeg", "raw", "jpeg2000", "jpeg2000-lossless", "jpegls", "sparse", "concatenation",
-                                  "channels"])
+                                  "channels", "orthanc-wsi"])
 def test_a_series_over_dicomweb_equals_its_local_folder(series, name):
     server, made, _ = series
     local = tilewise.open(made[name].parent)

@@ -42,6 +42,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <set>
 #include <tuple>
@@ -607,6 +608,34 @@ bool decodable(const std::string& ts) {
   return kDecoded.count(ts) > 0;
 }
 
+// The ICC profiles the metadata gives as BulkDataURIs (the element is there, its value empty), fetched at once.
+void fetch_icc_profiles(const io::DicomWebSeries& series, std::vector<dicom::JsonInstance>& instances,
+                        std::vector<std::string>& warnings) {
+  std::vector<std::future<Result<std::vector<uint8_t>>>> fetched;
+  for (const dicom::JsonInstance& in : instances) {
+    fetched.push_back(in.icc_profile_uri.empty()
+                          ? std::future<Result<std::vector<uint8_t>>>()
+                          : std::async(std::launch::async, [&series, &in] { return series.bulk_data(in.icc_profile_uri); }));
+  }
+  for (size_t i = 0; i < instances.size(); ++i) {
+    if (!fetched[i].valid()) continue;
+    Result<std::vector<uint8_t>> icc = fetched[i].get();
+    if (!icc.ok()) {
+      warnings.push_back(icc.status().message());
+      continue;
+    }
+    for (dicom::Element& e : instances[i].file.dataset.elements) {
+      if (e.tag != kOpticalPathSequence || e.items.empty()) continue;
+      std::vector<dicom::Element>& path = e.items[0].elements;
+      auto it = std::find_if(path.begin(), path.end(), [](const dicom::Element& p) { return p.tag == kIccProfile; });
+      if (it == path.end()) it = path.insert(path.end(), {kIccProfile, {'O', 'B'}, {}, {}});
+      it->value = std::move(icc).value();
+      std::sort(path.begin(), path.end(), [](const dicom::Element& x, const dicom::Element& y) { return x.tag < y.tag; });
+      break;
+    }
+  }
+}
+
 // A DICOMweb series' WSI instances from its metadata, the level-0 one (the largest VOLUME image) first; each
 // instance's frames in the syntax the server answers in (io/dicomweb.h).
 Result<std::vector<Instance>> web_instances(const io::DicomWebSeries& series, std::vector<std::string>& warnings) {
@@ -640,6 +669,7 @@ Result<std::vector<Instance>> web_instances(const io::DicomWebSeries& series, st
     wanted.push_back(std::move(w));
   }
   TW_ASSIGN_OR_RETURN(auto frames, series.instances(wanted, decodable));
+  fetch_icc_profiles(series, wsi, warnings);
   std::vector<Instance> out;
   for (size_t i = 0; i < wsi.size(); ++i) {
     dicom::File& file = wsi[i].file;
@@ -652,18 +682,6 @@ Result<std::vector<Instance>> web_instances(const io::DicomWebSeries& series, st
     file.meta.elements.push_back(std::move(ts));
     std::sort(file.meta.elements.begin(), file.meta.elements.end(),
               [](const dicom::Element& a, const dicom::Element& b) { return a.tag < b.tag; });
-    if (!wsi[i].icc_profile_uri.empty()) {  // the ICC profile, fetched where the metadata only points to it
-      auto icc = series.bulk_data(wsi[i].icc_profile_uri);
-      dicom::Element* seq = nullptr;
-      for (dicom::Element& e : file.dataset.elements) seq = e.tag == kOpticalPathSequence ? &e : seq;
-      if (icc.ok() && seq && !seq->items.empty()) {
-        seq->items[0].elements.push_back({kIccProfile, {'O', 'B'}, std::move(icc).value(), {}});
-        std::sort(seq->items[0].elements.begin(), seq->items[0].elements.end(),
-                  [](const dicom::Element& a, const dicom::Element& b) { return a.tag < b.tag; });
-      } else if (!icc.ok()) {
-        warnings.push_back(icc.status().message());
-      }
-    }
     auto in = load_parsed(frames[i], std::move(file));
     if (!in.ok()) {
       warnings.push_back(frames[i]->name() + ": ignored: " + in.status().message());
