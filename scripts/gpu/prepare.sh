@@ -10,7 +10,7 @@
 #                              nvidia-nvjpeg2k-cu13 + nvidia-nvtiff-cu13: the baseline of bench/bench_gpu.py,
 #                              in its own site
 #   .gpu/prof/                 gperftools' CPU profiler and google-pprof (Debian's), unpacked
-#   .gpu/data/                 test and benchmark slides
+#   .gpu/data/                 test and benchmark slides, and Orthanc's DICOMweb answers for two DICOM series
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -114,5 +114,28 @@ world = np.stack([np.stack([(smooth * 0.98 + rng.random((1536, 2048)) * 0.02) * 
                   for c in range(2)]).astype(np.uint16)
 vsi.write_vsi(d + "big_j2k_uint16.vsi", world, tile=512, codec="j2k")
 vsi.write_vsi(d + "big_jpeg_uint8.vsi", (world >> 8).astype(np.uint8), tile=512, codec="jpeg")
+PY
+
+echo "== DICOMweb answers"
+# Orthanc's answers (instance list, metadata, frames) for two of the series above, served again on the lent
+# machine, which has no Orthanc, by tests/data/dicomweb_replay.py.
+.venv/bin/python - <<'PY'
+import sys, tempfile, urllib.request
+from pathlib import Path
+sys.path[:0] = ["tests/data", "tests/python"]
+import pydicom
+from dicomweb_replay import record
+from orthanc_server import OrthancServer
+server = OrthancServer(Path(tempfile.mkdtemp()) / "orthanc")
+try:
+    for name in ("dicom_jpeg", "dicom_j2k"):
+        files = sorted(Path(".gpu/data", name).glob("*.dcm"))
+        for f in files:
+            urllib.request.urlopen(urllib.request.Request(server.url + "/instances", data=f.read_bytes(), method="POST"))
+        ds = pydicom.dcmread(files[0], stop_before_pixels=True)
+        record(f"{server.dicomweb_url}/studies/{ds.StudyInstanceUID}/series/{ds.SeriesInstanceUID}",
+               Path(".gpu/data/dicomweb", name))
+finally:
+    server.stop()
 PY
 du -sh .gpu/* .gpu

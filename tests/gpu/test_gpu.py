@@ -466,6 +466,49 @@ def test_remote_slides_on_the_device():
         server.stop()
 
 
+@pytest.mark.parametrize("name,tolerance", [("dicom_jpeg", JPEG_TOLERANCE), ("dicom_j2k", J2K_TOLERANCE)])
+def test_dicomweb_series_on_the_device(name, tolerance):
+    """A DICOMweb series (Orthanc's answers recorded by scripts/gpu/prepare.sh and served again by
+    tests/data/dicomweb_replay.py: the machine has no Orthanc): device reads and device batches equal the
+    local folder's CPU reads, and the lanes decode its frames."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "data"))
+    from dicomweb_replay import ReplayServer
+
+    recorded = DATA / "dicomweb" / name
+    if not recorded.is_dir():
+        pytest.fail(f"{recorded} is missing: run scripts/gpu/prepare.sh")
+    local = tilewise.open(DATA / name)
+    server = ReplayServer(recorded)
+    url = server.start()
+    capacity = tilewise.cache_capacity()
+    try:
+        tilewise.set_cache_capacity(0)
+        try:
+            remote = tilewise.open(url)
+        except tilewise.UnsupportedError as e:  # a build without libcurl
+            pytest.skip(str(e))
+        assert remote.levels == local.levels
+        before = tilewise._core.gpu_stats(0)["gpu_tiles"]
+        rng = np.random.default_rng(13)
+        for level in range(local.level_count):
+            for x, y, w, h in regions(local, level, rng, n=5):
+                gpu = to_host(remote.read_region((x, y), (w, h), level=level, device="cuda"))
+                cpu = local.read_region((x, y), (w, h), level=level)
+                diff = int(np.abs(gpu.astype(int) - cpu.astype(int)).max()) if cpu.size else 0
+                assert diff <= tolerance, (level, x, y, w, h, diff)
+        w0, h0 = local.dimensions
+        locs = [(int(rng.integers(0, w0 - 256)), int(rng.integers(0, h0 - 256))) for _ in range(32)]
+        gpu = to_host(list(remote.read_regions(locs, (256, 256), batch_size=32, device="cuda"))[0])
+        cpu = list(local.read_regions(locs, (256, 256), batch_size=32))[0]
+        assert np.abs(gpu.astype(int) - cpu.astype(int)).max() <= tolerance
+        assert tilewise._core.gpu_stats(0)["gpu_tiles"] > before
+    finally:
+        tilewise.set_cache_capacity(capacity)
+        server.stop()
+
+
 # Reads channels of a VSI to the device and on the host in a child process under a GPU policy; prints the
 # largest difference, the dtypes' agreement and the gpu_stats counts the reads added.
 _PLANES_CHILD = r"""

@@ -356,3 +356,19 @@ def test_concurrent_readers_merge_their_requests(series, tmp_path):
     finally:
         tilewise.set_cache_capacity(capacity)
         servers.stop(proc)
+
+
+def test_recorded_answers_replay_as_the_server_gave_them(series, tmp_path):
+    """tests/data/dicomweb_replay.py (the GPU machine's stand-in for Orthanc) records Orthanc's answers for a
+    series and serves them again: the series reads as from Orthanc and from its local folder."""
+    from dicomweb_replay import ReplayServer, record
+
+    server, made, _ = series
+    record(series_url(server, made["jpeg2000"]), tmp_path / "recorded")
+    replay = ReplayServer(tmp_path / "recorded")
+    try:
+        remote = tilewise.open(replay.start())
+        assert_same_slide(remote, tilewise.open(made["jpeg2000"].parent))
+        assert replay.stats["requests"] > 0
+    finally:
+        replay.stop()
