@@ -17,8 +17,10 @@ import re
 import threading
 import urllib.request
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
+
+from range_server import serve, shutdown
 
 ANY_STORED = 'multipart/related; type="application/octet-stream"; transfer-syntax=*'
 
@@ -95,12 +97,8 @@ class ReplayServer:
                 self.end_headers()
                 self.wfile.write(body)
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        self._httpd = serve(Handler)
         return f"http://127.0.0.1:{self._httpd.server_address[1]}{self.path}"
 
     def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
+        shutdown(self._httpd)

@@ -66,15 +66,25 @@ class RangeServer:
                 with server._lock:
                     server.stats["bytes"] += len(body)
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        self._httpd = serve(Handler)
         return f"http://127.0.0.1:{self._httpd.server_address[1]}"
 
     def stop(self) -> None:
-        if self._httpd:
-            self._httpd.shutdown()
-            self._httpd.server_close()
+        shutdown(self._httpd)
+
+
+def serve(handler) -> ThreadingHTTPServer:
+    """A threading server of `handler` on a free loopback port, serving from a daemon thread."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd
+
+
+def shutdown(httpd) -> None:
+    if httpd is not None:
+        httpd.shutdown()
+        httpd.server_close()
 
 
 if __name__ == "__main__":

@@ -410,6 +410,14 @@ def test_formats_iv_on_the_device(name, on_gpu):
     assert (tilewise._core.gpu_stats(0)["gpu_tiles"] > before) == on_gpu
 
 
+def open_remote(url: str) -> tilewise.Slide:
+    """The slide at `url`; the test is skipped by a build without libcurl."""
+    try:
+        return tilewise.open(url)
+    except tilewise.UnsupportedError as e:
+        pytest.skip(str(e))
+
+
 def test_remote_slides_on_the_device():
     """A slide over HTTP (tests/data/range_server.py on the loopback address): single device reads and
     device batches equal the local file's CPU reads, the lanes decode the tiles, and a batch's tiles are
@@ -425,10 +433,7 @@ def test_remote_slides_on_the_device():
     capacity = tilewise.cache_capacity()
     try:
         tilewise.set_cache_capacity(0)
-        try:
-            remote = tilewise.open(f"{url}/vips_jpeg.tif")
-        except tilewise.UnsupportedError as e:  # a build without libcurl
-            pytest.skip(str(e))
+        remote = open_remote(f"{url}/vips_jpeg.tif")
         assert remote.levels == local.levels
         rng = np.random.default_rng(11)
         before = tilewise._core.gpu_stats(0)["gpu_tiles"]
@@ -485,10 +490,7 @@ def test_dicomweb_series_on_the_device(name, tolerance):
     capacity = tilewise.cache_capacity()
     try:
         tilewise.set_cache_capacity(0)
-        try:
-            remote = tilewise.open(url)
-        except tilewise.UnsupportedError as e:  # a build without libcurl
-            pytest.skip(str(e))
+        remote = open_remote(url)
         assert remote.levels == local.levels
         before = tilewise._core.gpu_stats(0)["gpu_tiles"]
         rng = np.random.default_rng(13)
