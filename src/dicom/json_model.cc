@@ -123,8 +123,8 @@ struct Builder {
         auto part = [&](const char* group) { return v.contains(group) && v[group].is_string() ? v[group].get<std::string>() : ""; };
         const std::string ideographic = part("Ideographic"), phonetic = part("Phonetic");
         std::string pn = part("Alphabetic");
-        if (!ideographic.empty() || !phonetic.empty()) pn += "=" + ideographic;
-        if (!phonetic.empty()) pn += "=" + phonetic;
+        if (!ideographic.empty() || !phonetic.empty()) pn.append(1, '=').append(ideographic);
+        if (!phonetic.empty()) pn.append(1, '=').append(phonetic);
         text += pn;
       } else if (v.is_string()) {
         text += v.get<std::string>();
@@ -144,7 +144,7 @@ struct Builder {
     for (const auto& [key, value] : object.items()) {
       uint32_t t = 0;
       if (key.size() != 8 || std::from_chars(key.data(), key.data() + 8, t, 16).ptr != key.data() + 8) {
-        return corrupt("\"" + key.substr(0, 16) + "\" is not a tag");
+        return corrupt("a key is not a tag: " + key.substr(0, 16));
       }
       Element e;
       TW_RETURN_IF_ERROR(element(t, value, depth, e, optical_path_item).with_context(key));

@@ -75,7 +75,10 @@ std::string accept_for(const std::string& syntax) {
 
 std::string join(const std::vector<uint64_t>& numbers) {
   std::string out;
-  for (uint64_t n : numbers) out += (out.empty() ? "" : ",") + std::to_string(n);
+  for (uint64_t n : numbers) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(n);
+  }
   return out;
 }
 
@@ -411,9 +414,12 @@ Status DicomWebFrames::read_frame(uint64_t number, std::vector<uint8_t>& out) co
       }
     }
     if (mine && read_disk(number, out)) {  // on disk from an earlier process: no request
-      std::lock_guard<std::mutex> lock(client_->mutex);
-      std::erase(flights_, mine);
-      --sending_;
+      {
+        std::lock_guard<std::mutex> lock(client_->mutex);
+        std::erase(flights_, mine);
+        --sending_;
+      }
+      slot_cv_.notify_all();
       std::lock_guard<std::mutex> flight_lock(mine->mutex);
       mine->done = true, mine->frames = {std::make_shared<const std::vector<uint8_t>>(out)};
       mine->done_cv.notify_all();
