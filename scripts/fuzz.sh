@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-30}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz_tiff_parser fuzz_dicom fuzz_codecs fuzz_jpegxr fuzz_open_read fuzz_mirax fuzz_vsi)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_tiff_parser fuzz_dicom fuzz_dicomweb fuzz_codecs fuzz_jpegxr fuzz_open_read fuzz_mirax fuzz_vsi)
 CC=clang-14 CXX=clang++-14 cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DTILEWISE_BUILD_FUZZERS=ON -DTILEWISE_BUILD_PYTHON=OFF -DTILEWISE_BUILD_CLI=OFF -DTILEWISE_BUILD_TESTS=OFF >/dev/null
 cmake --build build/fuzz -j "$(nproc)" >/dev/null

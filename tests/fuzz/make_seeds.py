@@ -40,9 +40,28 @@ def restart_unit_seeds(out: Path) -> None:
         (out / f"restart-unit-{sampling}").write_bytes(bytes([0, mcus - 1, 7, 9, 0]) + stream)
 
 
+def dicomweb_seeds(path: Path, out: Path, name: str) -> None:
+    """For fuzz_dicomweb: the file's metadata as a DICOMweb server gives it (DICOM JSON, selector 1), and its
+    first frames as a WADO-RS multipart answer (selector 0)."""
+    import pydicom
+    from pydicom.encaps import generate_frames
+
+    ds = pydicom.dcmread(path)
+    meta = ds.to_json_dict(bulk_data_threshold=256, bulk_data_element_handler=lambda e: "http://h/bulk")
+    meta.pop("7FE00010", None)
+    (out / f"{name}.json").write_bytes(b"\x01" + json.dumps([meta]).encode())
+    if "PixelData" not in ds or not ds.file_meta.TransferSyntaxUID.is_compressed:
+        return
+    frames = list(generate_frames(ds.PixelData, number_of_frames=int(getattr(ds, "NumberOfFrames", 1))))[:3]
+    body = b"".join(b"--b0undary\r\nContent-Type: application/octet-stream; transfer-syntax=" +
+                    str(ds.file_meta.TransferSyntaxUID).encode() + b"\r\nContent-Length: " + str(len(f)).encode() +
+                    b"\r\n\r\n" + f + b"\r\n" for f in frames) + b"--b0undary--\r\n"
+    (out / f"{name}.multipart").write_bytes(b"\x00" + body)
+
+
 def main(catalogue: Path, out: Path) -> None:
     entries = json.loads((catalogue / "catalogue.json").read_text())
-    for d in ("tiff", "dicom", "codecs", "open_read", "mirax", "vsi", "jpegxr"):
+    for d in ("tiff", "dicom", "codecs", "open_read", "mirax", "vsi", "jpegxr", "dicomweb"):
         (out / d).mkdir(parents=True, exist_ok=True)
     jpegxr_seeds(out / "jpegxr")
     restart_unit_seeds(out / "codecs")
@@ -69,6 +88,7 @@ def main(catalogue: Path, out: Path) -> None:
                 (out / "tiff" / e["name"]).write_bytes(data)
             if data[128:132] == b"DICM":
                 (out / "dicom" / e["name"]).write_bytes(data)
+                dicomweb_seeds(path, out / "dicomweb", e["name"])
             (out / "open_read" / e["name"]).write_bytes(data)
         if not is_tiff:
             continue
