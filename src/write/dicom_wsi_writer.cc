@@ -323,10 +323,7 @@ void DicomWsiWriter::begin_plane(int32_t c, int32_t z, int32_t /*t*/) {
 int DicomWsiWriter::add_level(LevelSpec level) {
   const size_t k = plane_levels_++;
   if (level.associated.empty() && k < instances_.size()) {  // a later plane's level: the first plane's instance
-    const LevelSpec& first = instances_[k].spec;
-    if ((first.width != level.width || first.height != level.height || first.tile != level.tile) && error_.ok()) {
-      error_ = internal_error(folder_.output() + ": a plane's level " + std::to_string(k) + " differs from the first plane's");
-    }
+    if (error_.ok()) error_ = check_plane_level(folder_.output(), k, instances_[k].spec, level);
     return static_cast<int>(k);
   }
   Instance instance;

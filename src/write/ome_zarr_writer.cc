@@ -104,9 +104,7 @@ int OmeZarrWriter::add_level(LevelSpec spec) {
     if (level.next != level.spec.tiles_across() * level.spec.tiles_down() && error_.ok()) {
       error_ = internal_error(folder_.output() + ": level " + std::to_string(k) + " of the plane before is missing tiles");
     }
-    if (level.spec.width != spec.width || level.spec.height != spec.height || level.spec.tile != spec.tile) {
-      if (error_.ok()) error_ = internal_error(folder_.output() + ": a plane's level " + std::to_string(k) + " differs from the first plane's");
-    }
+    if (error_.ok()) error_ = check_plane_level(folder_.output(), k, level.spec, spec);
     level.next = 0;
     return static_cast<int>(k);
   }

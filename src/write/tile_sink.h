@@ -40,6 +40,14 @@ struct LevelSpec {
   int64_t frame_height() const { return stripped ? height : tile; }
 };
 
+// For sinks that keep every plane in the first plane's levels (OME-Zarr arrays, DICOM instances): the k-th
+// level of a later plane is the first plane's k-th, on the same grid. Ok, or an internal error naming
+// `output` (PyramidWriter gives every plane the same pyramid).
+inline Status check_plane_level(const std::string& output, size_t k, const LevelSpec& first, const LevelSpec& level) {
+  if (first.width == level.width && first.height == level.height && first.tile == level.tile) return Status();
+  return internal_error(output + ": a plane's level " + std::to_string(k) + " differs from the first plane's");
+}
+
 class TileSink {
  public:
   virtual ~TileSink() = default;
