@@ -1,5 +1,5 @@
 // tilewise convert SLIDE OUT.tif|OUT.ome.tif|OUT.svs|OUT.zarr|FOLDER --format dicom [--tile-size N]
-// [--codec auto|jpeg|deflate|zstd|lzw|jpegls|none] [--quality Q] [--no-subsample] [--copy-tiles] [--levels N]
+// [--codec auto|jpeg|jpeg2000|jpeg2000-lossless|deflate|zstd|lzw|jpegls|none] [--quality Q] [--no-subsample] [--copy-tiles] [--levels N]
 // [--downsample mean|nearest] [--skip-damaged] [--scene S] [--stow DICOMWEB_URL [--header "Name: value" ...]]:
 // the slide as a tiled pyramidal TIFF, an OME-TIFF, an Aperio SVS, an OME-Zarr group or a DICOM WSI series
 // (tilewise/convert.h), with a progress bar on a terminal.
@@ -64,9 +64,9 @@ Runner add_convert_command(CLI::App& app) {
       ->required();
   cmd->add_option("--format", opt->convert.format, "tiff, ome-tiff, svs, ome-zarr or dicom (default: from the output's name)");
   cmd->add_option("--tile-size", opt->convert.tile_size, "Tile width and height (a multiple of 16)")->default_val(256);
-  cmd->add_option("--codec", opt->convert.codec, "Tile codec: auto (OME-Zarr zstd; else jpeg for RGB, deflate for channels), jpeg, deflate, zstd, lzw, jpegls (DICOM) or none")
+  cmd->add_option("--codec", opt->convert.codec, "Tile codec: auto (OME-Zarr zstd; else jpeg for RGB, deflate for channels), jpeg, jpeg2000, jpeg2000-lossless, deflate, zstd, lzw, jpegls (DICOM) or none")
       ->default_val("auto");
-  cmd->add_option("--quality", opt->convert.quality, "JPEG quality (1-100)")->default_val(90);
+  cmd->add_option("--quality", opt->convert.quality, "JPEG and lossy JPEG 2000 quality (1-100)")->default_val(90);
   cmd->add_flag("!--no-subsample", opt->convert.subsample, "JPEG chroma 4:4:4 instead of 4:2:0");
   cmd->add_flag("--copy-tiles", opt->convert.copy_tiles,
                 "Copy level 0's JPEG tiles as stored where they match the output's, instead of re-encoding them");

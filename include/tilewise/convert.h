@@ -56,9 +56,10 @@ struct ConvertOptions {
   // "auto" (OME-Zarr: zstd; else JPEG for RGB slides, deflate for channels), "jpeg" (YCbCr; 8-bit RGB
   // only; not OME-Zarr), "deflate" (lossless; not DICOM), "zstd" (lossless, TIFF compression 50000; not
   // DICOM), "lzw" (lossless, TIFF compression 5; TIFF outputs only), "jpegls" (lossless JPEG-LS; DICOM
-  // only, the default there for channels), "none"
+  // only, the default there for channels), "jpeg2000" (lossy, at `quality`) and "jpeg2000-lossless" (8- or
+  // 16-bit samples; TIFF compression 33005 and DICOM; not OME-Zarr), "none"
   std::string codec = "auto";
-  int quality = 90;             // JPEG quality, 1-100
+  int quality = 90;             // JPEG and lossy JPEG 2000 quality, 1-100
   bool subsample = true;        // JPEG chroma 4:2:0; false: 4:4:4
   int max_levels = 0;           // at most this many levels; 0: down to the level that fits one tile
   // How each level is made from the one before: "mean" (of each 2 x 2 box) or "nearest" (its top-left

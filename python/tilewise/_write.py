@@ -52,8 +52,9 @@ def convert(
 
     `format`: "tiff", "ome-tiff", "svs", "ome-zarr" or "dicom" ("": from the name). `codec`: "auto" (OME-Zarr:
     zstd; else JPEG for RGB, deflate for channels), "jpeg" (8-bit RGB, not OME-Zarr; at `quality`, chroma
-    4:2:0 or with ``subsample=False`` 4:4:4), "deflate" or "zstd" (not DICOM), "lzw" (TIFFs), "jpegls" (DICOM;
-    the default there for channels) or "none" (lossless).
+    4:2:0 or with ``subsample=False`` 4:4:4), "jpeg2000" (lossy at `quality`) or "jpeg2000-lossless" (8- or
+    16-bit; TIFF compression 33005 and DICOM; not OME-Zarr), "deflate" or "zstd" (not DICOM), "lzw" (TIFFs),
+    "jpegls" (DICOM; the default there for channels) or "none" (lossless).
     `copy_tiles`: JPEG tiles of level 0 that already are what the output would encode (baseline YCbCr,
     same size and chroma subsampling) are copied as stored, not decoded and encoded again (their pixels
     stay the source's); the levels below are made from the decoded level 0. mpp becomes the resolution

@@ -18,6 +18,8 @@ constexpr const char* kWsmImage = "1.2.840.10008.5.1.4.1.1.77.1.6";  // VL Whole
 constexpr const char* kExplicitLittle = "1.2.840.10008.1.2.1";
 constexpr const char* kJpegBaseline = "1.2.840.10008.1.2.4.50";
 constexpr const char* kJpegLsLossless = "1.2.840.10008.1.2.4.80";
+constexpr const char* kJpeg2000Lossless = "1.2.840.10008.1.2.4.90";
+constexpr const char* kJpeg2000 = "1.2.840.10008.1.2.4.91";
 // tilewise's Implementation Class UID (a UUID-derived OID, PS3.5 B.2)
 constexpr const char* kImplementationClass = "2.25.32974590903554012932822747234319577605";
 constexpr size_t kRatioWidth = 16;  // a DS value's longest
@@ -39,7 +41,7 @@ void put_le(std::vector<uint8_t>& out, T value) {
 // The level's data set up to Pixel Data (PS3.3 A.32.8: the VL Whole Slide Microscopy Image IOD's modules).
 DicomDataSet level_data_set(const DicomSeries& s, const LevelSpec& level, int index, const std::string& sop_uid,
                             int64_t frames) {
-  const bool jpeg = level.codec == TileCodec::kJpeg;
+  const bool jpeg = level.codec == TileCodec::kJpeg, lossy = jpeg || level.codec == TileCodec::kJpeg2000;
   const std::string image_type = level.associated == "label"   ? "ORIGINAL\\PRIMARY\\LABEL\\NONE"
                                  : level.associated == "macro" ? "ORIGINAL\\PRIMARY\\OVERVIEW\\NONE"
                                  : index == 0                  ? "ORIGINAL\\PRIMARY\\VOLUME\\NONE"
@@ -81,7 +83,11 @@ DicomDataSet level_data_set(const DicomSeries& s, const LevelSpec& level, int in
   if (monochrome) {
     d.us(0x00280002, {1}).str(0x00280004, "CS", "MONOCHROME2");
   } else {
-    d.us(0x00280002, {3}).str(0x00280004, "CS", jpeg ? (level.ycbcr_subsampling == 2 ? "YBR_FULL_422" : "YBR_FULL") : "RGB");
+    // JPEG 2000: the codestream's own colour transform, irreversible (lossy) or reversible
+    d.us(0x00280002, {3}).str(0x00280004, "CS", jpeg ? (level.ycbcr_subsampling == 2 ? "YBR_FULL_422" : "YBR_FULL")
+                                                : level.codec == TileCodec::kJpeg2000         ? "YBR_ICT"
+                                                : level.codec == TileCodec::kJpeg2000Lossless ? "YBR_RCT"
+                                                                                              : "RGB");
     d.us(0x00280006, {0});
   }
   d.str(0x00280008, "IS", std::to_string(frames));
@@ -93,10 +99,10 @@ DicomDataSet level_data_set(const DicomSeries& s, const LevelSpec& level, int in
   d.us(0x00280100, {level.bits}).us(0x00280101, {level.bits}).us(0x00280102, {static_cast<uint16_t>(level.bits - 1)});
   d.us(0x00280103, {0});
   d.str(0x00280301, "CS", "NO");
-  d.str(0x00282110, "CS", jpeg ? "01" : "00");
-  if (jpeg) {
+  d.str(0x00282110, "CS", lossy ? "01" : "00");
+  if (lossy) {
     d.str(0x00282112, "DS", std::string(kRatioWidth, ' '));  // Lossy Image Compression Ratio: set by finish()
-    d.str(0x00282114, "CS", "ISO_10918_1");
+    d.str(0x00282114, "CS", jpeg ? "ISO_10918_1" : "ISO_15444_1");
   }
   d.str(0x00089206, "CS", "VOLUME");
   d.fd(0x00189073, 0.0);  // Acquisition Duration: not known to a converter
@@ -224,11 +230,12 @@ Status DicomWsiWriter::start(Instance& instance, int index) {
   const LevelSpec& level = instance.spec;
   const bool monochrome = !series_.optical_paths.empty() && level.associated.empty();
   const bool jpeg = level.codec == TileCodec::kJpeg, jpegls = level.codec == TileCodec::kJpegLs;
+  const bool j2k = is_jpeg2000(level.codec), lossy = jpeg || level.codec == TileCodec::kJpeg2000;
   if (monochrome ? (level.samples != 1 || (level.bits != 8 && level.bits != 16) || level.sample_format != 1 ||
-                    (!jpegls && level.codec != TileCodec::kNone))
-                 : (level.samples != 3 || level.bits != 8 || (!jpeg && !jpegls && level.codec != TileCodec::kNone))) {
-    return invalid_argument(folder_.output() + ": DICOM WSI frames are written as 8-bit RGB (JPEG, JPEG-LS or uncompressed) "
-                            "or unsigned 8- or 16-bit channels (JPEG-LS or uncompressed)");
+                    (!jpegls && !j2k && level.codec != TileCodec::kNone))
+                 : (level.samples != 3 || level.bits != 8 || (!jpeg && !jpegls && !j2k && level.codec != TileCodec::kNone))) {
+    return invalid_argument(folder_.output() + ": DICOM WSI frames are written as 8-bit RGB (JPEG, JPEG-LS, JPEG 2000 or "
+                            "uncompressed) or unsigned 8- or 16-bit channels (JPEG-LS, JPEG 2000 or uncompressed)");
   }
   if (level.frame_width() > 65535 || level.frame_height() > 65535) {
     return invalid_argument(folder_.output() + ": frames larger than 65535 pixels");
@@ -244,19 +251,23 @@ Status DicomWsiWriter::start(Instance& instance, int index) {
                                                        series_.focal_planes
                                                  : 1;
   instance.frames = level.tiles_across() * level.tiles_down() * planes;
-  instance.encapsulated = jpeg || jpegls;
+  instance.encapsulated = jpeg || jpegls || j2k;
   // An Extended Offset Table where the frames may pass the 4 GiB a Basic one addresses: lossless frames, and
   // JPEG frames whose pixels pass 4 GiB (JPEG codes tissue in well under a byte a pixel)
   const uint64_t raw = static_cast<uint64_t>(instance.frames) * static_cast<uint64_t>(level.frame_width()) *
                        static_cast<uint64_t>(level.frame_height()) * level.samples * (level.bits / 8);
-  instance.extended = jpegls || (jpeg && raw >= (uint64_t{4} << 30));
+  instance.extended = jpegls || level.codec == TileCodec::kJpeg2000Lossless || (lossy && raw >= (uint64_t{4} << 30));
   const std::string sop_uid = new_uid();
   // File meta information (explicit VR little endian), its group length first
   DicomDataSet meta;
   const uint8_t version[2] = {0, 1};
   meta.ob(0x00020001, version);
   meta.str(0x00020002, "UI", kWsmImage).str(0x00020003, "UI", sop_uid);
-  meta.str(0x00020010, "UI", jpeg ? kJpegBaseline : jpegls ? kJpegLsLossless : kExplicitLittle);
+  meta.str(0x00020010, "UI", jpeg       ? kJpegBaseline
+                             : jpegls   ? kJpegLsLossless
+                             : level.codec == TileCodec::kJpeg2000 ? kJpeg2000
+                             : level.codec == TileCodec::kJpeg2000Lossless ? kJpeg2000Lossless
+                                        : kExplicitLittle);
   meta.str(0x00020012, "UI", kImplementationClass).str(0x00020013, "SH", "TILEWISE");
   std::vector<uint8_t> head(132, 0);  // the preamble, then "DICM"
   std::memcpy(head.data() + 128, "DICM", 4);
@@ -267,7 +278,7 @@ Status DicomWsiWriter::start(Instance& instance, int index) {
   head.insert(head.end(), group_bytes.begin(), group_bytes.end());
   head.insert(head.end(), meta_bytes.begin(), meta_bytes.end());
   const std::vector<uint8_t> body = level_data_set(series_, level, index, sop_uid, instance.frames).encode();
-  if (jpeg) {
+  if (lossy) {
     // Where the compression ratio's value lies: its element is the first of the data set with these 8 bytes
     // (the elements before it are strings and numbers that cannot hold them)
     const uint8_t ratio[8] = {0x28, 0x00, 0x12, 0x21, 'D', 'S', kRatioWidth, 0};
@@ -396,9 +407,10 @@ Status DicomWsiWriter::finish() {
       }
       TW_RETURN_IF_ERROR(put(i, table));
     }
-    if (i.spec.codec == TileCodec::kJpeg) {
-      // The compression ratio: the frames' pixel bytes over their JPEG bytes
-      const double pixels = static_cast<double>(i.frames) * static_cast<double>(i.spec.frame_width() * i.spec.frame_height()) * 3;
+    if (i.spec.codec == TileCodec::kJpeg || i.spec.codec == TileCodec::kJpeg2000) {
+      // The compression ratio: the frames' pixel bytes over their coded bytes
+      const double pixels = static_cast<double>(i.frames) * static_cast<double>(i.spec.frame_width() * i.spec.frame_height()) *
+                            i.spec.samples * (i.spec.bits / 8);
       std::string ratio = decimal(pixels / static_cast<double>(std::max<uint64_t>(i.fragments, 1))).substr(0, kRatioWidth);
       ratio.resize(kRatioWidth, ' ');
       if (std::fflush(i.file) != 0 || ::fseeko(i.file, static_cast<off_t>(i.ratio_at), SEEK_SET) != 0) {

@@ -83,10 +83,15 @@ Result<OutputPlan> plan_output(const WritableImage& image, const std::string& ou
     return invalid_argument("jpeg tiles are 8-bit RGB; the image's channels are " + std::string(sample_type_name(axes.sample_type)) +
                             ": write them with codec deflate or none");
   }
-  if (format == "dicom" && codec != TileCodec::kJpeg && codec != TileCodec::kJpegLs &&
+  if (format == "dicom" && codec != TileCodec::kJpeg && codec != TileCodec::kJpegLs && !is_jpeg2000(codec) &&
       codec != TileCodec::kNone) {
-    return invalid_argument(std::string("DICOM WSI frames are JPEG, JPEG-LS or uncompressed (codec jpeg, jpegls or none), not ") +
+    return invalid_argument(std::string("DICOM WSI frames are JPEG, JPEG-LS, JPEG 2000 or uncompressed (codec jpeg, jpegls, "
+                                        "jpeg2000, jpeg2000-lossless or none), not ") +
                             codec_name(codec));
+  }
+  if (is_jpeg2000(codec) && axes.sample_type != SampleType::kUint8 && axes.sample_type != SampleType::kUint16) {
+    return invalid_argument(std::string("JPEG 2000 tiles hold unsigned 8- or 16-bit samples; the image's are ") +
+                            sample_type_name(axes.sample_type));
   }
   if (format != "dicom" && codec == TileCodec::kJpegLs) {
     return invalid_argument("jpegls frames are written to DICOM only (TIFF has no JPEG-LS compression code)");

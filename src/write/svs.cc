@@ -18,6 +18,8 @@ const char* codec_label(const TileCoding& coding) {
     case TileCodec::kZstd: return "Zstd/RGB";
     case TileCodec::kLzw: return "LZW/RGB";
     case TileCodec::kJpegLs: return "JPEG-LS/RGB";
+    case TileCodec::kJpeg2000: return "J2K/KDU";
+    case TileCodec::kJpeg2000Lossless: return "J2K/KDU";
     case TileCodec::kNone: return "Raw/RGB";
   }
   return "RGB";
@@ -36,7 +38,7 @@ std::string aperio_description(const LevelSpec& base, const LevelSpec& level, in
     d << " -> " << level.width << "x" << level.height << " -";
   }
   d << " (" << level.tile << "x" << level.tile << ") " << codec_label(coding);
-  if (coding.codec == TileCodec::kJpeg) d << " Q=" << coding.quality;
+  if (coding.codec == TileCodec::kJpeg || coding.codec == TileCodec::kJpeg2000) d << " Q=" << coding.quality;
   if (index == 0) {
     if (objective_power) d << "|AppMag = " << *objective_power;
     if (base.mpp) d << "|MPP = " << (base.mpp->first + base.mpp->second) / 2;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 
+#include "codecs/cpu/jpeg2000_encoder.h"
 #include "codecs/cpu/lzw_encoder.h"
 #include "codecs/jpeg/jpeg_encoder.h"
 
@@ -18,8 +19,11 @@ Result<TileCodec> tile_codec(const std::string& name) {
   if (name == "zstd") return TileCodec::kZstd;
   if (name == "lzw") return TileCodec::kLzw;
   if (name == "jpegls") return TileCodec::kJpegLs;
+  if (name == "jpeg2000") return TileCodec::kJpeg2000;
+  if (name == "jpeg2000-lossless") return TileCodec::kJpeg2000Lossless;
   if (name == "none") return TileCodec::kNone;
-  return invalid_argument("codec \"" + name + "\" is not one the writers write (jpeg, deflate, zstd, lzw, jpegls, none)");
+  return invalid_argument("codec \"" + name +
+                          "\" is not one the writers write (jpeg, deflate, zstd, lzw, jpegls, jpeg2000, jpeg2000-lossless, none)");
 }
 
 const char* codec_name(TileCodec codec) {
@@ -29,6 +33,8 @@ const char* codec_name(TileCodec codec) {
     case TileCodec::kZstd: return "zstd";
     case TileCodec::kLzw: return "lzw";
     case TileCodec::kJpegLs: return "jpegls";
+    case TileCodec::kJpeg2000: return "jpeg2000";
+    case TileCodec::kJpeg2000Lossless: return "jpeg2000-lossless";
     case TileCodec::kNone: return "none";
   }
   return "?";
@@ -41,10 +47,14 @@ uint16_t tiff_compression(TileCodec codec) {
     case TileCodec::kZstd: return 50000;
     case TileCodec::kLzw: return 5;
     case TileCodec::kJpegLs: return 0;
+    case TileCodec::kJpeg2000:
+    case TileCodec::kJpeg2000Lossless: return 33005;
     case TileCodec::kNone: return 1;
   }
   return 1;
 }
+
+bool is_jpeg2000(TileCodec codec) { return codec == TileCodec::kJpeg2000 || codec == TileCodec::kJpeg2000Lossless; }
 
 uint16_t tiff_photometric(TileCodec codec) { return codec == TileCodec::kJpeg ? 6 : 2; }
 
@@ -115,6 +125,9 @@ Status encode_tile(const TileCoding& coding, const ImageView& tile, std::vector<
       out = codecs::lzw_encode(packed);
       return Status();
     }
+    case TileCodec::kJpeg2000:
+    case TileCodec::kJpeg2000Lossless:
+      return codecs::encode_jpeg2000(tile, coding.codec == TileCodec::kJpeg2000Lossless, coding.quality, out);
     case TileCodec::kJpegLs: {
       if (tile.sample_bytes > 2) return invalid_argument("jpegls: samples of 8 or 16 bits");
       thread_local std::vector<uint8_t> packed;

@@ -5,7 +5,9 @@
 // compression 8; a gzip member in a Zarr chunk, Zarr's gzip codec), any samples. Zstandard: libzstd at
 // level 3 (one frame, TIFF compression 50000, Zarr's zstd codec), any samples. LZW: TIFF compression 5
 // (codecs/cpu/lzw_encoder.h), TIFF only. JPEG-LS: CharLS, lossless, 8- or 16-bit samples, DICOM only (no
-// TIFF compression code). None: the pixels. Thread behaviour: encode() may be called from any number of threads at once (per-thread state).
+// TIFF compression code). JPEG 2000 (lossy at `quality`, or lossless): OpenJPEG, a J2K codestream with its own
+// colour transform (codecs/cpu/jpeg2000_encoder.h), TIFF compression 33005 (Aperio's JPEG 2000 RGB) and DICOM;
+// one or three components of 8 or 16 bits. None: the pixels. Thread behaviour: encode() may be called from any number of threads at once (per-thread state).
 #pragma once
 
 #include <cstdint>
@@ -17,12 +19,14 @@
 
 namespace tilewise::write {
 
-enum class TileCodec { kJpeg, kDeflate, kZstd, kLzw, kJpegLs, kNone };
+enum class TileCodec { kJpeg, kDeflate, kZstd, kLzw, kJpegLs, kJpeg2000, kJpeg2000Lossless, kNone };
 
-// "jpeg", "deflate", "zstd", "lzw", "jpegls", "none"; InvalidArgument for any other name.
+// "jpeg", "deflate", "zstd", "lzw", "jpegls", "jpeg2000", "jpeg2000-lossless", "none"; InvalidArgument for any
+// other name.
 Result<TileCodec> tile_codec(const std::string& name);
 const char* codec_name(TileCodec codec);
 uint16_t tiff_compression(TileCodec codec);  // 0: none exists (JPEG-LS)
+bool is_jpeg2000(TileCodec codec);
 uint16_t tiff_photometric(TileCodec codec);
 
 // How tiles are coded: `quality` (1-100) and chroma 4:2:0 (`subsample`) or 4:4:4 for JPEG; `zarr_chunk`:

@@ -1,4 +1,5 @@
 #include "codecs/cpu/jpeg2000_decoder.h"
+#include "codecs/cpu/openjpeg_messages.h"
 #include "util/bytes.h"
 
 #include <openjpeg.h>
@@ -45,15 +46,6 @@ OPJ_BOOL stream_seek(OPJ_OFF_T to, void* user) {
   s->pos = static_cast<size_t>(to);
   return OPJ_TRUE;
 }
-
-void on_error(const char* msg, void* user) {
-  auto* error = static_cast<std::string*>(user);
-  if (error->empty()) {
-    *error = msg;
-    while (!error->empty() && (error->back() == '\n' || error->back() == ' ')) error->pop_back();
-  }
-}
-void on_quiet(const char*, void*) {}
 
 // RAII owners of OpenJPEG objects.
 struct Codec {
@@ -129,9 +121,7 @@ Status Jpeg2000Decoder::decode_window(std::span<const uint8_t> data, const TileD
   Codec codec;
   Stream stream(&memory);
   if (!codec.p || !stream.p) return out_of_memory("jpeg2000: cannot create an OpenJPEG decoder");
-  opj_set_error_handler(codec.p, on_error, &error);
-  opj_set_warning_handler(codec.p, on_quiet, nullptr);
-  opj_set_info_handler(codec.p, on_quiet, nullptr);
+  route_openjpeg_messages(codec.p, &error);
   opj_dparameters_t params;
   opj_set_default_decoder_parameters(&params);
   if (!opj_setup_decoder(codec.p, &params)) return corrupt("jpeg2000: decoder setup failed");

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "codecs/cpu/cpu_decoder.h"
+#include "codecs/cpu/jpeg2000_encoder.h"
 #include "support/encoders.h"
 
 namespace tilewise::codecs {
@@ -15,6 +16,54 @@ namespace {
 using testing::j2k_encode;
 
 uint8_t clamp8(double v) { return static_cast<uint8_t>(std::min(255.0, std::max(0.0, v))); }
+
+// The writers' encoder (codecs/cpu/jpeg2000_encoder.h) through this decoder: lossless gives every sample
+// back (RGB through the reversible transform, 16-bit grey), lossy stays close on smooth content; tiles of a
+// few pixels (fewer resolution levels) too.
+TEST(Jpeg2000Encoder, LosslessRoundTripsAndLossyStaysClose) {
+  std::mt19937 rng(3);
+  for (const auto [w, h] : {std::pair{67, 45}, std::pair{5, 3}}) {
+    std::vector<uint8_t> rgb(static_cast<size_t>(w) * h * 3);
+    for (int y = 0; y < h; ++y) {
+      for (int x = 0; x < w; ++x) {
+        for (int c = 0; c < 3; ++c) rgb[(static_cast<size_t>(y) * w + x) * 3 + c] = static_cast<uint8_t>((x * 3 + y * 2 + c * 40 + rng() % 7) % 256);
+      }
+    }
+    std::vector<uint16_t> grey(static_cast<size_t>(w) * h);
+    for (auto& v : grey) v = static_cast<uint16_t>(rng() % 65536);
+    const ImageView rgb_view{rgb.data(), w * 3, w, h, 3, {}};
+    ImageView grey_view{reinterpret_cast<uint8_t*>(grey.data()), w * 2, w, h, 1, {}};
+    grey_view.sample_bytes = 2;
+    CpuDecoder decoder;
+    TileDesc desc;
+    desc.compression = Compression::kJpeg2000;
+    desc.width = w;
+    desc.height = h;
+    std::vector<uint8_t> stream;
+    for (const bool lossless : {true, false}) {
+      ASSERT_TRUE(encode_jpeg2000(rgb_view, lossless, 90, stream).ok());
+      std::vector<uint8_t> back(rgb.size());
+      desc.color = ColorSpace::kRgb;
+      const Status s = decoder.decode(stream, desc, ImageView{back.data(), w * 3, w, h, 3, {}});
+      ASSERT_TRUE(s.ok()) << s.message();
+      int worst = 0;
+      for (size_t i = 0; i < rgb.size(); ++i) worst = std::max(worst, std::abs(int{back[i]} - int{rgb[i]}));
+      EXPECT_LE(worst, lossless ? 0 : 24) << w << "x" << h;
+    }
+    ASSERT_TRUE(encode_jpeg2000(grey_view, true, 90, stream).ok());
+    std::vector<uint16_t> back(grey.size());
+    desc.color = ColorSpace::kMinIsBlack;
+    desc.samples_per_pixel = 1;
+    desc.bits_per_sample = 16;
+    ImageView out{reinterpret_cast<uint8_t*>(back.data()), w * 2, w, h, 1, {}};
+    out.sample_bytes = 2;
+    const Status s = decoder.decode(stream, desc, out);
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_EQ(back, grey) << w << "x" << h;
+  }
+  std::vector<uint8_t> four(16 * 4, 0), stream;
+  EXPECT_EQ(encode_jpeg2000(ImageView{four.data(), 16, 4, 4, 4, {}}, true, 90, stream).code(), StatusCode::kInvalidArgument);
+}
 
 class J2kWindows : public ::testing::TestWithParam<int> {};
 
