@@ -24,12 +24,13 @@ from PIL import Image
 from pydicom.dataset import Dataset, FileMetaDataset
 from pydicom.encaps import encapsulate, encapsulate_extended
 from pydicom.sequence import Sequence as DicomSequence
-from pydicom.uid import (ExplicitVRLittleEndian, JPEG2000, JPEG2000Lossless, JPEGBaseline8Bit, JPEGLSLossless,
-                         generate_uid)
+from pydicom.uid import (ExplicitVRLittleEndian, ImplicitVRLittleEndian, JPEG2000, JPEG2000Lossless, JPEGBaseline8Bit,
+                         JPEGLSLossless, JPEGLSNearLossless, generate_uid)
 
 WSI_SOP_CLASS = "1.2.840.10008.5.1.4.1.1.77.1.6"
 SYNTAXES = {"jpeg": JPEGBaseline8Bit, "jpeg2000": JPEG2000, "jpeg2000-lossless": JPEG2000Lossless,
-            "raw": ExplicitVRLittleEndian, "jpegls": JPEGLSLossless}
+            "raw": ExplicitVRLittleEndian, "raw-implicit": ImplicitVRLittleEndian, "jpegls": JPEGLSLossless,
+            "jpegls-near": JPEGLSNearLossless}
 
 
 def encode_frame(tile: np.ndarray, codec: str, *, quality: int = 85, subsampling: str = "4:2:2") -> Tuple[bytes, str]:
@@ -60,7 +61,9 @@ def encode_frame(tile: np.ndarray, codec: str, *, quality: int = 85, subsampling
         return imagecodecs.jpeg2k_encode(tile, level=0, codecformat="j2k", reversible=True, mct=False), "RGB"
     if codec == "jpegls":
         return imagecodecs.jpegls_encode(tile, level=0), "RGB"
-    if codec == "raw":
+    if codec == "jpegls-near":  # near-lossless: each sample within 2
+        return imagecodecs.jpegls_encode(tile, level=2), "RGB"
+    if codec in ("raw", "raw-implicit"):
         return np.ascontiguousarray(tile).tobytes(), "RGB"
     raise ValueError(codec)
 
@@ -206,7 +209,7 @@ def write_instance(path, image: np.ndarray, *, series: Dict[str, str], tile: int
     shared.PixelMeasuresSequence = DicomSequence([measures])
     ds.SharedFunctionalGroupsSequence = DicomSequence([shared])
     _optical_path(ds, objective, icc, paths)
-    ds.LossyImageCompression = "01" if codec in ("jpeg", "jpeg-rgb", "jpeg2000") else "00"
+    ds.LossyImageCompression = "01" if codec in ("jpeg", "jpeg-rgb", "jpeg2000", "jpegls-near") else "00"
     if sparse_missing is not None:
         ds.DimensionOrganizationType = "TILED_SPARSE"
         per_frame = []
@@ -227,7 +230,7 @@ def write_instance(path, image: np.ndarray, *, series: Dict[str, str], tile: int
     else:
         ds.DimensionOrganizationType = "TILED_FULL"
 
-    if codec == "raw":
+    if codec in ("raw", "raw-implicit"):
         ds.PixelData = b"".join(frames)
     elif offsets == "extended":
         data, table, lengths = encapsulate_extended(frames)
@@ -236,7 +239,7 @@ def write_instance(path, image: np.ndarray, *, series: Dict[str, str], tile: int
         ds.ExtendedOffsetTableLengths = lengths
     else:
         ds.PixelData = encapsulate(frames, fragments_per_frame=fragments_per_frame, has_bot=offsets == "basic")
-    if codec != "raw":
+    if codec not in ("raw", "raw-implicit"):
         ds["PixelData"].VR = "OB"
         ds["PixelData"].is_undefined_length = True
     ds.save_as(path, enforce_file_format=True)
@@ -274,7 +277,8 @@ def write_series(folder, image: np.ndarray, *, levels: int = 3, tile: int = 256,
         for kind, img in (("LABEL", label), ("OVERVIEW", macro), ("THUMBNAIL", thumb)):
             flavour = ("ORIGINAL", "PRIMARY", kind, "NONE" if kind != "THUMBNAIL" else "RESAMPLED")
             write_instance(folder / f"{name}-{kind.lower()}.dcm", img, series=series, tile=0,
-                           codec="jpeg" if codec in ("raw", "jpegls") else codec, image_type=flavour,
+                           codec="jpeg" if codec in ("raw", "raw-implicit", "jpegls", "jpegls-near") else codec,
+                           image_type=flavour,
                            spacing_mm=spacing * 16, objective=None)
     return first
 

@@ -55,7 +55,7 @@ def series(tmp_path_factory):
     root = tmp_path_factory.mktemp("dicomweb")
     img = slidegen.tissue_image(1100, 800, seed=81)
     made = {}
-    for codec in ("jpeg", "raw", "jpeg2000", "jpeg2000-lossless", "jpegls"):
+    for codec in ("jpeg", "raw", "raw-implicit", "jpeg2000", "jpeg2000-lossless", "jpegls", "jpegls-near"):
         made[codec] = dicom_wsi.write_series(root / codec, img, levels=2, tile=128, codec=codec, name=codec)
     (root / "sparse").mkdir()
     made["sparse"] = dicom_wsi.write_instance(root / "sparse" / "level0.dcm", img, series=dicom_wsi.new_series(),
@@ -131,8 +131,8 @@ def assert_same_slide(remote, local, seed=1):
                                   local.read_region(loc, (150, 110), level=level, z=z)), (level, x, y, z)
 
 
-@pytest.mark.parametrize("name", ["jpeg", "raw", "jpeg2000", "jpeg2000-lossless", "jpegls", "sparse", "concatenation",
-                                  "channels", "orthanc-wsi"])
+@pytest.mark.parametrize("name", ["jpeg", "raw", "raw-implicit", "jpeg2000", "jpeg2000-lossless", "jpegls", "jpegls-near",
+                                  "sparse", "concatenation", "channels", "orthanc-wsi"])
 def test_a_series_over_dicomweb_equals_its_local_folder(series, name):
     server, made, _ = series
     local = tilewise.open(made[name].parent)
