@@ -10,7 +10,7 @@
 // warning, as are copies of an instance already seen (same SOP Instance UID). Over HTTP(S) or from memory
 // there is no folder to scan: the opened instance alone is the slide.
 //
-// A DICOMweb series (io/dicomweb.h: the probe's source is the series) is read from its metadata: each
+// A DICOMweb series (io/dicomweb.h: the probe's source is the series; its instances: dicom_web.cc) is read from its metadata: each
 // instance's DICOM JSON made a dataset (dicom/json_model.h), its frames fetched by number (UnitStream::kFrame)
 // in the transfer syntax the server answers in; the same levels, planes, associated images and properties
 // follow, but for the file meta elements only a file has (group length, version, implementation).
@@ -42,14 +42,13 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <future>
 #include <map>
 #include <set>
 #include <tuple>
 
 #include "dicom/data_set.h"
-#include "dicom/json_model.h"
 #include "formats/dicom_properties.h"
+#include "formats/drivers/dicom_instance.h"
 #include "formats/format_registry.h"
 #include "formats/level_builder.h"
 #include "formats/property_parsing.h"
@@ -60,6 +59,8 @@
 #include "util/checked_math.h"
 
 namespace tilewise::formats {
+
+using dicom_wsi::Instance;
 
 namespace {
 
@@ -101,18 +102,6 @@ constexpr uint32_t kPixelMeasures = tag(0x0028, 0x9110);
 constexpr uint32_t kSpacingBetweenSlices = tag(0x0018, 0x0088);
 constexpr uint32_t kZOffset = tag(0x0040, 0x074A);
 
-// One instance (file) of the series.
-struct Instance {
-  std::shared_ptr<const io::Source> source;
-  dicom::File file;
-  std::string series, pyramid, sop_instance, flavour, concatenation;
-  int64_t width = 0, height = 0, frames = 1, concat_number = 1, frame_offset = 0, instance_number = 0;
-  int32_t tile_width = 0, tile_height = 0;
-  std::vector<std::string> paths;  // Optical Path Identifiers, in the sequence's order ("" if it has none)
-  int64_t focal_planes = 1;
-  double z0 = 0, z_spacing = 0;  // micrometres: the first focal plane, the spacing of TILED_FULL ones
-  bool by_number = false;        // frames fetched by number (a DICOMweb instance), not found in the file
-};
 
 // A number stored as a decimal string (DS) or a binary float (FL, FD).
 std::optional<double> decimal(const dicom::DataSet* d, uint32_t t) {
@@ -145,24 +134,30 @@ void read_planes(Instance& in) {
 
 std::string name_of(const Instance& i) { return i.source->name(); }
 
-Status check_sop_class(const dicom::File& file) {
+}  // namespace
+
+Status dicom_wsi::check_sop_class(const dicom::File& file) {
   auto sop = file.meta.string(kMediaStorageSopClass);
   if (!sop || *sop != kWsiStorage) return unsupported("Not a WSI DICOM: class UID " + sop.value_or("(none)"));
   return Status();
 }
 
+namespace {
+
 Status is_dicom_wsi(const io::Source& source) {
   if (!dicom::has_part10_header(source)) return unsupported("not a DICOM file");
   TW_ASSIGN_OR_RETURN(dicom::File meta, dicom::parse(source, /*meta_only=*/true));
-  return check_sop_class(meta);
+  return dicom_wsi::check_sop_class(meta);
 }
 
+}  // namespace
+
 // An instance from its parsed file (or its DICOM JSON).
-Result<Instance> load_parsed(std::shared_ptr<const io::Source> source, dicom::File file) {
+Result<Instance> dicom_wsi::load_parsed(std::shared_ptr<const io::Source> source, dicom::File file) {
   Instance in;
   in.file = std::move(file);
   in.source = std::move(source);
-  TW_RETURN_IF_ERROR(check_sop_class(in.file));
+  TW_RETURN_IF_ERROR(dicom_wsi::check_sop_class(in.file));
   const dicom::DataSet& d = in.file.dataset;
   auto series = d.string(kSeriesInstanceUid);
   if (!series) return corrupt("SeriesInstanceUID not found");
@@ -192,9 +187,11 @@ Result<Instance> load_parsed(std::shared_ptr<const io::Source> source, dicom::Fi
   return in;
 }
 
+namespace {
+
 Result<Instance> load(std::shared_ptr<const io::Source> source) {
   TW_ASSIGN_OR_RETURN(dicom::File file, dicom::parse(*source));
-  return load_parsed(std::move(source), std::move(file));
+  return dicom_wsi::load_parsed(std::move(source), std::move(file));
 }
 
 Status expect(const dicom::DataSet& d, uint32_t t, int64_t value, const char* name, bool required) {
@@ -264,6 +261,19 @@ Result<codecs::TileDesc> describe(const Instance& in) {
   }
   return desc;
 }
+
+}  // namespace
+
+// The transfer syntaxes describe() (above) accepts.
+bool dicom_wsi::decodable(const std::string& ts) {
+  static const std::set<std::string> kDecoded = {"1.2.840.10008.1.2",      "1.2.840.10008.1.2.1",
+                                                 "1.2.840.10008.1.2.4.50", "1.2.840.10008.1.2.4.90",
+                                                 "1.2.840.10008.1.2.4.91", "1.2.840.10008.1.2.4.80",
+                                                 "1.2.840.10008.1.2.4.81"};
+  return kDecoded.count(ts) > 0;
+}
+
+namespace {
 
 // Every frame's byte range in an instance.
 Result<std::vector<dicom::FrameRange>> frame_ranges(const Instance& in, const codecs::TileDesc& desc) {
@@ -599,105 +609,6 @@ Status add_planes(std::vector<std::vector<std::pair<PlaneKey, LevelModel>>>& lev
   return Status();
 }
 
-// The transfer syntaxes describe() accepts.
-bool decodable(const std::string& ts) {
-  static const std::set<std::string> kDecoded = {"1.2.840.10008.1.2",      "1.2.840.10008.1.2.1",
-                                                 "1.2.840.10008.1.2.4.50", "1.2.840.10008.1.2.4.90",
-                                                 "1.2.840.10008.1.2.4.91", "1.2.840.10008.1.2.4.80",
-                                                 "1.2.840.10008.1.2.4.81"};
-  return kDecoded.count(ts) > 0;
-}
-
-// The ICC profiles the metadata gives as BulkDataURIs (the element is there, its value empty), fetched at once.
-void fetch_icc_profiles(const io::DicomWebSeries& series, std::vector<dicom::JsonInstance>& instances,
-                        std::vector<std::string>& warnings) {
-  std::vector<std::future<Result<std::vector<uint8_t>>>> fetched;
-  for (const dicom::JsonInstance& in : instances) {
-    fetched.push_back(in.icc_profile_uri.empty()
-                          ? std::future<Result<std::vector<uint8_t>>>()
-                          : std::async(std::launch::async, [&series, &in] { return series.bulk_data(in.icc_profile_uri); }));
-  }
-  for (size_t i = 0; i < instances.size(); ++i) {
-    if (!fetched[i].valid()) continue;
-    Result<std::vector<uint8_t>> icc = fetched[i].get();
-    if (!icc.ok()) {
-      warnings.push_back(icc.status().message());
-      continue;
-    }
-    for (dicom::Element& e : instances[i].file.dataset.elements) {
-      if (e.tag != kOpticalPathSequence || e.items.empty()) continue;
-      std::vector<dicom::Element>& path = e.items[0].elements;
-      auto it = std::find_if(path.begin(), path.end(), [](const dicom::Element& p) { return p.tag == kIccProfile; });
-      if (it == path.end()) it = path.insert(path.end(), {kIccProfile, {'O', 'B'}, {}, {}});
-      it->value = std::move(icc).value();
-      std::sort(path.begin(), path.end(), [](const dicom::Element& x, const dicom::Element& y) { return x.tag < y.tag; });
-      break;
-    }
-  }
-}
-
-// A DICOMweb series' WSI instances from its metadata, the level-0 one (the largest VOLUME image) first; each
-// instance's frames in the syntax the server answers in (io/dicomweb.h).
-Result<std::vector<Instance>> web_instances(const io::DicomWebSeries& series, std::vector<std::string>& warnings) {
-  auto parsed = dicom::parse_json_metadata(series.metadata());
-  if (!parsed.ok()) return parsed.status().with_context(series.name() + "/metadata");
-  std::vector<dicom::JsonInstance> wsi;
-  std::set<std::string> described;
-  for (dicom::JsonInstance& in : *parsed) {
-    const std::string uid = in.file.dataset.string(kSopInstanceUid).value_or("");
-    described.insert(uid);
-    if (check_sop_class(in.file).ok() && !uid.empty()) wsi.push_back(std::move(in));
-  }
-  for (const std::string& uid : series.listed()) {
-    if (!described.count(uid)) warnings.push_back(series.name() + ": instance " + uid + " is listed but has no metadata");
-  }
-  std::vector<io::DicomWebSeries::Wanted> wanted;
-  for (const dicom::JsonInstance& in : wsi) {
-    const dicom::DataSet& d = in.file.dataset;
-    io::DicomWebSeries::Wanted w;
-    w.uid = *d.string(kSopInstanceUid);
-    for (const std::string& t : in.transfer_syntaxes) {
-      if (w.syntax.empty() || (decodable(t) && !decodable(w.syntax))) w.syntax = t;
-    }
-    // the frames' samples uncompressed (what the disk cache keeps per frame), bounded
-    w.frames = static_cast<uint64_t>(std::clamp<int64_t>(d.integer(kNumberOfFrames).value_or(1), 0, 50'000'000));
-    const int64_t bytes = std::clamp<int64_t>(d.integer(kRows).value_or(0), 0, 65535) *
-                          std::clamp<int64_t>(d.integer(kColumns).value_or(0), 0, 65535) *
-                          std::clamp<int64_t>(d.integer(kSamplesPerPixel).value_or(0), 0, 4) *
-                          ((std::clamp<int64_t>(d.integer(kBitsAllocated).value_or(8), 1, 32) + 7) / 8);
-    w.frame_bytes = bytes <= (int64_t{1} << 30) ? static_cast<uint64_t>(bytes) : 0;
-    wanted.push_back(std::move(w));
-  }
-  TW_ASSIGN_OR_RETURN(auto frames, series.instances(wanted, decodable));
-  fetch_icc_profiles(series, wsi, warnings);
-  std::vector<Instance> out;
-  for (size_t i = 0; i < wsi.size(); ++i) {
-    dicom::File& file = wsi[i].file;
-    file.transfer_syntax = frames[i]->transfer_syntax();
-    dicom::Element ts{tag(0x0002, 0x0010), {'U', 'I'}, {}, {}};
-    std::string text = file.transfer_syntax;
-    if (text.size() % 2) text += '\0';
-    ts.value.assign(text.begin(), text.end());
-    std::erase_if(file.meta.elements, [](const dicom::Element& e) { return e.tag == tag(0x0002, 0x0010); });
-    file.meta.elements.push_back(std::move(ts));
-    std::sort(file.meta.elements.begin(), file.meta.elements.end(),
-              [](const dicom::Element& a, const dicom::Element& b) { return a.tag < b.tag; });
-    auto in = load_parsed(frames[i], std::move(file));
-    if (!in.ok()) {
-      warnings.push_back(frames[i]->name() + ": ignored: " + in.status().message());
-      continue;
-    }
-    in->by_number = true;
-    out.push_back(std::move(in).value());
-  }
-  if (out.empty()) return corrupt(series.name() + ": the series holds no whole-slide image instance");
-  std::stable_sort(out.begin(), out.end(), [](const Instance& a, const Instance& b) {
-    return std::make_tuple(a.flavour != "VOLUME", -(a.width * a.height), a.instance_number) <
-           std::make_tuple(b.flavour != "VOLUME", -(b.width * b.height), b.instance_number);
-  });
-  return out;
-}
-
 Status detect(const Probe& probe) {
   if (dynamic_cast<const io::DicomWebSeries*>(probe.source.get())) return Status();
   return is_dicom_wsi(*probe.source);
@@ -731,7 +642,7 @@ Result<SlideModel> open(const Probe& probe) {
   std::vector<std::string> warnings;
   const auto* web = dynamic_cast<const io::DicomWebSeries*>(probe.source.get());
   TW_ASSIGN_OR_RETURN(std::vector<Instance> instances,
-                      web ? web_instances(*web, warnings) : folder_instances(probe.source, warnings));
+                      web ? dicom_wsi::web_instances(*web, warnings) : folder_instances(probe.source, warnings));
   if (web) {  // several pyramids in the series: the level-0 instance's
     const std::string pyramid = instances[0].pyramid;
     std::erase_if(instances, [&](const Instance& in) {
