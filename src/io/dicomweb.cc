@@ -322,25 +322,11 @@ Status DicomWebFrames::pread(std::span<uint8_t>, uint64_t) const {
 
 uint64_t DicomWebFrames::cache_bytes() const { return internal::settings().http_cache_bytes; }
 
-uint64_t DicomWebFrames::frames_fetched() const {
-  std::lock_guard<std::mutex> lock(client_->mutex);
-  return fetched_;
-}
-
-uint64_t DicomWebFrames::requests_made() const {
-  std::lock_guard<std::mutex> lock(client_->mutex);
-  return requests_;
-}
-
 Status DicomWebFrames::request(const std::vector<uint64_t>& numbers, std::vector<std::vector<uint8_t>>& frames) const {
   const std::string list = join(numbers);
   const std::string what = name_ + ": frame" + (numbers.size() > 1 ? "s " : " ") + list;
   Status last;
   for (int attempt = 0; attempt < kBodyAttempts; ++attempt) {
-    {
-      std::lock_guard<std::mutex> lock(client_->mutex);
-      ++requests_;
-    }
     Result<HttpAnswer> answer = client_->get(url_ + "/frames/" + list, what, accept_, kMaxAnswerBytes);
     if (!answer.ok()) return answer.status();
     auto parts = parse_multipart(answer->body, answer->content_type);
@@ -367,8 +353,6 @@ Status DicomWebFrames::request(const std::vector<uint64_t>& numbers, std::vector
                           answer->body.begin() + static_cast<ptrdiff_t>(p.offset + p.length));
     }
     if (syntax_.empty()) return corrupt(what + ": the answer names no transfer syntax");
-    std::lock_guard<std::mutex> lock(client_->mutex);
-    fetched_ += numbers.size();
     return Status();
   }
   return last.with_context("after " + std::to_string(kBodyAttempts) + " answers");

@@ -6,8 +6,8 @@
 // DicomWebFrames source: WADO-RS `.../instances/<uid>/frames/<n>[,<m>...]`, several frames per request where
 // a region needs them, the requests of one region in parallel (at most 16 per series in flight), a frame
 // wanted by several readers fetched once; while an instance has 2 requests in flight, the frames readers
-// want next wait in a queue and go as one request when one returns (the server's cost is per request); fetched frames kept in memory (TILEWISE_HTTP_CACHE_BYTES per
-// series). Answers are multipart/related, parsed with bounds checks (io/multipart.h); a body cut short is
+// want next wait in a queue and go as one request when one returns (the server's cost is per request);
+// fetched frames kept in memory (TILEWISE_HTTP_CACHE_BYTES per series). Answers are multipart/related, parsed with bounds checks (io/multipart.h); a body cut short is
 // asked for again, as are connection failures, 5xx, 408 and 429 (io/http_source.h's retries); 401/403 name the
 // URL and status, 404 is NotFound.
 //
@@ -100,9 +100,6 @@ class DicomWebFrames final : public Source {
 
   // The transfer syntax the frames are answered in.
   const std::string& transfer_syntax() const { return syntax_; }
-  // Frames fetched and requests made so far (for the benchmarks' bytes and requests per patch).
-  uint64_t frames_fetched() const;
-  uint64_t requests_made() const;
 
  private:
   friend class DicomWebSeries;
@@ -125,7 +122,6 @@ class DicomWebFrames final : public Source {
   mutable int sending_ = 0;
   mutable std::deque<std::shared_ptr<Flight>> queued_;
   mutable std::condition_variable slot_cv_;  // a request of this instance returned
-  mutable uint64_t fetched_ = 0, requests_ = 0;           // (the client's mutex)
 };
 
 }  // namespace tilewise::io
