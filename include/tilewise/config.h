@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "tilewise/status.h"
 
@@ -18,10 +19,24 @@ struct CacheStats {
   uint64_t capacity = 0;  // byte budget; 0 = disabled
 };
 
-// Sets the byte budget of the cache (0 disables it and drops every entry; it also turns the GPU's device
-// tile cache off). Default 256 MiB, or TILEWISE_CACHE_BYTES.
+// Sets the byte budget of the cache, a per-process one (0 disables it and drops every entry; it also turns
+// the GPU's device tile cache off). Default 256 MiB, or TILEWISE_CACHE_BYTES.
 void set_cache_capacity(uint64_t bytes);
 uint64_t cache_capacity();
+
+// Moves the cache into shared memory with `bytes` of tile space (cuCIM's "shared_memory" cache): processes
+// forked after the call (DataLoader workers) and processes that attach to it read and fill the same tiles.
+// Without a name, the segment is this process's own (freed when the last process mapping it exits); the
+// call sets TILEWISE_SHARED_CACHE in the environment to where children started otherwise (spawn) attach.
+// With a name (letters, digits, '-', '_', '.'), processes that are not related (DDP ranks) share
+// /dev/shm/tilewise-cache-<name>: the first creates it with `bytes`, later ones open it as it is; setting
+// TILEWISE_SHARED_CACHE=<name> before they start does the same. Hits and misses in cache_stats() are this
+// process's; entries, bytes and evictions the shared store's. IoError when the segment cannot be made.
+Status set_shared_cache(uint64_t bytes, const std::string& name = "");
+// Where other processes attach to the shared cache ("" when the cache is per-process).
+std::string shared_cache_path();
+// The shared cache's whole segment, headers and indexes included (0 when per-process).
+uint64_t shared_cache_segment_bytes();
 CacheStats cache_stats();
 void clear_cache();
 void reset_cache_stats();

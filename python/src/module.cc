@@ -25,6 +25,15 @@ NB_MODULE(_core, m) {
   m.def("set_cache_capacity", &set_cache_capacity, nb::arg("bytes"),
         "Sets the byte budget of the process-wide decoded-tile cache (0 disables it).");
   m.def("cache_capacity", &cache_capacity);
+  m.def(
+      "set_shared_cache",
+      [](uint64_t bytes, const std::string& name) { python::throw_if_error(set_shared_cache(bytes, name)); },
+      nb::arg("bytes"), nb::arg("name") = "",
+      "Moves the decoded-tile cache into shared memory with `bytes` of tile space, shared with processes forked "
+      "afterwards and processes that attach to it (a name shares /dev/shm/tilewise-cache-<name> between "
+      "unrelated processes).");
+  m.def("shared_cache_path", &shared_cache_path);
+  m.def("shared_cache_segment_bytes", &shared_cache_segment_bytes);
   m.def("clear_cache", &clear_cache);
   m.def("reset_cache_stats", &reset_cache_stats);
   m.def("cache_stats", [] {

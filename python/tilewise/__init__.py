@@ -13,7 +13,6 @@ from ._core import (
     max_region_bytes,
     mcu_index_stats,
     reset_cache_stats,
-    set_cache_capacity,
     set_max_region_bytes,
     set_mcu_index_capacity,
     set_worker_threads,
@@ -21,6 +20,7 @@ from ._core import (
 )
 from .errors import *  # noqa: F401,F403
 from .errors import __all__ as _error_names
+from ._shared_cache import set_cache_capacity, set_shared_cache, shared_cache_path
 from ._write import convert, stow, write_array
 from .slide import Channel, Level, RegionBatches, Scene, Slide, open
 
@@ -36,6 +36,8 @@ __all__ = [
     "RegionBatches",
     "set_cache_capacity",
     "cache_capacity",
+    "set_shared_cache",
+    "shared_cache_path",
     "cache_stats",
     "clear_cache",
     "reset_cache_stats",

@@ -1,5 +1,6 @@
 #include "tilewise/config.h"
 
+#include <cstdlib>
 #include <atomic>
 
 #include "cache/tile_cache.h"
@@ -9,9 +10,29 @@
 
 namespace tilewise {
 
-void set_cache_capacity(uint64_t bytes) { cache::TileCache::set_global_capacity(bytes); }
+void set_cache_capacity(uint64_t bytes) {
+  if (cache::TileCache::global().shared_store() != nullptr) unsetenv("TILEWISE_SHARED_CACHE");  // no longer shared
+  cache::TileCache::set_global_capacity(bytes);
+}
 uint64_t cache_capacity() { return cache::TileCache::global().capacity(); }
 CacheStats cache_stats() { return cache::TileCache::global().stats(); }
+Status set_shared_cache(uint64_t bytes, const std::string& name) {
+  Result<std::unique_ptr<cache::SharedTileStore>> store =
+      name.empty() ? cache::SharedTileStore::create(bytes) : cache::SharedTileStore::open_named(name, bytes);
+  if (!store.ok()) return store.status();
+  std::shared_ptr<cache::SharedTileStore> shared(std::move(store).value());
+  setenv("TILEWISE_SHARED_CACHE", shared->path().c_str(), 1);
+  cache::TileCache::share_global(std::move(shared));
+  return Status();
+}
+std::string shared_cache_path() {
+  std::shared_ptr<cache::SharedTileStore> store = cache::TileCache::global().shared_store();
+  return store ? store->path() : std::string();
+}
+uint64_t shared_cache_segment_bytes() {
+  std::shared_ptr<cache::SharedTileStore> store = cache::TileCache::global().shared_store();
+  return store ? store->segment_bytes() : 0;
+}
 void clear_cache() { cache::TileCache::global().clear(); }
 void reset_cache_stats() { cache::TileCache::global().reset_stats(); }
 void set_mcu_index_capacity(uint64_t bytes) { codecs::McuIndexCache::set_global_capacity(bytes); }

@@ -1,3 +1,5 @@
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -31,13 +33,40 @@ std::optional<std::string> detect_format(const std::string& path) {
 namespace internal {
 
 namespace {
-std::atomic<uint64_t> g_next_uid{1};
+
+// A slide's name in tile cache keys: the same image (path, scene, the quickhash where the format has one and,
+// for a local file, its device, inode, size and modification and change times) opened again in this process
+// or in another process sharing the cache gets the same name, so their tiles are shared; a file rewritten
+// since gets another.
+uint64_t slide_identity(const formats::SlideModel& model, const std::string& path) {
+  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a, 64 bits
+  auto feed = [&h](const void* data, size_t size) {
+    for (size_t i = 0; i < size; ++i) h = (h ^ static_cast<const uint8_t*>(data)[i]) * 0x100000001b3ull;
+  };
+  feed(path.data(), path.size());
+  const int32_t scene = model.scene.value_or(-1);
+  feed(&scene, sizeof scene);
+  const auto hash = std::find_if(model.properties.begin(), model.properties.end(),
+                                 [](const auto& p) { return p.first == "openslide.quickhash-1"; });
+  if (hash != model.properties.end()) {
+    feed(hash->second.data(), hash->second.size());
+  }
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0) {
+    const int64_t fields[] = {static_cast<int64_t>(st.st_dev), static_cast<int64_t>(st.st_ino),
+                              static_cast<int64_t>(st.st_size), st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+                              st.st_ctim.tv_sec, st.st_ctim.tv_nsec};
+    feed(fields, sizeof fields);
+  }
+  return h;
 }
+
+}  // namespace
 
 SlideImpl::SlideImpl(formats::SlideModel m, std::string p)
     : model(std::move(m)),
       path(std::move(p)),
-      uid(g_next_uid.fetch_add(1)),
+      uid(slide_identity(model, path)),
       host_reader(model, uid),
       device_reader(model, uid) {
   for (const auto& l : model.levels) levels.push_back(l.info);

@@ -21,7 +21,7 @@ class SlideImpl {
 
   formats::SlideModel model;
   std::string path;
-  uint64_t uid;  // distinguishes this open slide in the process-wide tile cache
+  uint64_t uid;  // names this slide's image in tile caches (slide.cc, slide_identity)
   std::vector<LevelInfo> levels;
   std::vector<AssociatedImageInfo> associated;
   region::HostRegionReader host_reader;

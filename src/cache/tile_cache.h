@@ -17,6 +17,11 @@
 // only for lookups, splices and inserts (never while decoding or copying pixels); enabled() takes no lock. Values are immutable and
 // reference-counted, so a reader keeps using a tile after it has been evicted. A capacity of 0 disables the
 // cache (get misses without counting, put does nothing). In a forked child a fresh, empty cache is used.
+//
+// Shared: with a SharedTileStore (share()), tiles live in shared memory instead, read and filled by every
+// process that maps it (shared_tile_store.h), and so does the admission history; reservations stay within
+// the process, hits and misses are this process's, entries, bytes and evictions the store's. A forked
+// child's fresh cache shares the store its parent shared.
 #pragma once
 
 #include <atomic>
@@ -29,6 +34,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cache/shared_tile_store.h"
 #include "cache/tile_key.h"
 #include "tilewise/config.h"
 
@@ -64,7 +70,12 @@ class TileCache {
   void erase_slide(uint64_t slide);
   void clear();
 
+  // Per-process again, with a budget of `bytes` (the store is released).
   void set_capacity(uint64_t bytes);
+  // Keeps tiles in `store` (null: per-process, of the last per-process budget); the capacity becomes the
+  // store's tile space.
+  void share(std::shared_ptr<SharedTileStore> store);
+  std::shared_ptr<SharedTileStore> shared_store() const;
   uint64_t capacity() const;
   bool enabled() const;
   CacheStats stats() const;
@@ -75,6 +86,8 @@ class TileCache {
   // Sets the process-wide cache's capacity and remembers it, so that the cache a forked child re-creates
   // (ForkSafe) starts with the capacity its parent configured rather than the default.
   static void set_global_capacity(uint64_t bytes);
+  // Moves the process-wide cache into `store` (null: back to per-process); forked children share it too.
+  static void share_global(std::shared_ptr<SharedTileStore> store);
 
  private:
   struct Entry {
@@ -85,6 +98,8 @@ class TileCache {
   void evict_to(uint64_t budget);  // requires mutex_
   Lookup lookup_locked(const TileKey& key);
   void end_reservation_locked(const TileKey& key);
+  Lookup shared_lookup(SharedTileStore& store, const TileKey& key);
+  bool reserve(const TileKey& key);
 
   mutable std::mutex mutex_;
   std::list<Entry> lru_;  // front = most recently used
@@ -100,6 +115,9 @@ class TileCache {
   std::unordered_map<TileKey, bool, TileKeyHash> in_flight_;  // reserved keys
   std::condition_variable landed_;                            // a reservation ended
   uint64_t hits_ = 0, misses_ = 0, evictions_ = 0;
+  std::shared_ptr<SharedTileStore> shared_;  // set: tiles and admission history live there
+  std::atomic<bool> sharing_{false};          // shared_ is set (read without the mutex)
+  uint64_t local_capacity_ = 0;               // the per-process budget while shared
 };
 
 }  // namespace tilewise::cache

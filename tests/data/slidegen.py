@@ -2,8 +2,8 @@
 
 - :func:`tissue_image` paints procedural tissue-like texture (white background, pink eosin stroma with
   fibres, purple hematoxylin nuclei), so JPEG tiles compress like real scans rather than like flat colours.
-- :func:`ihc_tissue` tiles, mirrors and colour-jitters the real micrograph ``shared/testdata/ihc.png`` when
-  it is present (falling back to :func:`tissue_image`).
+- :func:`ihc_tissue` tiles, mirrors and colour-jitters the real micrograph ``shared/testdata/ihc.png``
+  (FileNotFoundError without it: it never substitutes another texture).
 - :func:`write_tifffile_pyramid` writes generic pyramidal TIFFs with tifffile (multi-page or SubIFD pyramids,
   tiled or stripped, any compression tifffile + imagecodecs support).
 - :func:`write_vips_pyramid` writes pyramids with libvips (``vips tiffsave``), an independent writer whose
@@ -82,10 +82,12 @@ def tissue_image(width: int, height: int, seed: int = 0) -> np.ndarray:
 
 
 def ihc_tissue(width: int, height: int, seed: int = 0) -> np.ndarray:
-    """Real tissue texture: ihc.png tiled with mirroring and per-tile colour jitter."""
+    """Real tissue texture: ihc.png tiled with mirroring and per-tile colour jitter. FileNotFoundError when the
+    micrograph is absent: benchmark slides made of another texture would measure other rates."""
     src_path = SHARED_TESTDATA / "ihc.png"
     if not src_path.exists():
-        return tissue_image(width, height, seed)
+        raise FileNotFoundError(f"{src_path}: the benchmark slides' source texture is missing (tissue_image() makes "
+                                "a procedural one, under its own name)")
     from PIL import Image
 
     return mirrored_tiling(np.asarray(Image.open(src_path).convert("RGB")), width, height, seed)

@@ -10,9 +10,9 @@ for generic TIFF, white for Aperio and Philips), read through tilewise. Differen
   file's alpha with its colours premultiplied by it, as libtiff's RGBA interface gives them to cuCIM).
 - Like cuCIM, tilewise.cucim starts without a tile cache: the first ``CuImage`` or ``CuImage.cache()`` turns
   tilewise's process-wide tile cache off (unless ``TILEWISE_CACHE_BYTES`` configured it) until
-  ``CuImage.cache("per_process", ...)`` turns it on. ``"shared_memory"`` configures the per-process cache
-  (tilewise has no shared-memory cache), so its ``memory_capacity`` is the requested size, not cuCIM's larger
-  segment.
+  ``CuImage.cache("per_process", ...)`` turns it on. ``"shared_memory"`` moves it into shared memory
+  (``tilewise.set_shared_cache``): DataLoader workers forked afterwards share decoded tiles, and a worker
+  that asks for the same shared cache again keeps sharing its parent's.
 - ``device="cuda"``/``"cuda:N"`` regions and batches are read through tilewise's GPU path; they expose
   ``__cuda_array_interface__`` (``cupy.asarray(region)``) and, except single regions of an iterator,
   ``__dlpack__``. Without a usable GPU, ``UnsupportedError`` says why (an unknown device: ``ValueError``).

@@ -8,6 +8,7 @@ import os
 from typing import Optional, Sequence
 
 from .. import _core
+from .._shared_cache import set_cache_capacity, set_shared_cache
 
 _MIB = 1 << 20
 # Fields of cuCIM's cache configuration that tilewise's cache has no use for, reported with cuCIM's defaults.
@@ -56,9 +57,16 @@ def _configure_cache(type=None, memory_capacity: int = 1024, capacity: Optional[
                      record_stat: bool = False, **_ignored) -> None:
     kind = _kind(type) if type is not None else _cache_state["type"]
     memory_capacity = int(memory_capacity)
+    same_shared = (kind is CacheType.SharedMemory and _core.shared_cache_path() != ""
+                   and _cache_state["type"] is CacheType.SharedMemory and _cache_state["memory_capacity"] == memory_capacity)
     _cache_state.update(type=kind, memory_capacity=memory_capacity, record_stat=bool(record_stat), applied=True,
                         capacity=int(capacity) if capacity is not None else memory_capacity * _MIB // _TILE_BYTES)
-    _core.set_cache_capacity(0 if kind is CacheType.NoCache else memory_capacity * _MIB)
+    if kind is CacheType.SharedMemory:
+        # A worker configuring the cache its parent shared keeps sharing it rather than making its own.
+        if not same_shared:
+            set_shared_cache(memory_capacity * _MIB)
+    else:
+        set_cache_capacity(0 if kind is CacheType.NoCache else memory_capacity * _MIB)
     _core.reset_cache_stats()
 
 
@@ -68,11 +76,15 @@ def apply_default() -> None:
     if _cache_state["applied"]:
         return
     _cache_state["applied"] = True
+    if _core.shared_cache_path():  # attached through TILEWISE_SHARED_CACHE
+        _cache_state.update(type=CacheType.SharedMemory, memory_capacity=_core.cache_capacity() // _MIB,
+                            capacity=_core.cache_capacity() // _TILE_BYTES)
+        return
     if os.environ.get("TILEWISE_CACHE_BYTES"):
         _cache_state.update(type=CacheType.PerProcess, memory_capacity=_core.cache_capacity() // _MIB,
                             capacity=_core.cache_capacity() // _TILE_BYTES)
         return
-    _core.set_cache_capacity(0)
+    set_cache_capacity(0)
 
 
 class ImageCache:
@@ -80,15 +92,17 @@ class ImageCache:
 
     @property
     def type(self) -> CacheType:
-        return CacheType.NoCache if _core.cache_capacity() == 0 else _cache_state["type"]
+        if _core.cache_capacity() == 0:
+            return CacheType.NoCache
+        return CacheType.SharedMemory if _core.shared_cache_path() else CacheType.PerProcess
 
     @property
     def _on(self) -> bool:
         return self.type is not CacheType.NoCache
 
     @property
-    def memory_capacity(self) -> int:
-        return _core.cache_capacity()
+    def memory_capacity(self) -> int:  # a shared cache's counts its segment's headers and indexes, as cuCIM's does
+        return _core.shared_cache_segment_bytes() or _core.cache_capacity()
 
     @property
     def capacity(self) -> int:  # tiles of 256 x 256 RGB that fit, as cuCIM counts
@@ -128,10 +142,10 @@ class ImageCache:
 
     def reserve(self, memory_capacity: int, capacity: Optional[int] = None) -> None:
         """Grows the cache (cuCIM never shrinks it here); a cache that is off stays off."""
-        if not self._on:
+        if not self._on or self.type is CacheType.SharedMemory:  # a shared segment keeps its size
             return
         if int(memory_capacity) * _MIB > _core.cache_capacity():
-            _core.set_cache_capacity(int(memory_capacity) * _MIB)
+            set_cache_capacity(int(memory_capacity) * _MIB)
             _cache_state["memory_capacity"] = int(memory_capacity)
         wanted = int(capacity) if capacity is not None else int(memory_capacity) * _MIB // _TILE_BYTES
         _cache_state["capacity"] = max(_cache_state["capacity"], wanted)
