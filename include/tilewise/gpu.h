@@ -14,6 +14,9 @@ namespace tilewise {
 // nvImageCodec 0.8 loads. Otherwise InvalidArgument for a device index that does not exist, Unsupported
 // with the reason for everything else.
 Status gpu_status(int device = 0);
+// The calling thread's current CUDA device (what torch.cuda.set_device chose; 0 without one), which a device
+// named "cuda" without an index means, as in PyTorch and CuPy: each DDP rank reads to its own GPU.
+int current_cuda_device();
 // Where to look first for libnvimgcodec.so.0 (the nvidia-nvimgcodec-cu13 wheel's nvidia/nvimgcodec folder).
 void set_nvimgcodec_directory(const std::string& directory);
 

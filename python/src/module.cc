@@ -74,6 +74,8 @@ NB_MODULE(_core, m) {
   m.def("gpu_status", &gpu_status, nb::arg("device") = 0,
         "A Status: ok when the CUDA device can be read to, else its code (INVALID_ARGUMENT for a device that "
         "does not exist, UNSUPPORTED otherwise) and the reason.");
+  m.def("current_cuda_device", &current_cuda_device,
+        "The calling thread's current CUDA device (torch.cuda.set_device's), which 'cuda' without an index names.");
   m.def("gpu_stats", [](int device) {
     const GpuStats s = gpu_stats(device);
     nb::dict d;

@@ -49,12 +49,14 @@ def configure() -> None:
 
 
 def parse_device(device) -> Tuple[str, int]:
-    """("cpu", 0) or ("cuda", index) from "cpu", "cuda", "cuda:N" or a torch/cupy-style device object."""
+    """("cpu", 0) or ("cuda", index) from "cpu", "cuda", "cuda:N" or a torch/cupy-style device object; "cuda"
+    alone is the calling thread's current device, as in PyTorch and CuPy (a DDP rank's, after
+    ``torch.cuda.set_device``)."""
     text = str(device) if device is not None else "cpu"
     if text == "cpu":
         return "cpu", 0
     if text == "cuda":
-        return "cuda", 0
+        return "cuda", _core.current_cuda_device()
     if text.startswith("cuda:") and text[5:].isdigit():
         return "cuda", int(text[5:])
     raise InvalidArgumentError(f"unknown device {device!r} (use 'cpu', 'cuda' or 'cuda:N')")

@@ -3,7 +3,8 @@
 - :class:`PatchDataset`, map-style: one patch per item from any number of slides, opened lazily in each
   process that reads (picklable; safe with ``fork`` and ``spawn`` workers). Batch it with a ``DataLoader``.
 - :class:`BatchDataset`, iterable: whole batches from tilewise's batch loader (``Slide.read_regions``), its
-  locations sharded over the ``DataLoader``'s workers; use ``DataLoader(dataset, batch_size=None)``. Batches
+  locations sharded over DDP ranks (as ``DistributedSampler`` shards them) and then over the ``DataLoader``'s
+  workers; use ``DataLoader(dataset, batch_size=None)``. Batches
   become tensors without a copy (``torch.from_numpy``; ``torch.from_dlpack`` for ``device="cuda"``).
 
 Images are uint8, (C, H, W) by default (``channels_first=False`` keeps tilewise's (H, W, C)); the permutation
@@ -129,13 +130,21 @@ class BatchDataset(IterableDataset):
     before the batches are cut; ``drop_last`` drops the one short batch. A batch is a uint8 tensor (B, C, H,
     W) (or (B, H, W, C)); ``return_indices`` adds the locations' indices, ``targets`` adds their targets.
     ``device="cuda"`` gives CUDA tensors (read in the main process: DataLoader workers cannot share a GPU
-    context; keep ``num_workers=0`` then).
+    context; keep ``num_workers=0`` then); under DDP, "cuda" is the rank's current device
+    (``torch.cuda.set_device``).
+
+    Distributed training: each rank reads its share of the locations, as ``DistributedSampler`` deals them
+    (after the shuffle, location k of the order goes to rank k mod ``world_size``; the order is padded with
+    its beginning to a multiple of ``world_size``, or with ``drop_last`` cut to one, so every rank takes the
+    same number of batches). ``rank`` and ``world_size`` default to ``torch.distributed``'s when a process
+    group is initialised when the dataset is iterated, else to one process.
     """
 
     def __init__(self, path, locations, size: Sequence[int], level: int = 0, *, batch_size: int = 64,
                  threads: int = 0, prefetch: int = 2, shuffle: bool = False, seed: int = 0, drop_last: bool = False,
                  device: str = "cpu", channels_first: bool = True, targets: Optional[Sequence] = None,
-                 return_indices: bool = False, fill: Optional[Sequence[int]] = None):
+                 return_indices: bool = False, fill: Optional[Sequence[int]] = None, rank: Optional[int] = None,
+                 world_size: Optional[int] = None):
         self.path = os.fspath(path)
         self.locations = np.asarray(locations, dtype=np.int64).reshape(-1, 2)
         if targets is not None and len(targets) != len(self.locations):
@@ -146,19 +155,42 @@ class BatchDataset(IterableDataset):
         self.threads, self.prefetch, self.shuffle, self.seed = int(threads), int(prefetch), bool(shuffle), int(seed)
         self.drop_last, self.device, self.channels_first = bool(drop_last), str(device), bool(channels_first)
         self.targets, self.return_indices, self.fill = targets, bool(return_indices), fill
+        if (rank is None) != (world_size is None):
+            raise ValueError("give both rank and world_size, or neither (torch.distributed's then)")
+        if world_size is not None and not 0 <= int(rank) < int(world_size):
+            raise ValueError(f"rank {rank} is not in [0, {world_size})")
+        self.rank, self.world_size = (None, None) if rank is None else (int(rank), int(world_size))
         self.epoch = 0
         self._slides = _SlidesPerProcess()
+
+    def _replica(self) -> Tuple[int, int]:
+        """(rank, world size): the dataset's own, else the initialised process group's, else (0, 1)."""
+        if self.world_size is not None:
+            return self.rank, self.world_size
+        import torch.distributed as dist
+
+        if dist.is_available() and dist.is_initialized():
+            return dist.get_rank(), dist.get_world_size()
+        return 0, 1
 
     def set_epoch(self, epoch: int) -> None:
         """Draws the next shuffle (as DistributedSampler.set_epoch does); call before each epoch's iteration."""
         self.epoch = int(epoch)
 
     def _shards(self, workers: int) -> List[np.ndarray]:
-        """Each worker's location indices: its batches (i, i + workers, ...) one after the other, all whole
-        but the last batch of all, so that its loader cuts the same batches again."""
+        """Each worker's location indices within this rank's share: its batches (i, i + workers, ...) one
+        after the other, all whole but the last batch of all, so that its loader cuts the same batches again."""
         order = np.arange(len(self.locations))
         if self.shuffle:
             order = np.random.default_rng((self.seed, self.epoch)).permutation(len(self.locations))
+        rank, replicas = self._replica()
+        if replicas > 1:
+            if self.drop_last:
+                order = order[:len(order) // replicas * replicas]
+            elif len(order) % replicas:
+                pad = replicas - len(order) % replicas
+                order = np.concatenate([order, np.resize(order, pad)]) if len(order) else order
+            order = order[rank::replicas]
         batches = [order[at:at + self.batch_size] for at in range(0, len(order), self.batch_size)]
         if self.drop_last and batches and len(batches[-1]) < self.batch_size:
             batches.pop()

@@ -9,6 +9,8 @@ namespace tilewise {
 
 Status gpu_status(int device) { return gpu::device_status(device); }
 
+int current_cuda_device() { return gpu::current_device(); }
+
 GpuStats gpu_stats(int device) {
   const gpu::LaneStats s = gpu::lane_stats(device);
   const auto c = gpu::tile_cache_stats(device);

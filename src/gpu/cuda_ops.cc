@@ -286,6 +286,15 @@ Status device_status(int index) {
   return codecs::nvimgcodec::library_status();
 }
 
+int current_device() {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return device;
+}
+
 DeviceOps& cuda_ops(int device) {
   struct Registry {
     std::mutex mutex;

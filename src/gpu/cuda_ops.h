@@ -19,6 +19,10 @@ namespace tilewise::gpu {
 // InvalidArgument) and nvImageCodec 0.8 loads (else Unsupported with the reason).
 Status device_status(int index);
 
+// The calling thread's current CUDA device (cudaGetDevice: what torch.cuda.set_device or cudaSetDevice chose);
+// 0 when there is none or this build has no GPU path.
+int current_device();
+
 // The CUDA operations of `device` (process-wide; re-created in a forked child). Requires device_status ok.
 DeviceOps& cuda_ops(int device);
 

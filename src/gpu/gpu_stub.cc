@@ -29,6 +29,8 @@ class NoDevice final : public DeviceOps {
 
 Status device_status(int) { return not_built(); }
 
+int current_device() { return 0; }
+
 DeviceOps& cuda_ops(int) {
   static NoDevice none;
   return none;

@@ -137,3 +137,80 @@ def test_batch_dataset_reports_bad_requests(slides):
         BatchDataset(slides[0], locations(3, 5), SIZE, batch_size=0)
     with pytest.raises(tilewise.TilewiseError):
         next(iter(BatchDataset(slides[0] + ".missing", locations(3, 5), SIZE)))
+
+
+def _rank_indices(dataset, workers=0):
+    out = []
+    for batch, indices in DataLoader(dataset, batch_size=None, num_workers=workers):
+        out.append(indices.numpy())
+    return out
+
+
+@pytest.mark.parametrize("n,drop_last", [(61, False), (61, True), (64, False), (2, False)])
+def test_batch_dataset_shards_over_ranks_as_distributed_sampler(slides, n, drop_last):
+    """Every rank takes the same number of batches; together they cover every location (DistributedSampler's
+    padding repeats the order's beginning; drop_last cuts it to a multiple of the ranks)."""
+    locs = locations(n, 8)
+    world = 3
+    per_rank = []
+    for rank in range(world):
+        ds = BatchDataset(slides[0], locs, SIZE, batch_size=8, shuffle=True, seed=5, drop_last=drop_last,
+                          return_indices=True, rank=rank, world_size=world)
+        batches = _rank_indices(ds, workers=2 if rank == 1 else 0)
+        assert len(ds) == len(batches)
+        per_rank.append(np.concatenate(batches) if batches else np.empty(0, np.int64))
+    sizes = {len(b) for b in per_rank}
+    assert len(sizes) == 1
+    together = np.concatenate(per_rank)
+    if drop_last:
+        assert len(together) == world * (n // world // 8 * 8)  # cut to the ranks, short batches dropped
+        assert len(set(together.tolist())) == len(together)  # nothing read twice
+    else:
+        assert set(together.tolist()) == set(range(n))
+        assert len(together) == -(-n // world) * world
+    # Each rank's patches are the slide's pixels at its locations.
+    ds = BatchDataset(slides[0], locs, SIZE, batch_size=8, return_indices=True, rank=2, world_size=world)
+    batch, indices = next(iter(DataLoader(ds, batch_size=None)))
+    for image, i in zip(batch, indices.numpy()):
+        assert np.array_equal(image.permute(1, 2, 0).numpy(), direct(slides[0], locs[i]))
+    with pytest.raises(ValueError):
+        BatchDataset(slides[0], locs, SIZE, rank=3, world_size=3)
+    with pytest.raises(ValueError):
+        BatchDataset(slides[0], locs, SIZE, rank=0)
+
+
+def _ddp_rank(rank, world, path, locs, port, queue):
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
+    try:
+        ds = BatchDataset(path, locs, SIZE, batch_size=4, shuffle=True, seed=2, return_indices=True)
+        ds.set_epoch(1)
+        queue.put((rank, [i.tolist() for i in _rank_indices(ds)]))
+        dist.barrier()
+    finally:
+        dist.destroy_process_group()
+
+
+def test_batch_dataset_takes_ranks_from_an_initialised_process_group(slides):
+    """Two DDP ranks (gloo, spawned processes) read disjoint shares that cover every location."""
+    import socket
+
+    import torch.multiprocessing as tmp
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    locs = locations(30, 9)
+    ctx = tmp.get_context("spawn")
+    queue = ctx.Queue()
+    procs = [ctx.Process(target=_ddp_rank, args=(r, 2, slides[0], locs, port, queue)) for r in range(2)]
+    for p in procs:
+        p.start()
+    got = dict(queue.get(timeout=120) for _ in procs)
+    for p in procs:
+        p.join(timeout=60)
+        assert p.exitcode == 0
+    shares = [sum(got[r], []) for r in range(2)]
+    assert len(shares[0]) == len(shares[1]) == 15
+    assert set(shares[0]).isdisjoint(shares[1]) and set(shares[0]) | set(shares[1]) == set(range(30))
