@@ -24,8 +24,9 @@
 // - format "dicom" (slides with mpp): a folder holding a DICOM WSI series, one VL Whole Slide Microscopy
 //   Image instance per level (write/dicom_wsi_writer.h), which pydicom, wsidicom, OpenSlide and PACS read;
 //   RGB as JPEG baseline or uncompressed frames, the slide's label and macro as LABEL and OVERVIEW
-//   instances (JPEG); channels of 8- or 16-bit unsigned samples (one focal plane, one time point) as one
-//   optical path each of MONOCHROME2 frames, JPEG-LS lossless with an Extended Offset Table (levels pass
+//   instances (JPEG); channels of 8- or 16-bit unsigned samples (one time point) as one optical path each
+//   of MONOCHROME2 frames, their focal planes in TILED_FULL order with the Spacing Between Slices the
+//   source states (ImageAxes::z_spacing), JPEG-LS lossless with an Extended Offset Table (levels pass
 //   4 GiB) or uncompressed.
 // Microns per pixel become the resolution tags, an RGB slide's ICC profile is carried over.
 //
@@ -84,7 +85,8 @@ struct ConvertOptions {
 // Writes `slide` to `output` (see above). InvalidArgument for options out of range, an output name of a
 // format this does not write, a slide of channels to a generic TIFF, JPEG for channels or to OME-Zarr, a
 // DICOM series of a slide without mpp, a folder output (DICOM, OME-Zarr) into a folder that is not empty;
-// Unsupported for a DICOM series of channels of other samples, of several focal planes or time points.
+// Unsupported for a DICOM series of channels of other samples, of time points, or of several focal planes
+// whose spacing the source does not state.
 Status convert(const Slide& slide, const std::string& output, const ConvertOptions& options = {});
 
 // An image the caller holds, to write as convert writes a slide.

@@ -51,6 +51,9 @@ struct ImageAxes {
   // The focal plane an RGB read (Slide::read_region, the drop-ins) and a read that names no plane show: the
   // file's nominal focus (NDPI's focal plane 0, between the planes above and below it); 0 elsewhere.
   int32_t default_z = 0;
+  // Micrometres between consecutive focal planes, where the file states it (OME's PhysicalSizeZ, a CZI's Z
+  // scaling, a DICOM series' plane positions); 0 otherwise and for a single plane.
+  double z_spacing = 0;
   std::vector<ChannelInfo> channel_info;  // one per channel
 };
 

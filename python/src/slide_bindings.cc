@@ -196,6 +196,7 @@ void bind_slide(nb::module_& m) {
       .def_prop_ro("sample_type", [](const ImageAxes& a) { return std::string(sample_type_name(a.sample_type)); })
       .def_ro("rgb", &ImageAxes::rgb)
       .def_ro("default_z", &ImageAxes::default_z)
+      .def_ro("z_spacing", &ImageAxes::z_spacing)
       .def_ro("channel_info", &ImageAxes::channel_info);
 
   nb::class_<DeviceBuffer>(m, "DeviceBuffer")

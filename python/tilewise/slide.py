@@ -211,6 +211,7 @@ class Slide:
         self._axes = (axes.t, axes.channels, axes.z, axes.rgb and axes.z == 1 and axes.t == 1, np.dtype(axes.sample_type))
         # RGB reads (the brightfield path, any device) are those of the RGB planes' default focal plane
         self._rgb_planes, self._default_z = axes.rgb, axes.default_z
+        self._z_spacing = axes.z_spacing or None
         self._scenes = tuple(Scene(s.name, (s.width, s.height)) for s in core.scenes)
         self._scene = core.scene
         self._channels = tuple(
@@ -302,6 +303,11 @@ class Slide:
     def mpp(self) -> Optional[Tuple[float, float]]:
         """Microns per pixel (x, y) at level 0, or None when the file does not state it."""
         return self._slide.mpp
+
+    @property
+    def z_spacing(self) -> Optional[float]:
+        """Micrometres between consecutive focal planes, or None when the file does not state it (or has one)."""
+        return self._z_spacing
 
     @property
     def icc_profile(self) -> Optional[bytes]:

@@ -189,6 +189,7 @@ Status write_pyramids(const WritableImage& image, const std::string& output, con
       series.optical_paths = axes.channel_info;
       series.optical_paths.resize(static_cast<size_t>(axes.channels));
       series.focal_planes = axes.z;
+      series.z_spacing = axes.z_spacing;
     }
     TW_ASSIGN_OR_RETURN(write::DicomWsiWriter out, write::DicomWsiWriter::create(output, std::move(series)));
     TW_RETURN_IF_ERROR(write_planes(out, false, ""));
@@ -210,6 +211,7 @@ Status write_pyramids(const WritableImage& image, const std::string& output, con
     group.t = axes.t;
     group.type = type;
     group.mpp = image.mpp;
+    group.z_spacing = axes.z > 1 ? axes.z_spacing : 0.0;
     group.channels = axes.channel_info;
     group.coding = coding;
     group.filter = filter;

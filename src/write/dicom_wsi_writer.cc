@@ -108,7 +108,10 @@ DicomDataSet level_data_set(const DicomSeries& s, const LevelSpec& level, int in
   d.fd(0x00189073, 0.0);  // Acquisition Duration: not known to a converter
   d.fl(0x00480001, static_cast<float>(spacing_x * static_cast<double>(level.width)));   // Imaged Volume Width (mm)
   d.fl(0x00480002, static_cast<float>(spacing_y * static_cast<double>(level.height)));  // Imaged Volume Height
-  d.fl(0x00480003, 0.001f);                                                             // Imaged Volume Depth
+  const uint32_t focal_planes = level.associated.empty() ? static_cast<uint32_t>(s.focal_planes) : 1;
+  const double z_spacing_mm = s.z_spacing / 1000.0;
+  // Imaged Volume Depth (mm): the focal planes' span where there are several
+  d.fl(0x00480003, focal_planes > 1 ? static_cast<float>(z_spacing_mm * (focal_planes - 1)) : 0.001f);
   d.ul(0x00480006, static_cast<uint32_t>(level.width)).ul(0x00480007, static_cast<uint32_t>(level.height));
   DicomDataSet origin;
   origin.str(0x0040072A, "DS", "0").str(0x0040073A, "DS", "0");
@@ -119,7 +122,6 @@ DicomDataSet level_data_set(const DicomSeries& s, const LevelSpec& level, int in
   if (level.associated == "label") d.str(0x22000002, "UT", "").str(0x22000005, "LT", s.barcode.substr(0, 1024));
   d.str(0x00480102, "DS", "0\\-1\\0\\-1\\0\\0");  // Image Orientation (Slide): rows along -Y, columns along -X
   const uint32_t paths = monochrome ? static_cast<uint32_t>(s.optical_paths.size()) : 1;
-  const uint32_t focal_planes = level.associated.empty() ? static_cast<uint32_t>(s.focal_planes) : 1;
   d.ul(0x00480302, paths).ul(0x00480303, focal_planes);  // Number of Optical Paths, Total Pixel Matrix Focal Planes
   // Specimen: the slide as the container, one specimen on it
   d.str(0x00400512, "LO", s.container_id);
@@ -162,6 +164,8 @@ DicomDataSet level_data_set(const DicomSeries& s, const LevelSpec& level, int in
   // Shared Functional Groups: pixel measures, frame type, optical path
   DicomDataSet measures;
   measures.str(0x00180050, "DS", "0.001").str(0x00280030, "DS", decimal(spacing_y) + "\\" + decimal(spacing_x));
+  // TILED_FULL focal plane k lies k x Spacing Between Slices (mm) from the first
+  if (focal_planes > 1) measures.str(0x00180088, "DS", decimal(z_spacing_mm));
   DicomDataSet frame_type;
   frame_type.str(0x00089007, "CS", image_type);
   DicomDataSet path_id;
@@ -199,6 +203,10 @@ DicomSeries DicomSeries::make(std::string container_id, std::string software) {
 }
 
 Result<DicomWsiWriter> DicomWsiWriter::create(const std::string& folder, DicomSeries series) {
+  if (series.focal_planes > 1 && !(series.z_spacing > 0)) {
+    return invalid_argument(folder + ": " + std::to_string(series.focal_planes) +
+                            " focal planes need their spacing (Spacing Between Slices)");
+  }
   TW_ASSIGN_OR_RETURN(PartialFolder partial, PartialFolder::create(folder, "DICOM series"));
   return DicomWsiWriter(std::move(partial), std::move(series));
 }

@@ -39,6 +39,7 @@ struct DicomSeries {
   // TILED_FULL order (tile by tile, then focal plane, then optical path). Empty: brightfield RGB.
   std::vector<ChannelInfo> optical_paths;
   int32_t focal_planes = 1;
+  double z_spacing = 0;  // micrometres between focal planes (Spacing Between Slices); required for several
   // New UIDs for the series, dated now.
   static DicomSeries make(std::string container_id, std::string software);
 };

@@ -53,6 +53,10 @@ std::string ome_xml(const WritableImage& source, const std::string& creator) {
     pixels.append_attribute("PhysicalSizeY") = number(mpp->second).c_str();
     pixels.append_attribute("PhysicalSizeYUnit") = "µm";
   }
+  if (axes.z > 1 && axes.z_spacing > 0) {
+    pixels.append_attribute("PhysicalSizeZ") = number(axes.z_spacing).c_str();
+    pixels.append_attribute("PhysicalSizeZUnit") = "µm";
+  }
   const int32_t channels = axes.rgb ? 1 : axes.channels;
   for (int32_t c = 0; c < channels; ++c) {
     pugi::xml_node channel = pixels.append_child("Channel");

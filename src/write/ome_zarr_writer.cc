@@ -222,8 +222,9 @@ std::string OmeZarrWriter::group_json() const {
     const double fx = static_cast<double>(base.width) / static_cast<double>(s.width);
     const double fy = static_cast<double>(base.height) / static_cast<double>(s.height);
     const double sx = physical ? image_.mpp->first * fx : fx, sy = physical ? image_.mpp->second * fy : fy;
+    const double sz = physical && image_.z_spacing > 0 ? image_.z_spacing : 1.0;  // focal planes are not downsampled
     datasets.push_back({{"path", std::to_string(k)},
-                        {"coordinateTransformations", Json::array({{{"type", "scale"}, {"scale", {1.0, 1.0, 1.0, sy, sx}}}})}});
+                        {"coordinateTransformations", Json::array({{{"type", "scale"}, {"scale", {1.0, 1.0, sz, sy, sx}}}})}});
   }
   Json channels = Json::array();
   const auto [low, high] = type_range(image_.type);

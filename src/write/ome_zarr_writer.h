@@ -40,6 +40,7 @@ struct OmeZarrImage {
   bool rgb = false;                  // c is 3: each tile's interleaved R, G, B stored as channels 0-2 of one chunk
   SampleType type = SampleType::kUint8;
   std::optional<std::pair<double, double>> mpp;  // level 0's micrometres per pixel (x, y)
+  double z_spacing = 0;                          // micrometres between focal planes (0: not known)
   std::vector<ChannelInfo> channels;             // labels and colours (rgb: not used)
   TileCoding coding;                             // the chunks' codec (zstd, deflate as gzip, none)
   Downsample filter = Downsample::kMean;         // how each level was made (the multiscales' type)

@@ -52,11 +52,11 @@ Result<OutputPlan> plan_output(const WritableImage& image, const std::string& ou
                        "image has " + sample_type_name(axes.sample_type) + " samples and " + std::to_string(axes.t) +
                        " time points: write an OME-TIFF or OME-Zarr");
   }
-  if (format == "dicom" && !axes.rgb && axes.z > 1) {
+  if (format == "dicom" && !axes.rgb && axes.z > 1 && !(axes.z_spacing > 0)) {
     // TILED_FULL focal planes are placed by their spacing (Spacing Between Slices), which readers such as
-    // wsidicom require and which the image's axes do not carry
+    // wsidicom require
     return unsupported(output + ": a DICOM WSI series of " + std::to_string(axes.z) +
-                       " focal planes needs their spacing, which is not known here: write an OME-TIFF or OME-Zarr");
+                       " focal planes needs their spacing, which the source does not state: write an OME-TIFF or OME-Zarr");
   }
   if (format == "dicom" && !image.mpp) {
     return invalid_argument(output + ": the image states no pixel size (mpp), which a DICOM WSI instance must carry");

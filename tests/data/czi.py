@@ -171,7 +171,8 @@ def build_czi(world: np.ndarray, *, tile: int = 128, overlap: Tuple[int, int] = 
            f'<Microscopes><Microscope Id="Microscope:1" Name="Axioscan 7"/></Microscopes></Instrument>'
            f'<Application><Name>tilewise</Name><Version>1.0</Version></Application>{extra_xml}</Information>'
            f'<Scaling><Items><Distance Id="X"><Value>2.2E-07</Value><DefaultUnitFormat>µm</DefaultUnitFormat></Distance>'
-           f'<Distance Id="Y"><Value>2.2E-07</Value></Distance></Items></Scaling>'
+           f'<Distance Id="Y"><Value>2.2E-07</Value></Distance>'
+           + ('<Distance Id="Z"><Value>2E-06</Value></Distance>' if size_z > 1 else '') + '</Items></Scaling>'
            f'<DisplaySetting><Channels>{colours}</Channels></DisplaySetting>'
            f'</Metadata></ImageDocument>').encode()
     # Layout: header, directory, subblocks, metadata, attachments, attachment directory.

@@ -536,6 +536,46 @@ def test_channels_to_dicom_are_optical_paths_of_monochrome_frames(tmp_path, dtyp
                 np.testing.assert_array_equal(theirs, e[0, c, 0], err_msg=f"level {k} path {c + 1}")
 
 
+def test_channels_of_several_focal_planes_to_dicom_are_spaced_as_the_source_states(tmp_path):
+    """A Z-stack of channels (OME-TIFF, 3 focal planes 1.5 um apart by PhysicalSizeZ, as ome-types reads it) to
+    DICOM WSI: every level's instance holds each optical path's focal planes in TILED_FULL order with their
+    Spacing Between Slices; dciodvfy accepts every instance, and wsidicom (by focal plane and optical path)
+    and tilewise read every plane of every level exactly."""
+    rng = np.random.default_rng(4)
+    data = rng.integers(0, 65535, (3, 2, 200, 260), endpoint=True).astype(np.uint16)  # Z C Y X
+    src = tmp_path / "stack.ome.tif"
+    with tifffile.TiffWriter(src, ome=True) as tw:
+        tw.write(data, metadata={"axes": "ZCYX", "PhysicalSizeX": 0.5, "PhysicalSizeY": 0.5, "PhysicalSizeZ": 1.5,
+                                 "Channel": {"Name": ["DAPI", "FITC"]}}, tile=(64, 64), photometric="minisblack")
+    stated = ome_types.from_tiff(src).images[0].pixels.physical_size_z
+    with tilewise.open(src) as s:
+        assert s.shape()[:3] == (1, 2, 3) and s.z_spacing == pytest.approx(stated) == 1.5
+    out = tmp_path / "series"
+    tilewise.convert(src, out, format="dicom", tile_size=128)
+    instances = sorted(out.iterdir())
+    assert [p.name for p in instances] == ["level-0.dcm", "level-1.dcm", "level-2.dcm"]
+    for p in instances:
+        assert dciodvfy_errors(p) == [], p.name
+    ds = pydicom.dcmread(instances[0], stop_before_pixels=True)
+    assert ds.TotalPixelMatrixFocalPlanes == 3 and ds.NumberOfOpticalPaths == 2
+    assert ds.NumberOfFrames == 2 * 3 * 2 * 3  # optical paths x focal planes x tile rows x tile columns
+    assert float(ds.SharedFunctionalGroupsSequence[0].PixelMeasuresSequence[0].SpacingBetweenSlices) == 0.0015
+    # per plane (z, c): each level's halvings, as the writer forms them
+    expected = halvings_of_planes(np.moveaxis(data, 0, 1)[np.newaxis], 128)  # (t, c, z, y, x) per level
+    with wsidicom.WsiDicom.open(out) as w, tilewise.open(out) as t:
+        assert t.shape()[:3] == (1, 2, 3) and t.z_spacing == pytest.approx(1.5)
+        for k, e in enumerate(expected):
+            h, w_ = e.shape[-2:]
+            focal = sorted(w.levels[k].focal_planes)
+            assert focal == pytest.approx([0.0, 1.5, 3.0])
+            for z in range(3):
+                np.testing.assert_array_equal(np.moveaxis(t.read_region((0, 0), (w_, h), level=k, z=z), -1, 0),
+                                              e[0, :, z])
+                for c in range(2):
+                    theirs = np.asarray(w.read_region((0, 0), k, (w_, h), z=focal[z], path=str(c + 1)))
+                    np.testing.assert_array_equal(theirs, e[0, c, z], err_msg=f"level {k} z {z} path {c + 1}")
+
+
 @pytest.mark.skipif(EXE is None, reason="the tilewise command is not installed next to this Python")
 def test_the_command_converts_and_reports_errors_with_its_exit_codes(tmp_path, source):
     path, level0 = source

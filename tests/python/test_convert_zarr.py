@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import numpy as np
+import ome_types
 import openslide
 import pytest
 import tifffile
@@ -73,14 +74,15 @@ def test_ome_zarr_readers_take_the_metadata(tmp_path, source):
 @pytest.mark.parametrize("dtype", ["uint16", "float32"])
 def test_channels_and_focal_planes_are_axes_of_each_level(tmp_path, dtype):
     """A 3-channel, 2-plane OME-TIFF with names and colours: each level is one (T, C, Z, Y, X) array whose
-    every plane is the halving of the source's, the omero channels carry the names and colours, and shards
-    hold one plane each (chunks of one channel)."""
+    every plane is the halving of the source's, the omero channels carry the names and colours, the scale of
+    z is the planes' spacing (PhysicalSizeZ), and shards hold one plane each (chunks of one channel); an
+    OME-TIFF written from it states the same spacing, as ome-types reads it."""
     rng = np.random.default_rng(5)
     data = (rng.normal(500, 200, (2, 3, 300, 420)) if dtype == "float32" else
             rng.integers(0, 65535, (2, 3, 300, 420), endpoint=True)).astype(dtype)  # Z C Y X
     src = tmp_path / "src.ome.tif"
     meta = {"axes": "ZCYX", "Channel": {"Name": ["DAPI", "FITC", "Cy5"], "Color": [-16776961, 16711935, -65281]},
-            "PhysicalSizeX": 0.5, "PhysicalSizeY": 0.5}
+            "PhysicalSizeX": 0.5, "PhysicalSizeY": 0.5, "PhysicalSizeZ": 2.5}
     with tifffile.TiffWriter(src, ome=True) as tw:
         tw.write(data, metadata=meta, tile=(64, 64), compression="zlib", photometric="minisblack")
     out = tmp_path / "out.zarr"
@@ -97,7 +99,13 @@ def test_channels_and_focal_planes_are_axes_of_each_level(tmp_path, dtype):
     channels = group.attrs["ome"]["omero"]["channels"]
     assert [c["label"] for c in channels] == ["DAPI", "FITC", "Cy5"]
     assert [c["color"] for c in channels] == colours
+    for k, dataset in enumerate(group.attrs["ome"]["multiscales"][0]["datasets"]):
+        scale = dataset["coordinateTransformations"][0]["scale"]
+        assert scale[:3] == [1.0, 1.0, 2.5] and scale[3:] == pytest.approx([0.5 * 2 ** k] * 2), k
     OmeZarrImage.from_zarr(group)
+    tilewise.convert(src, tmp_path / "out.ome.tif", tile_size=128)
+    pixels = ome_types.from_tiff(tmp_path / "out.ome.tif").images[0].pixels
+    assert (pixels.size_z, pixels.physical_size_z) == (2, 2.5)
 
 
 @pytest.mark.parametrize("slide", catalogue_slides() or [None], ids=lambda p: Path(p).parent.name + "/" + Path(p).name if p else "none")

@@ -68,6 +68,10 @@ def test_every_plane_of_every_level_equals_libczi(tmp_path, dtype, dims, compres
     t, c, z = dims
     assert slide.shape(0)[:3] == (t, c, z) and slide.dtype == np.dtype(dtype) and not slide.is_rgb
     assert slide.level_count == 3
+    with pyczi.open_czi(str(path)) as doc:  # the focal planes' spacing as libCZI reads the Scaling (metres)
+        distances = doc.metadata["ImageDocument"]["Metadata"]["Scaling"]["Items"]["Distance"]
+        stated = [float(d["Value"]) * 1e6 for d in distances if d["@Id"] == "Z"]
+    assert slide.z_spacing == (pytest.approx(stated[0]) if z > 1 else None)
     for level in range(3):
         w, h = slide.levels[level].dimensions
         for ti in range(t):

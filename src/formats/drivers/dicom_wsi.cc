@@ -568,6 +568,7 @@ Status add_planes(std::vector<std::vector<std::pair<PlaneKey, LevelModel>>>& lev
   }
   ImageAxes& axes = model.axes;
   axes.z = static_cast<int32_t>(zs.size());
+  if (zs.size() > 1) axes.z_spacing = zs[1] - zs[0];  // micrometres (plane positions, sorted)
   if (!rgb) {
     axes.rgb = false;
     axes.channels = static_cast<int32_t>(paths.size());

@@ -128,6 +128,7 @@ Result<Pixels> read_pixels(const pugi::xml_node& pixels) {
   out.axes.channels = static_cast<int32_t>(size_c);
   out.axes.z = static_cast<int32_t>(size_z);
   out.axes.t = static_cast<int32_t>(size_t_);
+  if (size_z > 1) out.axes.z_spacing = std::max(0.0, measure(pixels, "PhysicalSizeZ", microns_per).value_or(0.0));
   out.axes.rgb = spp == 3 && stored_c == 1 && out.axes.sample_type == SampleType::kUint8;
   for (int64_t c = 0; c < stored_c; ++c) {
     ChannelInfo info = channels.empty() ? ChannelInfo{} : channel_info(channels[static_cast<size_t>(c)]);

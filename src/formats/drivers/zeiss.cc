@@ -472,6 +472,10 @@ Result<ImageAxes> image_axes(const Czi& czi, const PlaneSubblocks& planes, const
     return axes;  // rgb, uint8: the channels are R, G and B
   }
   axes.rgb = false;
+  if (axes.z > 1) {  // Scaling's Z distance, in metres
+    auto it = meta.props.find("zeiss.Scaling.Items.Z.Value");
+    if (it != meta.props.end()) axes.z_spacing = std::max(0.0, parse_double(it->second).value_or(0.0) * 1e6);
+  }
   axes.sample_type = type == kGray8 ? SampleType::kUint8 : type == kGray16 ? SampleType::kUint16 : SampleType::kFloat32;
   axes.channel_info = meta.channels;
   axes.channel_info.resize(static_cast<size_t>(axes.channels));
