@@ -147,9 +147,17 @@ struct ShardView {
   // Room for `bytes` (a multiple of kAlign, at most the arena) at the head, evicting the oldest entries;
   // returns its position.
   uint64_t allocate(uint64_t bytes) const {
-    const uint64_t offset = s->head % arena_bytes;
-    const uint64_t pad = offset + bytes > arena_bytes ? arena_bytes - offset : 0;
-    while (s->head + pad + bytes - s->tail > arena_bytes) evict_oldest();
+    uint64_t pad = 0;
+    for (;;) {
+      const uint64_t offset = s->head % arena_bytes;
+      pad = offset + bytes > arena_bytes ? arena_bytes - offset : 0;
+      if (s->head + pad + bytes - s->tail <= arena_bytes) break;
+      if (s->tail == s->head) {  // empty, and the entry and the padding before it do not fit: start over
+        s->head = s->tail = (s->head / arena_bytes + 1) * arena_bytes;
+        continue;
+      }
+      evict_oldest();
+    }
     if (pad != 0) {
       Entry* p = at(s->head);
       std::memset(p, 0, sizeof(Entry));
@@ -352,6 +360,18 @@ Result<std::unique_ptr<SharedTileStore>> SharedTileStore::open_named(const std::
   if (fstat(fd, &st) != 0) return fail(io_error("shared tile cache " + shm_name + ": " + errno_text()), nullptr, 0);
   Segment* seg = nullptr;
   uint64_t bytes = static_cast<uint64_t>(st.st_size);
+  if (bytes >= kPage) {  // initialised under the file lock: not ready means its creator died initialising it
+    Result<Segment*> mapped = map_segment(fd, bytes, shm_name);
+    if (!mapped.ok()) return fail(mapped.status(), nullptr, 0);
+    if ((*mapped)->ready.load(std::memory_order_acquire) == 1) {
+      seg = *mapped;
+    } else {
+      munmap(*mapped, bytes);
+      bytes = 0;
+    }
+  } else {
+    bytes = 0;
+  }
   if (bytes == 0) {  // the first opener creates it
     const Layout l = layout_for(arena_bytes);
     bytes = l.mapped_bytes;
@@ -369,11 +389,8 @@ Result<std::unique_ptr<SharedTileStore>> SharedTileStore::open_named(const std::
       shm_unlink(shm_name.c_str());
       return fail(s, seg, bytes);
     }
-  } else {
-    Result<Segment*> mapped = map_segment(fd, bytes, shm_name);
-    if (!mapped.ok()) return fail(mapped.status(), nullptr, 0);
-    seg = *mapped;
-    if (Status s = check_segment(seg, bytes, shm_name); !s.ok()) return fail(s, seg, bytes);
+  } else if (Status s = check_segment(seg, bytes, shm_name); !s.ok()) {
+    return fail(s, seg, bytes);
   }
   // Register: reuse the slot of a dead process or an empty one.
   const int32_t self = getpid();

@@ -4,6 +4,7 @@ killed mid-read leave it usable; cuCIM's "shared_memory" cache test passes throu
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import multiprocessing
@@ -134,6 +135,7 @@ def _read_forever(path: str) -> None:
 def test_workers_killed_mid_read_leave_the_cache_usable(slide_path):
     tilewise.set_shared_cache(2 << 20)  # small: workers evict and overwrite each other's tiles
     slide = tilewise.open(slide_path)
+    gc.collect()  # descriptors earlier tests' garbage still holds are not this test's to count
     fds = len(os.listdir("/proc/self/fd"))
     shm = set(os.listdir("/dev/shm"))
     ctx = multiprocessing.get_context("fork")
@@ -151,7 +153,7 @@ def test_workers_killed_mid_read_leave_the_cache_usable(slide_path):
         got = [slide.read_region(p, SIZE) for p in PATCHES]
     assert _digest(got) == _digest([slide.read_region(p, SIZE, use_cache=False) for p in PATCHES])
     assert tilewise.cache_stats()["hits"] > 0
-    assert len(os.listdir("/proc/self/fd")) == fds and set(os.listdir("/dev/shm")) == shm
+    assert len(os.listdir("/proc/self/fd")) <= fds and set(os.listdir("/dev/shm")) == shm  # nothing left open
 
 
 def test_cucim_shared_memory_cache_test_and_against_cucim():

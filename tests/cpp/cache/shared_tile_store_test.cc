@@ -91,6 +91,19 @@ TEST(SharedTileStore, EvictsTheOldestAndKeepsEveryTileIntactAcrossTheArenasEnd) 
   EXPECT_FALSE(store->put({3, 0, 999}, tile_of(2 << 20, 1)));  // larger than a shard: refused
 }
 
+TEST(SharedTileStore, TilesOfMoreThanHalfTheArenaTakeItOneAtATime) {
+  auto store = store_of(1 << 20);  // one shard of 1 MiB: the second such tile cannot follow the first
+  const size_t big = 600 << 10;
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(store->put({6, 0, i}, tile_of(i % 2 ? 1000 : big, static_cast<uint8_t>(i + 1))));
+    CachedTile got;
+    ASSERT_TRUE(store->get({6, 0, i}, &got)) << i;
+    EXPECT_EQ(got.pixels, std::vector<uint8_t>(i % 2 ? 1000 : big, static_cast<uint8_t>(i + 1))) << i;
+  }
+  EXPECT_LE(store->stats().bytes, store->arena_bytes());
+  EXPECT_GT(store->stats().evictions, 0u);
+}
+
 TEST(SharedTileStore, AMissRecordedInOneProcessAdmitsTheNextInAnother) {
   auto store = store_of(1 << 20);
   ASSERT_EQ(in_child([&] { return store->missed_recently({4, 1, 7}) ? 1 : 0; }), 0);
