@@ -80,6 +80,7 @@ def main() -> None:
     reps, warmup = int(os.environ.get("AB_REPS", "5")), int(os.environ.get("AB_WARMUP", "1"))
     for _ in range(warmup):  # outside the counters below: a device read's first pass starts the GPU (seconds)
         run()
+    g0 = tilewise._core.gpu_stats(0) if device != "cpu" else None
     wall, cpu, threads0, events0 = time.perf_counter(), process_cpu_seconds(), thread_cpu_seconds(), host_events()
     jiffies0 = host_cpu_jiffies()
     r = time_runs(run, reps, warmup=0)
@@ -95,6 +96,13 @@ def main() -> None:
         g = tilewise._core.gpu_stats(0)
         out.update(gpu_tiles=g["gpu_tiles"], cpu_tiles=g["cpu_tiles"],
                    tiles_per_batch=round(g["gpu_tiles"] / max(1, g["batches"]), 1))
+        # host CPU microseconds per tile over the timed runs, by stage (gpu_stats' host_*_ns); "other" is the
+        # rest of the process's CPU time: nvImageCodec's and CUDA's own threads, the callers' planning
+        tiles = (g["gpu_tiles"] + g["cpu_tiles"]) - (g0["gpu_tiles"] + g0["cpu_tiles"])
+        stages = {k[5:-3]: (g[k] - g0[k]) / 1e3 / max(1, tiles) for k in g if k.startswith("host_") and k.endswith("_ns")}
+        stages["other"] = (process_cpu_seconds() - cpu) * 1e6 / max(1, tiles) - sum(stages.values())
+        out["host_us_per_tile"] = {k: round(v, 2) for k, v in stages.items()}
+        out["gpu_only_tiles_share"] = round((g["gpu_tiles"] - g0["gpu_tiles"]) / max(1, tiles), 4)
     print(json.dumps(out))
 
 

@@ -36,6 +36,16 @@ struct GpuStats {
   // Regions of channels and planes (Slide::read_planes into device memory) decoded on the CPU and uploaded:
   // their tiles are of a codec the lanes do not decode into samples (only grey JPEG 2000 and grey JPEG).
   uint64_t host_plane_regions = 0;
+  // Host CPU time (nanoseconds, each thread's own clock) the device's reads have spent, by stage: reading
+  // tile bytes and preparing code streams; inside the lanes' nvImageCodec calls (the lane threads;
+  // nvImageCodec's own worker threads are not counted); reading threads' CPU decodes while the lanes were
+  // busy; reading threads waiting for the lanes; crops, gathers and stream synchronisation. Per tile:
+  // divide by gpu_tiles + cpu_tiles.
+  uint64_t host_read_ns = 0;
+  uint64_t host_call_ns = 0;
+  uint64_t host_assist_ns = 0;
+  uint64_t host_wait_ns = 0;
+  uint64_t host_compose_ns = 0;
 };
 GpuStats gpu_stats(int device = 0);
 

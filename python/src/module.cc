@@ -90,6 +90,11 @@ NB_MODULE(_core, m) {
     d["loader_gpu_reads"] = s.loader_gpu_reads;
     d["loader_cpu_regions"] = s.loader_cpu_regions;
     d["host_plane_regions"] = s.host_plane_regions;
+    d["host_read_ns"] = s.host_read_ns;
+    d["host_call_ns"] = s.host_call_ns;
+    d["host_assist_ns"] = s.host_assist_ns;
+    d["host_wait_ns"] = s.host_wait_ns;
+    d["host_compose_ns"] = s.host_compose_ns;
     return d;
   }, nb::arg("device") = 0);
   m.def("set_nvimgcodec_directory", &set_nvimgcodec_directory, nb::arg("directory"));

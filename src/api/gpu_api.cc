@@ -16,8 +16,12 @@ GpuStats gpu_stats(int device) {
   const auto c = gpu::tile_cache_stats(device);
   const gpu::Scheduler& scheduler = gpu::device_scheduler(device);
   const gpu::Scheduler::LoaderCounts l = scheduler.loader_counts();
+  const gpu::HostCostSnapshot h = gpu::host_cost_stats(device);
+  using gpu::HostStage;
   return GpuStats{s.gpu_tiles, s.cpu_tiles, s.batches, s.lanes, c.hits, c.misses, c.bytes,
-                  l.gpu_regions, l.gpu_reads, l.cpu_regions, scheduler.host_plane_regions()};
+                  l.gpu_regions, l.gpu_reads, l.cpu_regions, scheduler.host_plane_regions(),
+                  h[HostStage::kRead], h[HostStage::kCall], h[HostStage::kAssist], h[HostStage::kWait],
+                  h[HostStage::kCompose]};
 }
 
 void set_nvimgcodec_directory(const std::string& directory) { codecs::nvimgcodec::set_library_directory(directory); }

@@ -82,11 +82,16 @@ class GroupRead {
     std::stable_sort(todo.begin(), todo.end(), [&](size_t a, size_t b) { return cpu_pixels(a) > cpu_pixels(b); });
     std::vector<int64_t> units;
     for (size_t i : todo) units.push_back(tiles_[i].planned.tile.index());
-    region::prefetch_units(*any.request.level, units);  // remote sources: the batch's bytes together
+    HostCost* cost = &context_.host_cost();
+    {
+      StageClock clock(cost, HostStage::kRead);
+      region::prefetch_units(*any.request.level, units);  // remote sources: the batch's bytes together
+    }
     std::vector<LaneJob> all_jobs(todo.size());
     std::vector<Status> read_status(todo.size());
     internal::global_pool().parallel_for(static_cast<int64_t>((todo.size() + kReadChunk - 1) / kReadChunk),
                                          [&](int64_t c) {
+                                           StageClock clock(cost, HostStage::kRead);
                                            const size_t last = std::min(todo.size(), (static_cast<size_t>(c) + 1) * kReadChunk);
                                            for (size_t j = static_cast<size_t>(c) * kReadChunk; j < last; ++j) {
                                              read_status[j] = prepare_job(todo[j], hold, all_jobs[j]);
@@ -129,6 +134,7 @@ class GroupRead {
 
     decode_fallbacks();
 
+    StageClock clock(cost, HostStage::kCompose);
     std::vector<DeviceCopy> crops;
     for (size_t i = 0; i < tiles_.size(); ++i) {
       if (tiles_[i].in_place) continue;
@@ -306,7 +312,11 @@ std::vector<Status> DeviceRegionReader::read_planned(std::span<const region::Reg
     Status s = group.run(caching, large);
     if (!s.ok()) return fail_all(s);
   }
-  Status s = ops.synchronize(stream->get());
+  Status s;
+  {
+    StageClock clock(&context.host_cost(), HostStage::kCompose);
+    s = ops.synchronize(stream->get());
+  }
   if (!s.ok()) return fail_all(s);
   return statuses;
 }

@@ -43,7 +43,9 @@ class CudaContext final : public DeviceContext {
       TW_ASSIGN_OR_RETURN(auto decoder, codecs::nvimgcodec::create_decoder(device_));
       decoders.push_back(std::move(decoder));
     }
-    lanes_ = TileLanes::make(std::move(decoders), TileLanes::options_from_settings(count), &scheduler());
+    LaneOptions options = TileLanes::options_from_settings(count);
+    options.host_cost = &host_cost();
+    lanes_ = TileLanes::make(std::move(decoders), options, &scheduler());
     return lanes_.get();
   }
 
@@ -119,6 +121,11 @@ LaneStats lane_stats(int device) {
 DeviceTileCache::Stats tile_cache_stats(int device) {
   CudaContext* c = find(device);
   return c ? c->tile_cache()->stats() : DeviceTileCache::Stats{};
+}
+
+HostCostSnapshot host_cost_stats(int device) {
+  CudaContext* c = find(device);
+  return c ? c->host_cost().snapshot() : HostCostSnapshot{};
 }
 
 }  // namespace tilewise::gpu

@@ -12,6 +12,7 @@
 #include "codecs/tile_desc.h"
 #include "gpu/device_ops.h"
 #include "gpu/device_tile_cache.h"
+#include "gpu/host_cost.h"
 #include "gpu/scheduler.h"
 #include "gpu/tile_lanes.h"
 #include "tilewise/image_view.h"
@@ -45,6 +46,11 @@ class DeviceContext {
   // Whether tiles the region needs whole are decoded straight into the output (else into scratch and copied:
   // tests compare the two).
   virtual bool in_place() const { return true; }
+  // The host CPU time this device's reads spend, by stage (its lanes add theirs: LaneOptions::host_cost).
+  HostCost& host_cost() { return host_cost_; }
+
+ private:
+  HostCost host_cost_;
 };
 
 // The production context of CUDA device `device`, once device_status(device) is ok.
@@ -53,5 +59,6 @@ Result<DeviceContext*> device_context(int device);
 // Statistics of the production context of `device`, without starting anything (zeros when none exists).
 LaneStats lane_stats(int device);
 DeviceTileCache::Stats tile_cache_stats(int device);
+HostCostSnapshot host_cost_stats(int device);
 
 }  // namespace tilewise::gpu

@@ -97,7 +97,11 @@ class Lanes final : public TileLanes {
         if (entry.front == entry.back) queue_.erase(std::find(queue_.begin(), queue_.end(), &entry));
         lock.unlock();
         const double started = scheduler_.now();
-        Status s = cpu_assist(i);
+        Status s;
+        {
+          StageClock clock(options_.host_cost, HostStage::kAssist);
+          s = cpu_assist(i);
+        }
         const double took = scheduler_.now() - started;
         lock.lock();
         scheduler_.record_cpu_decode(class_of(jobs[i].request), took, job_pixels(jobs[i]));
@@ -107,6 +111,7 @@ class Lanes final : public TileLanes {
         ++stats_.cpu_tiles;
       }
     }
+    StageClock waiting(options_.host_cost, HostStage::kWait);
     group.done.wait(lock, [&] { return group.remaining == 0; });
   }
 
@@ -260,7 +265,10 @@ class Lanes final : public TileLanes {
       for (LaneJob* j : batch) requests.push_back(j->request);
       statuses.assign(batch.size(), Status());
       const double started = scheduler_.now();
-      decoder->decode_batch(requests, statuses);
+      {
+        StageClock clock(options_.host_cost, HostStage::kCall);
+        decoder->decode_batch(requests, statuses);
+      }
       const double per_tile = (scheduler_.now() - started) / static_cast<double>(batch.size());
       if (tracing && trace.size() < kMaxTraced) {
         trace.push_back(CallTrace{claimed, monotonic_ns(), static_cast<uint32_t>(batch.size()),

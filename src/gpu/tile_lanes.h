@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "codecs/decoder.h"
+#include "gpu/host_cost.h"
 #include "gpu/scheduler.h"
 #include "tilewise/status.h"
 
@@ -66,6 +67,9 @@ struct LaneOptions {
   // returned_ns,tiles,per_call", times of the monotonic clock (Python's time.monotonic_ns()), at most
   // kMaxTraced calls per lane. A diagnosis of how one read's calls line up (bench/diag/lane_trace.py).
   std::string trace_path;
+  // Where the lanes' calls, the callers' assisting decodes and their waits add their host CPU time (nullptr:
+  // not counted).
+  HostCost* host_cost = nullptr;
 };
 
 class TileLanes {

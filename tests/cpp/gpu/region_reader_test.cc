@@ -14,6 +14,8 @@
 #include <random>
 #include <thread>
 
+#include <time.h>
+
 #include "cache/tile_cache.h"
 #include "codecs/cpu/cpu_decoder.h"
 #include "formats/format_registry.h"
@@ -112,6 +114,7 @@ class HostContext final : public DeviceContext {
       d->fail_every = fail_every;
       decoders.push_back(std::move(d));
     }
+    options.host_cost = &host_cost();
     lanes_ = TileLanes::make(std::move(decoders), options, &scheduler_);
   }
   ~HostContext() override { lanes_->stop(); }
@@ -396,6 +399,36 @@ TEST(DeviceRegionReader, ReadersAssistTheLanesWithCpuDecodesAndUploads) {
   HostContext context(LaneOptions{true, 0});  // assist at once
   for (const auto& r : kRegions) f.expect_same(context, r[0], r[1], r[2], r[3], /*use_cache=*/false);
   EXPECT_GT(context.started().stats().cpu_tiles, 0u);
+}
+
+TEST(DeviceRegionReader, HostCostIsCountedByStageWithinTheProcesssCpuTime) {
+  Fixture f(512, 384, 64, 32);
+  HostContext context(LaneOptions{true, 0});  // lanes and assisting readers both decode
+  std::vector<std::vector<uint8_t>> px(6);
+  std::vector<region::RegionRequest> requests;
+  for (int i = 0; i < 6; ++i) {
+    requests.push_back(f.request(7 + 41 * i, 5 + 29 * i, 150, 130, px[static_cast<size_t>(i)], Device{DeviceType::kCuda, 0}));
+    requests.back().use_cache = false;
+  }
+  timespec start{}, end{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &start);
+  for (const Status& s : DeviceRegionReader(f.model, f.device_uid).read_batch(requests, &context)) {
+    ASSERT_TRUE(s.ok()) << s.message();
+  }
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &end);
+  const uint64_t process_ns = static_cast<uint64_t>((end.tv_sec - start.tv_sec) * 1000000000ll + (end.tv_nsec - start.tv_nsec));
+  const HostCostSnapshot h = context.host_cost().snapshot();
+  const LaneStats lanes = context.started().stats();
+  EXPECT_GT(h[HostStage::kRead], 0u);     // tile bytes and code streams, for every tile decoded
+  EXPECT_GT(h[HostStage::kCompose], 0u);  // the crops and the stream's synchronisation
+  EXPECT_EQ(h[HostStage::kCall] > 0, lanes.gpu_tiles > 0);
+  EXPECT_EQ(h[HostStage::kAssist] > 0, lanes.cpu_tiles > 0);
+  EXPECT_GT(lanes.gpu_tiles + lanes.cpu_tiles, 0u);
+  // The stages are disjoint stretches of the threads' own clocks within the read: their sum is part of the
+  // process's CPU time over it.
+  uint64_t stages = 0;
+  for (uint64_t ns : h.ns) stages += ns;
+  EXPECT_LE(stages, process_ns);
 }
 
 TEST(DeviceRegionReader, ATileTheReaderDecodesForBusyLanesIsReadOnce) {
