@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from common import Table, bench_parser, benchmark_slide, peak_rss_mib, publish
+from common import Table, bench_parser, benchmark_slide, peak_rss_mib, proc_kib, publish, rss_mib
 
 WORKERS = 8
 EPOCHS = 2
@@ -97,20 +97,9 @@ def dataloader_misses(path: str, lists) -> int:
     return sum(per_worker.values())
 
 
-def shmem_kib() -> int:
-    with open("/proc/meminfo") as f:
-        for line in f:
-            if line.startswith("Shmem:"):
-                return int(line.split()[1])
-    raise RuntimeError("/proc/meminfo has no Shmem line")
-
-
-def rss_mib() -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    raise RuntimeError("/proc/self/status has no VmRSS line")
+def shmem_kib() -> float:
+    """The host's shared memory (tmpfs, memfd and System V segments) now."""
+    return proc_kib("/proc/meminfo", "Shmem")
 
 
 def restarts_child(path: str, restarts: int) -> dict:

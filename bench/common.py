@@ -197,12 +197,23 @@ def read_all(read: Callable[[object], object], locations, threads: int) -> None:
             list(pool.map(read, locations))
 
 
+def proc_kib(path: str, field: str) -> float:
+    """A "Field: N kB" line's N from a /proc file (/proc/self/status, /proc/meminfo); nan when absent."""
+    with open(path) as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return float(line.split()[1])
+    return float("nan")
+
+
 def peak_rss_mib() -> float:
     """This process's peak resident set (VmHWM: unlike ru_maxrss, not inherited across exec)."""
-    for line in open("/proc/self/status"):
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+    return proc_kib("/proc/self/status", "VmHWM") / 1024
+
+
+def rss_mib() -> float:
+    """This process's resident set now (VmRSS)."""
+    return proc_kib("/proc/self/status", "VmRSS") / 1024
 
 
 def random_patch_rates(tool: str, path: str, threads: int, patches: int, reps: int) -> dict:

@@ -21,15 +21,7 @@ import numpy as np
 import tilewise
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: common
-from common import benchmark_slide  # noqa: E402
-
-
-def rss_mib() -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
+from common import benchmark_slide, rss_mib  # noqa: E402
 
 
 def device_mib() -> float:
