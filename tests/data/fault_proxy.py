@@ -100,9 +100,11 @@ def make_handler(upstream: urllib.parse.ParseResult, args, stats: Stats):
                 self.wfile.write(body[: len(body) // 2])
                 self.close_connection = True
                 return
-            self.wfile.write(body)
+            # Counted before it is sent: a client that has the whole body then reads a count that includes it
+            # (counted after, the next request's measurement could take in this one's bytes).
             with stats.lock:
                 stats.bytes += len(body)
+            self.wfile.write(body)
 
     return Handler
 

@@ -62,9 +62,9 @@ class RangeServer:
                     self.send_header(k, v)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(body)
-                with server._lock:
+                with server._lock:  # counted before it is sent, so a client holding the body sees it counted
                     server.stats["bytes"] += len(body)
+                self.wfile.write(body)
 
         self._httpd = serve(Handler)
         return f"http://127.0.0.1:{self._httpd.server_address[1]}"
