@@ -156,9 +156,7 @@ def test_workers_killed_mid_read_leave_the_cache_usable(slide_path):
     assert len(os.listdir("/proc/self/fd")) <= fds and set(os.listdir("/dev/shm")) == shm  # nothing left open
 
 
-def test_cucim_shared_memory_cache_test_and_against_cucim():
-    """cuCIM's own test_get_shared_memory_cache, then the same numbers cuCIM reports, each in a fresh process."""
-    script = """
+_CUCIM_SHARED_MEMORY_TEST = """
 import json
 from MODULE import CuImage
 cache = CuImage.cache("shared_memory", memory_capacity=128)
@@ -177,16 +175,19 @@ assert not config["record_stat"]
 print(json.dumps([int(cache.type), str(cache.type), cache.size, config["type"], config["memory_capacity"]]))
 """
 
-    def run(module):
-        done = subprocess.run([sys.executable, "-c", script.replace("MODULE", module)], capture_output=True,
-                              text=True)
-        assert done.returncode == 0, done.stderr
-        return json.loads(done.stdout.splitlines()[-1])
 
-    ours = run("tilewise.cucim")
-    assert ours == [2, "CacheType.SharedMemory", 0, "shared_memory", 128]
-    try:
-        import cucim  # noqa: F401
-    except ImportError:
-        return  # cuCIM (requirements-oracles.txt) is not installed: its own numbers are not compared
-    assert ours == run("cucim")
+def _cucim_shared_memory_test(module: str) -> list:
+    """cuCIM's own test_get_shared_memory_cache in a fresh process, through `module`; the numbers it saw."""
+    done = subprocess.run([sys.executable, "-c", _CUCIM_SHARED_MEMORY_TEST.replace("MODULE", module)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_cucim_shared_memory_cache_test_passes_through_tilewise():
+    assert _cucim_shared_memory_test("tilewise.cucim") == [2, "CacheType.SharedMemory", 0, "shared_memory", 128]
+
+
+def test_cucim_shared_memory_cache_reports_what_cucim_reports():
+    pytest.importorskip("cucim", reason="cuCIM (requirements-oracles.txt) is not installed")
+    assert _cucim_shared_memory_test("tilewise.cucim") == _cucim_shared_memory_test("cucim")
