@@ -79,7 +79,7 @@ class Lanes final : public TileLanes {
     if (jobs.empty()) return;
     Group group;
     group.remaining = jobs.size();
-    Entry entry{jobs.data(), 0, jobs.size(), &group, std::min(per_call, kMaxBatch)};
+    Entry entry{jobs.data(), 0, jobs.size(), &group, std::min(per_call, options_.max_batch)};
     std::unique_lock<std::mutex> lock(mutex_);
     if (stopping_) {
       for (LaneJob& j : jobs) j.status = shut_down();
@@ -135,11 +135,11 @@ class Lanes final : public TileLanes {
   }
 
  private:
-  // Tiles per nvImageCodec call: about options_.batch_seconds of work at the measured speed, at most kMaxBatch. Slow
+  // Tiles per nvImageCodec call: about options_.batch_seconds of work at the measured speed, at most max_batch. Slow
   // codecs (nvJPEG2000 takes milliseconds per tile) get small batches, so that a caller's tile is not held
   // behind a long batch while its thread could decode it (mutex held).
   size_t batch_cap(const codecs::DecodeRequest& first) const {
-    return scheduler_.tiles_per_call(class_of(first), options_.batch_seconds, kMaxBatch);
+    return scheduler_.tiles_per_call(class_of(first), options_.batch_seconds, options_.max_batch);
   }
 
   // Whether the caller should decode the last unclaimed job of `entry` itself (mutex held).
@@ -343,8 +343,9 @@ LaneOptions TileLanes::options_from_settings(int lanes) {
   const internal::Settings& settings = internal::settings();
   LaneOptions options;
   options.cpu_assist = settings.gpu_cpu_assist;
-  options.batch_seconds = kBatchSeconds;
-  options.assist_backlog = static_cast<size_t>(lanes) * kMaxBatch * 4;
+  options.batch_seconds = settings.gpu_batch_ms / 1000.0;
+  options.max_batch = static_cast<size_t>(settings.gpu_batch_tiles);
+  options.assist_backlog = static_cast<size_t>(lanes) * options.max_batch * 4;
   options.trace_path = settings.gpu_trace;
   return options;
 }

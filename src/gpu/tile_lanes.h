@@ -10,8 +10,8 @@
 //   pinned staging). There is no decode lock: the only shared state is the queue below, under one mutex held for
 //   O(batch) pointer work, never while decoding.
 // - A caller's decode() queues its jobs as one entry. A lane takes jobs from the front of the queue (oldest
-//   first, across entries and so across requests) up to about kBatchSeconds of work (3 ms; at most
-//   kMaxBatch tiles) per nvImageCodec call. Meanwhile the
+//   first, across entries and so across requests) up to about batch_seconds of work (3 ms; at most
+//   max_batch tiles, 64: LaneOptions) per nvImageCodec call. Meanwhile the
 //   caller, instead of sleeping, takes its own jobs back from the end of its entry and runs `cpu_assist` for
 //   them (CPU decoding + upload): CPU cores that would otherwise wait add their throughput to the engines'
 //   (gpu.md: 16 cores of libjpeg-turbo decode about as fast as the engines on slide tiles). A caller takes
@@ -61,7 +61,8 @@ struct LaneStats {
 struct LaneOptions {
   bool cpu_assist = true;      // callers decode their own queued tiles on the CPU when that is sooner
   size_t assist_backlog = 64;  // until the lanes' speed is known: assist once this many tiles are ahead
-  double batch_seconds = 0.002;  // work per nvImageCodec call at the measured speed (1..kMaxBatch tiles)
+  double batch_seconds = 0.002;  // work per nvImageCodec call at the measured speed (1..max_batch tiles)
+  size_t max_batch = 64;         // most tiles per call
   bool warm_up = true;  // each lane warms its decoder (Decoder::warm_up) when it starts, before taking work
   // When set, the lanes append one line per call to this file when they stop (at exit): "lane,claimed_ns,
   // returned_ns,tiles,per_call", times of the monotonic clock (Python's time.monotonic_ns()), at most
@@ -74,23 +75,22 @@ struct LaneOptions {
 
 class TileLanes {
  public:
-  static constexpr size_t kMaxBatch = 64;
   static constexpr size_t kMaxTraced = size_t{1} << 20;
-  static constexpr double kBatchSeconds = 0.003;  // work per call at the measured speed in production
   // Lanes over the given decoders, one thread each (gpu/device_context.cc makes nvImageCodec's; tests pass
   // decoders that need no GPU), measuring and deciding through `scheduler` (the device's; nullptr: one of
   // their own, as tests use).
   static std::unique_ptr<TileLanes> make(std::vector<std::unique_ptr<codecs::Decoder>> decoders,
                                          const LaneOptions& options, Scheduler* scheduler = nullptr);
   // Options from the settings for `lanes` lanes: cpu_assist unless TILEWISE_GPU_CPU_ASSIST=0, batch_seconds
-  // kBatchSeconds, assist_backlog lanes * kMaxBatch * 4 (before the first batch is measured, callers assist
-  // only behind a very long queue), trace_path TILEWISE_GPU_TRACE, warm_up.
+  // and max_batch TILEWISE_GPU_BATCH_MS and TILEWISE_GPU_BATCH_TILES (3 ms, 64), assist_backlog lanes *
+  // max_batch * 4 (before the first batch is measured, callers assist only behind a very long queue),
+  // trace_path TILEWISE_GPU_TRACE, warm_up.
   static LaneOptions options_from_settings(int lanes);
 
   // Decodes every job (each job's status says how). Jobs are taken by lanes in order from the front; the
   // caller takes them from the back and calls cpu_assist(index) when it is set and assisting is enabled,
   // so order jobs by how much the GPU should prefer them. Returns when all are finished.
-  // per_call > 0 deals the jobs out as calls of exactly that many tiles (at most kMaxBatch; the last call
+  // per_call > 0 deals the jobs out as calls of exactly that many tiles (at most max_batch; the last call
   // takes the rest) instead of by the lanes' measured speed: a large read sized to the lanes goes in one
   // round, one call per lane. Such calls leave the measured speed that sizes the other calls alone, and a
   // lane measured 1.4x slower than the others on them leaves them to an idle faster lane.

@@ -42,6 +42,8 @@ struct Settings {
   uint64_t gpu_pool_bytes = 1024ull << 20;        // TILEWISE_GPU_POOL_BYTES: idle device blocks kept per device
   uint64_t gpu_tile_cache_bytes = 256ull << 20;   // TILEWISE_GPU_TILE_CACHE_BYTES: device tile cache per device
   int gpu_lanes = 6;                              // TILEWISE_GPU_LANES: decode lanes per GPU (1-32)
+  int gpu_batch_tiles = 64;                       // TILEWISE_GPU_BATCH_TILES: most tiles per nvImageCodec call (1-512)
+  int gpu_batch_ms = 3;                           // TILEWISE_GPU_BATCH_MS: work per call at the measured speed (1-100)
   bool gpu_cpu_assist = true;                     // TILEWISE_GPU_CPU_ASSIST: callers decode queued tiles on the CPU
   GpuPolicy gpu_policy = GpuPolicy::kAuto;        // TILEWISE_GPU_POLICY: "auto", "gpu" or "cpu" (above)
   std::string gpu_trace;                          // TILEWISE_GPU_TRACE: a file the lanes append their calls to at

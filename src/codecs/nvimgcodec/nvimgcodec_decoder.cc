@@ -24,15 +24,6 @@ namespace {
 
 Status cuda_error(const std::string& what, cudaError_t e) { return internal_error(what + ": " + cudaGetErrorString(e)); }
 
-template <typename T>
-T structure(nvimgcodecStructureType_t type) {
-  T s;
-  std::memset(&s, 0, sizeof s);
-  s.struct_type = type;
-  s.struct_size = sizeof(T);
-  return s;
-}
-
 // The process-wide nvImageCodec instance. Created on first use; destroyed by an atexit handler, together
 // with every pooled decoder, before the CUDA runtime unloads.
 class Runtime {
@@ -136,7 +127,7 @@ class NvImageCodecDecoder final : public Decoder {
   // several times slower than later ones (bench/RESULTS.md, "each decoder's slow first call"), so the lanes
   // make it when they start, not in a caller's first reads.
   void warm_up() override {
-    static constexpr size_t kWarmUpTiles = 64;  // the lanes' largest call (gpu/tile_lanes.h kMaxBatch)
+    static constexpr size_t kWarmUpTiles = 64;  // the lanes' largest call by default (gpu/tile_lanes.h max_batch)
     const std::vector<uint8_t>& tile = warm_up_tile();
     if (tile.empty() || cudaSetDevice(device_) != cudaSuccess) return;
     TileDesc desc;
@@ -417,12 +408,17 @@ Status library_status() {
   return lib.ok() ? Status() : lib.status();
 }
 
+Result<nvimgcodecInstance_t> process_instance() {
+  TW_ASSIGN_OR_RETURN(const NvImageCodecLibrary* lib, nvimgcodec_library());
+  shutdown_hooks();  // registers the exit handler before the first decoder or encoder exists
+  return runtime().instance(*lib);
+}
+
 Result<std::unique_ptr<Decoder>> create_decoder(int device) {
   TW_ASSIGN_OR_RETURN(const NvImageCodecLibrary* lib, nvimgcodec_library());
   // The threads the CUDA runtime and nvImageCodec start from here on carry this name, not the caller's.
   internal::ScopedThreadName name("tw-nvimgcodec");
-  shutdown_hooks();  // registers the exit handler before the first decoder exists
-  TW_ASSIGN_OR_RETURN(nvimgcodecInstance_t instance, runtime().instance(*lib));
+  TW_ASSIGN_OR_RETURN(nvimgcodecInstance_t instance, process_instance());
   auto decoder = std::make_unique<NvImageCodecDecoder>(*lib, instance, device);
   TW_RETURN_IF_ERROR(decoder->init());
   return std::unique_ptr<Decoder>(std::move(decoder));

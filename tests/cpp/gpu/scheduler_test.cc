@@ -212,7 +212,7 @@ TEST(Scheduler, TheLanesMeasureTheirCallsOnTheSchedulersClock) {
   for (const LaneJob& j : jobs) EXPECT_TRUE(j.status.ok() && j.on_gpu);
   EXPECT_NEAR(s.gpu_seconds_per_tile(kJ2k), 0.002, 1e-9) << "measured on the injected clock";
   EXPECT_EQ(s.gpu_seconds_per_tile(kJpeg), 0) << "another codec class is not";
-  EXPECT_EQ(s.tiles_per_call(kJ2k, 0.003, TileLanes::kMaxBatch), 1u);
+  EXPECT_EQ(s.tiles_per_call(kJ2k, 0.003, LaneOptions().max_batch), 1u);
   lanes->stop();
 }
 

@@ -113,7 +113,7 @@ TEST(TileLanes, DecodesEveryJobOnTheLanes) {
     EXPECT_TRUE(w.jobs[i].on_gpu);
     EXPECT_EQ(w.out[i], w.bytes[i]);
   }
-  for (size_t b : shared.batch_sizes) EXPECT_LE(b, TileLanes::kMaxBatch);
+  for (size_t b : shared.batch_sizes) EXPECT_LE(b, LaneOptions().max_batch);
   EXPECT_EQ(lanes->stats().gpu_tiles, 150u);
   EXPECT_EQ(lanes->stats().cpu_tiles, 0u);
 }
