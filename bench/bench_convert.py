@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from common import DATA, REPO, Table, bench_parser, benchmark_slide, publish
+from common import DATA, REPO, Table, bench_parser, benchmark_slide, launched, publish
 
 TILEWISE = shutil.which("tilewise", path=str(Path(sys.executable).parent))
 VIPS = shutil.which("vips")
@@ -74,30 +74,11 @@ def ome_zarr_py() -> str | None:
     return sys.executable
 
 
-# Runs its arguments as a command and reports, as its last line of stderr, the command's wall time and peak
-# RSS. The benchmark's own process is large (NumPy, tilewise) and a child's peak RSS starts from its parent's
-# at fork: started from this small interpreter (python -S), the tools' peaks are their own.
-LAUNCHER = """
-import os, sys, time
-start = time.perf_counter()
-pid = os.fork()
-if pid == 0:
-    os.execvp(sys.argv[1], sys.argv[1:])
-_, status, usage = os.wait4(pid, 0)
-sys.stderr.write("\\nlauncher %.3f %d\\n" % ((time.perf_counter() - start) * 1000, usage.ru_maxrss))
-sys.exit(os.waitstatus_to_exitcode(status))
-"""
-
-
 def timed(command: list[str]) -> tuple[float, float]:
-    """(milliseconds, peak RSS MiB) of one process running `command`; a failure raises with its stderr."""
-    p = subprocess.run([sys.executable, "-S", "-c", LAUNCHER, *command], stdout=subprocess.DEVNULL,
-                       stderr=subprocess.PIPE, text=True)
-    lines = p.stderr.strip().splitlines()
-    if p.returncode != 0 or not lines or not lines[-1].startswith("launcher "):
-        raise RuntimeError(f"{command[0]} exited {p.returncode}: {p.stderr.strip()[-300:]}")
-    _, ms, kib = lines[-1].split()
-    return float(ms), int(kib) / 1024
+    """(milliseconds, peak RSS MiB) of one process running `command` (common.launched); a failure raises with
+    its stderr."""
+    _, r = launched(command)
+    return r["wall"] * 1000, r["peak_mib"]
 
 
 # ome-zarr-py's writer on the slide's level 0 (tifffile's Zarr store, dask), a pyramid of box means down to

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -333,6 +333,34 @@ def child_row(table: "Table", name: str, tool: str, command: List[str], unit: st
     r = json.loads(lines[-1])
     rates = sorted(r["rates"])
     table.add(name, tool, float(np.median(rates)), rates[0], rates[-1], unit, f"peak RSS {r['peak_mib']:.0f} MiB")
+
+
+# Runs its arguments as a command and reports, as its last line of stderr, the command's wall seconds, CPU
+# seconds and peak RSS (KiB), from wait4. A benchmark's own process is large (NumPy, tilewise) and a child's
+# peak RSS starts from its parent's at fork: started from this small interpreter (python -S), a tool's peak is
+# its own.
+LAUNCHER = """
+import os, sys, time
+start = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+_, status, usage = os.wait4(pid, 0)
+sys.stderr.write("\\nlauncher %.6f %.3f %d\\n" % (time.perf_counter() - start, usage.ru_utime + usage.ru_stime,
+                                                   usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def launched(command: List[str]) -> Tuple[subprocess.CompletedProcess, dict]:
+    """Runs `command` in a process of its own through LAUNCHER: (the completed process, its stdout captured, and
+    {"wall": s, "cpu": s, "peak_mib": MiB}); a failure raises with the end of its stderr."""
+    p = subprocess.run([sys.executable, "-S", "-c", LAUNCHER, *command], capture_output=True, text=True)
+    lines = p.stderr.strip().splitlines()
+    if p.returncode != 0 or not lines or not lines[-1].startswith("launcher "):
+        raise RuntimeError(f"{command[0]} exited {p.returncode}: {p.stderr.strip()[-400:]}")
+    _, wall, cpu, kib = lines[-1].split()
+    return p, dict(wall=float(wall), cpu=float(cpu), peak_mib=int(kib) / 1024)
 
 
 def commit() -> str:

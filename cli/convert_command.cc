@@ -1,6 +1,6 @@
 // tilewise convert SLIDE OUT.tif|OUT.ome.tif|OUT.svs|OUT.zarr|FOLDER --format dicom [--tile-size N]
 // [--codec auto|jpeg|jpeg2000|jpeg2000-lossless|deflate|zstd|lzw|jpegls|none] [--quality Q] [--no-subsample] [--copy-tiles] [--levels N]
-// [--downsample mean|nearest] [--skip-damaged] [--scene S] [--stow DICOMWEB_URL [--header "Name: value" ...]]:
+// [--downsample mean|nearest] [--skip-damaged] [--device cpu|cuda[:N]] [--scene S] [--stow DICOMWEB_URL [--header "Name: value" ...]]:
 // the slide as a tiled pyramidal TIFF, an OME-TIFF, an Aperio SVS, an OME-Zarr group or a DICOM WSI series
 // (tilewise/convert.h), with a progress bar on a terminal.
 #include <unistd.h>
@@ -20,21 +20,34 @@ namespace tilewise::cli {
 namespace {
 
 struct ConvertCommandOptions {
-  std::string path, output, stow;
+  std::string path, output, stow, device = "cpu";
   std::vector<std::string> headers;
   int32_t scene = -1;
   ConvertOptions convert;
 };
 
+// "cpu", "cuda" (device 0) or "cuda:N".
+Result<Device> parse_device(const std::string& name) {
+  if (name == "cpu") return Device{};
+  if (name == "cuda") return Device{DeviceType::kCuda, 0};
+  if (name.rfind("cuda:", 0) == 0 && name.size() > 5 && name.find_first_not_of("0123456789", 5) == std::string::npos) {
+    return Device{DeviceType::kCuda, std::stoi(name.substr(5))};
+  }
+  return invalid_argument("unknown device \"" + name + "\" (use cpu, cuda or cuda:N)");
+}
+
 int run_convert(const ConvertCommandOptions& opt) {
   if (!opt.stow.empty() && opt.convert.format != "dicom") {
     return report(invalid_argument("--stow sends a DICOM series: give --format dicom"));
   }
+  const Result<Device> device = parse_device(opt.device);
+  if (!device.ok()) return report(device.status());
   PlaneOptions planes;
   planes.scene = opt.scene;
   auto slide = open_slide(opt.path, planes);
   if (!slide.ok()) return report(slide.status());
   ConvertOptions options = opt.convert;
+  options.device = *device;
   const bool bar = isatty(STDERR_FILENO);
   if (bar) {
     options.progress = [](int64_t done, int64_t total) {
@@ -77,6 +90,9 @@ Runner add_convert_command(CLI::App& app) {
                 "Write damaged source tiles as background, listing them, instead of stopping at the first");
   cmd->add_option("--stow", opt->stow, "With --format dicom: then store the series on this DICOMweb service (STOW-RS)");
   cmd->add_option("--header", opt->headers, "A header for --stow's requests, \"Name: value\" (repeatable)");
+  cmd->add_option("--device", opt->device,
+                  "cpu, or cuda / cuda:N: decode, halve and encode on the GPU (RGB; jpeg, jpeg2000, jpeg2000-lossless)")
+      ->default_val("cpu");
   cmd->add_option("--scene", opt->scene, "Scene of a file that holds several")->default_val(-1);
   return [opt] { return run_convert(*opt); };
 }

@@ -77,6 +77,14 @@ struct ConvertOptions {
   // (Slide::read_stored_tile), not decoded and encoded again - their pixels stay the source's exactly; the
   // levels below are still made from the decoded level 0. Tiles that do not qualify are encoded.
   bool copy_tiles = false;
+  // Where the pixels are halved and encoded: the CPU (the worker pool), or a CUDA device ({kCuda, n}):
+  // level 0 read into device memory (the GPU's decoders where the slide's tiles allow, as Slide reads to a
+  // device), each level halved by a kernel and its tiles encoded by nvImageCodec - JPEG by nvJPEG's CUDA
+  // encoder, JPEG 2000 by nvJPEG2000 - so the pixels pass through host memory only as the encoded tiles.
+  // The same streams as the CPU writes for the same options, not the same bytes (JPEG within a level or two).
+  // On a device: RGB slides with codec jpeg (or auto), jpeg2000 or jpeg2000-lossless (InvalidArgument
+  // otherwise); Unsupported with the reason without a usable GPU.
+  Device device{};
   // Called on the converting thread after each band of level 0 with the rows written and the level's
   // height; a status that is not ok stops the conversion with that status.
   std::function<Status(int64_t rows_done, int64_t rows_total)> progress;

@@ -79,8 +79,9 @@ void bind_write(nb::module_& m) {
       "convert",
       [](const Slide& slide, const std::string& output, const std::string& format, int32_t tile_size,
          const std::string& codec, int quality, bool subsample, bool copy_tiles, int max_levels,
-         const std::string& downsample, bool skip_damaged, nb::object progress) {
+         const std::string& downsample, bool skip_damaged, nb::object progress, int cuda_device) {
         ConvertOptions options = convert_options(format, tile_size, codec, quality, subsample, max_levels, downsample);
+        if (cuda_device >= 0) options.device = Device{DeviceType::kCuda, cuda_device};
         options.copy_tiles = copy_tiles;
         options.skip_damaged = skip_damaged;
         std::vector<std::string> skipped;
@@ -98,7 +99,7 @@ void bind_write(nb::module_& m) {
       },
       nb::arg("slide"), nb::arg("output"), nb::arg("format"), nb::arg("tile_size"), nb::arg("codec"), nb::arg("quality"),
       nb::arg("subsample"), nb::arg("copy_tiles"), nb::arg("max_levels"), nb::arg("downsample"), nb::arg("skip_damaged"),
-      nb::arg("progress").none());
+      nb::arg("progress").none(), nb::arg("cuda_device") = -1);
 
   m.def(
       "stow_dicom_folder",

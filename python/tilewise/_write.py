@@ -9,7 +9,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from . import _core
+from . import _core, _gpu
 from .errors import InvalidArgumentError
 from .slide import Slide, open as _open
 
@@ -28,6 +28,7 @@ def convert(
     downsample: str = "mean",
     skip_damaged: bool = False,
     progress: Optional[Callable[[int, int], None]] = None,
+    device: Any = "cpu",
 ) -> List[str]:
     """Writes `source` (a path tilewise opens, or an open Slide: its scene) to `output`: level 0 as read, each
     next level a 2 x 2 box halving of the one before down to one tile, in tiles of `tile_size`.
@@ -66,13 +67,24 @@ def convert(
     as background (white for RGB, 0 for channels) instead of stopping the conversion; the errors of the
     tiles skipped (each naming its file, level and tile) are returned, an empty list when none was.
     `progress(rows_done, rows_total)` is called after each band of level 0 (rows over every plane); an
-    exception it raises stops the conversion and propagates."""
+    exception it raises stops the conversion and propagates.
+    `device`: "cpu" (every core), or "cuda" / "cuda:N" (RGB slides with codec "jpeg", "jpeg2000" or
+    "jpeg2000-lossless"): level 0 read into GPU memory (decoded there where the slide's tiles allow), each
+    level halved by a CUDA kernel and its tiles encoded by nvImageCodec (nvJPEG, nvJPEG2000), the pixels
+    never passing through host memory; the streams are those the CPU writes for the same options (JPEG
+    within a level or two of the CPU's pixels, JPEG 2000 lossless exact). UnsupportedError without a
+    usable GPU."""
+    kind, index = _gpu.parse_device(device)
+    cuda_device = -1
+    if kind == "cuda":
+        _gpu.configure()  # the options are checked before the device (an output the GPU does not write says so)
+        cuda_device = index
     if isinstance(source, Slide):
         return _core.convert(source._slide, os.fspath(output), format, tile_size, codec, quality, subsample, copy_tiles,
-                             levels, downsample, skip_damaged, progress)
+                             levels, downsample, skip_damaged, progress, cuda_device)
     with _open(source) as slide:
         return _core.convert(slide._slide, os.fspath(output), format, tile_size, codec, quality, subsample, copy_tiles,
-                             levels, downsample, skip_damaged, progress)
+                             levels, downsample, skip_damaged, progress, cuda_device)
 
 
 def write_array(

@@ -3,7 +3,7 @@
 # the working tree with the carried .gpu/), one step after another; each step's log goes to $OUT/<step>.log
 # and is printed.
 #   usage: scripts/gpu/measure.sh STEP...
-#     tests   the GPU tests (tests/gpu)
+#     tests   the GPU tests (TESTS_PATHS, default tests/gpu; the whole report, printed output too, in $OUT/tests.log)
 #     sweep   loader to device, 16 workers, one process per TILEWISE_GPU_POLICY (gpu / auto / cpu: the GPU
 #             alone, the measured share, every worker but one on the CPU) at prefetch 2 and 4 (SWEEP_POLICIES,
 #             SWEEP_PREFETCH)
@@ -12,6 +12,10 @@
 #     prof    sampling profiles (gperftools, carried in .gpu/prof) of the CPU loader at 16 and 1 workers and
 #             of the device loader at 16 workers, GPU alone and hybrid
 #     large   writes the 40,960^2 slide to $TILEWISE_GPU_DATA/bench_ihc_40960.tif (bench/make_large_slide.py)
+#     outputs convert's GPU outputs of a small slide, to $OUT/convert-outputs (bench/diag/gpu_convert_outputs.py),
+#             for bench/diag/check_gpu_convert.py on the developer machine
+#     convert convert on the GPU against tilewise's CPU path on every core, the 40,960^2 slide (after `large`),
+#             alternating processes (bench/bench_convert_gpu.py; CONVERT_ARGS: its options)
 #     pair    tilewise's and cuslide2's loaders to device, alternating processes: 3 rounds of 4 and 16 workers
 #             on the 6,144^2 slide, 3 of 16 on the 40,960^2 one (after `large`), then the CPU loaders against
 #             cuCIM's classic cuslide (PAIR_PLAN: slide:rounds:workers,... or cpu:rounds:workers entries);
@@ -60,7 +64,8 @@ variant_settings() {
 for step in "$@"; do
   echo "== $step ($(date +%T))"
   case $step in
-    tests) timeout 240 python3 -m pytest -q -p no:cacheprovider "$root/tests/gpu" 2>&1 | tail -25 ;;
+    tests) timeout "${TESTS_TIMEOUT:-240}" python3 -m pytest -q -rA -p no:cacheprovider ${TESTS_PATHS:-"$root/tests/gpu"} 2>&1 |
+             tee "$out/tests.log" | tail -25 ;;
     sweep)  # loader to device at each prefetch, under each TILEWISE_GPU_POLICY (SWEEP_POLICIES)
       for p in ${SWEEP_PREFETCH:-2 4}; do
         for policy in ${SWEEP_POLICIES:-gpu auto cpu}; do
@@ -99,6 +104,9 @@ for step in "$@"; do
       done
       tar -C /tmp -czf "$out/profiles.tgz" prof ;;
     large) python3 make_large_slide.py "$TILEWISE_GPU_DATA/bench_ihc_40960.tif" ;;
+    outputs) python3 diag/gpu_convert_outputs.py "$out/convert-outputs" ;;  # for check_gpu_convert.py here
+    convert)  # after `large`: convert on the GPU against the CPU path, alternating processes (CONVERT_ARGS)
+      python3 bench_convert_gpu.py ${CONVERT_ARGS:-} ;;
     pair)
       nvidia-smi dmon -s u -d 1 > "$out/dmon.log" 2>&1 &
       dmon=$!

@@ -79,6 +79,7 @@ vendor_tiff.write_aperio(d + "aperio_rgb.svs", im[:1024, :1536], codec="jpeg-rgb
 vendor_tiff.write_aperio(d + "aperio_j2k_ycbcr.svs", im[:1024, :1280], codec="j2k-ycbcr", tile=240, downsamples=(4,))
 vendor_tiff.write_aperio(d + "aperio_j2k_rgb.svs", im[:768, :1024], codec="j2k-rgb", tile=240, downsamples=(4,))
 slidegen.write_tifffile_pyramid(d + "deflate.tif", im[:768, :1024], compression="deflate", tile=(256, 256), levels=2)
+slidegen.write_damaged_slide(d + "damaged.tif")
 slidegen.write_vips_pyramid(d + "bench_ihc_6144.tif", slidegen.ihc_tissue(6144, 6144, seed=1), quality=80)
 ihc = slidegen.ihc_tissue(3840, 3840, seed=2)
 vendor_tiff.write_aperio(d + "bench_j2k_3840.svs", ihc, codec="j2k-ycbcr", tile=240, downsamples=(4,))

@@ -7,12 +7,14 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "codecs/jpeg/markers.h"
 #include "tilewise/convert.h"
 #include "tilewise/tilewise.h"
 #include "write/associated_image.h"
+#include "write/band_ops.h"
 #include "write/dicom_wsi_writer.h"
 #include "write/ome_xml.h"
 #include "write/ome_zarr_writer.h"
@@ -138,6 +140,15 @@ Status write_pyramids(const WritableImage& image, const std::string& output, con
   const int32_t tile_rows =
       source_tile > options.tile_size && source_tile % options.tile_size == 0 ? std::min(source_tile / options.tile_size, 8) : 1;
   const std::string creator = std::string("tilewise ") + version();
+  // Where the bands lie and what halves and encodes them: the worker pool, or the device (one encoder for
+  // every plane).
+  std::unique_ptr<write::BandOps> ops;
+  if (options.device.type == DeviceType::kCuda) {
+    TW_RETURN_IF_ERROR(gpu_status(options.device.index).with_context("convert on the GPU"));
+    TW_ASSIGN_OR_RETURN(ops, write::device_band_ops(options.device.index, coding, filter));
+  } else {
+    ops = write::host_band_ops(samples, type, coding, filter);
+  }
 
   int64_t done = 0;
   const int64_t total = image.height * static_cast<int64_t>(planes.size());
@@ -163,7 +174,9 @@ Status write_pyramids(const WritableImage& image, const std::string& output, con
       }
       const Plane plane = planes[p];
       out.begin_plane(plane.c, plane.z, plane.t);
-      write::PyramidWriter pyramid(out, std::move(levels), sub_ifds, samples, type, coding, tile_rows, filter);
+      TW_ASSIGN_OR_RETURN(std::unique_ptr<write::PyramidWriter> writer,
+                          write::PyramidWriter::create(out, std::move(levels), sub_ifds, samples, type, tile_rows, *ops));
+      write::PyramidWriter& pyramid = *writer;
       if (thumbnail_level >= 0) pyramid.keep_level(static_cast<size_t>(thumbnail_level), &thumbnail);
       if (source.copy && codec == write::TileCodec::kJpeg && axes.rgb) pyramid.copy_level0(source.copy);
       const BandReader read = [&image, plane](int64_t y, int32_t rows, const ImageView& view) {
@@ -247,7 +260,7 @@ Status read_around_damage(const LevelInfo& base, bool rgb, int64_t y, int32_t ro
       const Status s = read(x, top, w, part.height, part);
       if (s.ok()) continue;
       if (s.code() != StatusCode::kCorrupt) return s;
-      for (int32_t r = 0; r < part.height; ++r) std::memset(part.row(r), rgb ? 0xFF : 0, part.row_bytes());
+      TW_RETURN_IF_ERROR(write::fill_view(part, rgb ? 0xFF : 0));
       // Reported with the band holding its first row (a tile's rows may come in several bands; each fails alike)
       if (options.skipped && top == ty) options.skipped(s);
     }
@@ -324,6 +337,9 @@ Status stow_dicom_folder(const std::string& folder, const std::string& dicomweb_
 }
 
 Status write_image(const WritableImage& image, const std::string& output, const ConvertOptions& options) {
+  if (options.device.type == DeviceType::kCuda) {
+    return invalid_argument(output + ": write_image writes an image from host memory on the CPU; the device option applies to convert");
+  }
   return write_pyramids(image, output, options, SourceDetails{});
 }
 

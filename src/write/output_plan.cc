@@ -100,6 +100,11 @@ Result<OutputPlan> plan_output(const WritableImage& image, const std::string& ou
     return invalid_argument(std::string("OME-Zarr chunks are zstd, deflate or uncompressed, not ") + codec_name(codec) +
                             " (Zarr has no standard codec for it)");
   }
+  if (options.device.type == DeviceType::kCuda && (!axes.rgb || (codec != TileCodec::kJpeg && !is_jpeg2000(codec)))) {
+    return invalid_argument(std::string("convert on the GPU writes RGB slides with codec jpeg, jpeg2000 or jpeg2000-lossless; ") +
+                            (axes.rgb ? std::string("not ") + codec_name(codec) : std::string("the image has channels")) +
+                            ": convert on the CPU");
+  }
   OutputPlan plan;
   plan.format = format;
   plan.coding = TileCoding{codec, options.quality, options.subsample, zarr};

@@ -4,37 +4,34 @@
 #include <cstring>
 
 #include "util/thread_pool.h"
-#include "write/downsample.h"
 
 namespace tilewise::write {
 
-PyramidWriter::PyramidWriter(TileSink& out, std::vector<LevelSpec> levels, bool sub_ifds, int32_t samples,
-                             SampleType type, const TileCoding& coding, int32_t level0_tile_rows, Downsample filter)
-    : out_(out),
-      levels_(std::move(levels)),
-      samples_(samples),
-      type_(type),
-      pixel_bytes_(int64_t{samples} * sample_bytes(type)),
-      coding_(coding),
-      filter_(filter) {
-  for (size_t k = 0; k < levels_.size(); ++k) {
-    if (k > 0 && sub_ifds) levels_[k].parent = ids_[0];
-    ids_.push_back(out_.add_level(levels_[k]));
-    Band b;
-    b.stride = levels_[k].tiles_across() * levels_[k].tile * pixel_bytes_;
-    b.capacity = levels_[k].tile * (k == 0 ? level0_tile_rows : 1);
-    b.pixels.resize(static_cast<size_t>(b.stride) * static_cast<size_t>(b.capacity));
-    bands_.push_back(std::move(b));
-  }
-}
+PyramidWriter::PyramidWriter(TileSink& out, BandOps& ops, int32_t samples, SampleType type)
+    : out_(out), ops_(ops), samples_(samples), type_(type), pixel_bytes_(int64_t{samples} * sample_bytes(type)) {}
 
-ImageView PyramidWriter::view(uint8_t* top, int64_t stride, int64_t width, int32_t rows) const {
-  return ImageView{top, stride, static_cast<int32_t>(width), rows, samples_, {}, sample_bytes(type_)};
+Result<std::unique_ptr<PyramidWriter>> PyramidWriter::create(TileSink& out, std::vector<LevelSpec> levels, bool sub_ifds,
+                                                             int32_t samples, SampleType type, int32_t level0_tile_rows,
+                                                             BandOps& ops) {
+  std::unique_ptr<PyramidWriter> w(new PyramidWriter(out, ops, samples, type));
+  w->levels_ = std::move(levels);
+  for (size_t k = 0; k < w->levels_.size(); ++k) {
+    LevelSpec& level = w->levels_[k];
+    if (k > 0 && sub_ifds) level.parent = w->ids_[0];
+    w->ids_.push_back(out.add_level(level));
+    Band b;
+    b.stride = level.tiles_across() * level.tile * w->pixel_bytes_;
+    b.capacity = level.tile * (k == 0 ? level0_tile_rows : 1);
+    TW_ASSIGN_OR_RETURN(b.pixels, ops.allocate(static_cast<size_t>(b.stride) * static_cast<size_t>(b.capacity)));
+    w->bands_.push_back(b);
+  }
+  return w;
 }
 
 ImageView PyramidWriter::level0_rows(int32_t rows) {
   Band& b = bands_[0];
-  return view(b.pixels.data() + b.rows * b.stride, b.stride, levels_[0].width, rows);
+  return ImageView{b.pixels + b.rows * b.stride, b.stride, static_cast<int32_t>(levels_[0].width), rows, samples_,
+                   ops_.device(), sample_bytes(type_)};
 }
 
 Status PyramidWriter::added(int32_t rows) { return received(0, rows); }
@@ -52,32 +49,19 @@ Status PyramidWriter::flush(size_t k) {
   const int32_t tile = levels_[k].tile;
   for (int32_t first = 0; first < b.rows; first += tile) {
     const int32_t rows = std::min(tile, b.rows - first);
-    uint8_t* top = b.pixels.data() + first * b.stride;
+    uint8_t* top = b.pixels + first * b.stride;
     if (k == kept_level_ && kept_) {
-      const auto row_bytes = static_cast<size_t>(levels_[k].width * pixel_bytes_);
-      for (int32_t r = 0; r < rows; ++r) kept_->insert(kept_->end(), top + r * b.stride, top + r * b.stride + row_bytes);
+      const int64_t row_bytes = levels_[k].width * pixel_bytes_;
+      kept_rows_.resize(static_cast<size_t>(row_bytes * rows));
+      TW_RETURN_IF_ERROR(ops_.to_host(top, b.stride, row_bytes, rows, kept_rows_.data()));
+      kept_->insert(kept_->end(), kept_rows_.begin(), kept_rows_.end());
     }
-    pad(k, top, rows);
+    TW_RETURN_IF_ERROR(ops_.pad(top, b.stride, levels_[k].width, b.stride / pixel_bytes_, rows, tile));
     TW_RETURN_IF_ERROR(write_tile_row(k, top));
     if (k + 1 < levels_.size()) TW_RETURN_IF_ERROR(halve_into_next(k, top, rows));
   }
   b.rows = 0;
   return Status();
-}
-
-void PyramidWriter::pad(size_t k, uint8_t* top, int32_t rows) const {
-  const Band& b = bands_[k];
-  const int64_t width = levels_[k].width, padded = b.stride / pixel_bytes_;
-  const auto pixel = static_cast<size_t>(pixel_bytes_);
-  if (padded > width) {
-    for (int32_t r = 0; r < rows; ++r) {
-      uint8_t* row = top + r * b.stride;
-      for (int64_t x = width; x < padded; ++x) std::memcpy(row + pixel_bytes_ * x, row + pixel_bytes_ * (width - 1), pixel);
-    }
-  }
-  for (int32_t r = rows; r < levels_[k].tile; ++r) {
-    std::memcpy(top + r * b.stride, top + (rows - 1) * b.stride, static_cast<size_t>(b.stride));
-  }
 }
 
 Status PyramidWriter::write_tile_row(size_t k, const uint8_t* top) {
@@ -86,17 +70,22 @@ Status PyramidWriter::write_tile_row(size_t k, const uint8_t* top) {
   const int64_t across = level.tiles_across();
   tiles_.resize(static_cast<size_t>(across));
   std::vector<Status> statuses(static_cast<size_t>(across));
-  internal::global_pool().parallel_for(across, [&](int64_t i) {
-    if (k == 0 && copy_) {
+  // Level 0's tiles the copy gives are taken as they are; the others are encoded.
+  std::vector<char> copied(static_cast<size_t>(across), 0);
+  if (k == 0 && copy_) {
+    internal::global_pool().parallel_for(across, [&](int64_t i) {
       if (std::optional<std::vector<uint8_t>> bytes = copy_(i, b.tile_row)) {
         tiles_[static_cast<size_t>(i)] = std::move(*bytes);
+        copied[static_cast<size_t>(i)] = 1;
         copied_.fetch_add(1, std::memory_order_relaxed);
-        return;
       }
-    }
-    const ImageView tile = view(const_cast<uint8_t*>(top) + i * level.tile * pixel_bytes_, b.stride, level.tile, level.tile);
-    statuses[static_cast<size_t>(i)] = encode_tile(coding_, tile, tiles_[static_cast<size_t>(i)]);
-  });
+    });
+  }
+  std::vector<int64_t> encode;
+  for (int64_t i = 0; i < across; ++i) {
+    if (!copied[static_cast<size_t>(i)]) encode.push_back(i);
+  }
+  ops_.encode(top, b.stride, level.tile, encode, tiles_, statuses);
   for (int64_t i = 0; i < across; ++i) {
     const Status& s = statuses[static_cast<size_t>(i)];
     if (!s.ok()) {
@@ -111,15 +100,8 @@ Status PyramidWriter::write_tile_row(size_t k, const uint8_t* top) {
 Status PyramidWriter::halve_into_next(size_t k, const uint8_t* top, int32_t rows) {
   const Band& b = bands_[k];
   Band& next = bands_[k + 1];
-  const int32_t halved = (rows + 1) / 2;
-  constexpr int32_t kRowsPerTask = 16;
-  internal::global_pool().parallel_for((halved + kRowsPerTask - 1) / kRowsPerTask, [&](int64_t task) {
-    const int32_t first = static_cast<int32_t>(task) * kRowsPerTask;
-    const int32_t count = std::min(kRowsPerTask, halved - first);
-    halve(top + 2 * first * b.stride, b.stride, levels_[k].width, std::min(2 * count, rows - 2 * first), samples_, type_,
-          next.pixels.data() + (next.rows + first) * next.stride, next.stride, filter_);
-  });
-  return received(k + 1, halved);
+  TW_RETURN_IF_ERROR(ops_.halve(top, b.stride, levels_[k].width, rows, next.pixels + next.rows * next.stride, next.stride));
+  return received(k + 1, (rows + 1) / 2);
 }
 
 }  // namespace tilewise::write

@@ -2,25 +2,29 @@
 //
 // Each level keeps one band: the rows of its next tile row (level 0: of its next few, as they are read),
 // the level's width rounded up to whole tiles. A full band (or the level's last rows) is written tile row
-// by tile row: padded (edge pixels repeated, so JPEG blocks at the edge do not ring), its tiles encoded on
-// the worker pool and written in order, then halved (write/downsample.h) into the next level's band, which
+// by tile row: padded (edge pixels repeated, so JPEG blocks at the edge do not ring), its tiles encoded
+// and written in order, then halved (write/downsample.h) into the next level's band, which
 // is flushed in turn when full. Tile sizes are even, so a full tile row halves into exactly half a band of
 // the next level.
 //
-// Level 0's band is filled by the caller in place (level0_rows(), then added()). Thread behaviour: one thread calls a PyramidWriter; its encoding and halving run on the
-// worker pool.
+// Where the bands lie and what pads, halves and encodes them is its BandOps (band_ops.h): host memory and the
+// worker pool, or a CUDA device with nvImageCodec's encoders. Level 0's band is filled by the caller in place
+// (level0_rows(), a view of the ops' memory, then added()). Thread behaviour: one thread calls a
+// PyramidWriter.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 
 #include "tilewise/image_view.h"
 #include "tilewise/status.h"
 #include "tilewise/types.h"
+#include "write/band_ops.h"
 #include "write/downsample.h"
 #include "write/tile_encoder.h"
 #include "write/tile_sink.h"
@@ -31,9 +35,12 @@ class PyramidWriter {
  public:
   // `levels`: the image's levels, level 0 first (each the previous one halved), added to `out` here: level
   // 0 as given, the others in the main chain or, with `sub_ifds`, as SubIFDs of level 0. Pixels are
-  // `samples` interleaved samples of `type`. `level0_tile_rows`: level 0's band holds this many tile rows.
-  PyramidWriter(TileSink& out, std::vector<LevelSpec> levels, bool sub_ifds, int32_t samples, SampleType type,
-                const TileCoding& coding, int32_t level0_tile_rows, Downsample filter = Downsample::kMean);
+  // `samples` interleaved samples of `type`, in the bands `ops` makes and works on (the ops outlive the
+  // writer; their coding and filter are the pyramid's). `level0_tile_rows`: level 0's band holds this many
+  // tile rows. An error when the bands cannot be allocated.
+  static Result<std::unique_ptr<PyramidWriter>> create(TileSink& out, std::vector<LevelSpec> levels, bool sub_ifds,
+                                                       int32_t samples, SampleType type, int32_t level0_tile_rows,
+                                                       BandOps& ops);
 
   // Level 0's tiles are taken as `copy` gives them (tile col, row; nullopt: encoded as the others); it is
   // called from the worker pool's threads at once.
@@ -49,6 +56,10 @@ class PyramidWriter {
     kept_ = out;
   }
 
+  ~PyramidWriter() { ops_.release(); }
+  PyramidWriter(const PyramidWriter&) = delete;
+  PyramidWriter& operator=(const PyramidWriter&) = delete;
+
   int32_t level0_capacity() const { return bands_[0].capacity; }
   // Level 0's band as a view of its next `rows` rows (<= level0_capacity()): the caller reads them in,
   // then calls added(rows).
@@ -56,8 +67,10 @@ class PyramidWriter {
   Status added(int32_t rows);
 
  private:
+  PyramidWriter(TileSink& out, BandOps& ops, int32_t samples, SampleType type);
+
   struct Band {
-    std::vector<uint8_t> pixels;  // `capacity` rows of `stride` bytes
+    uint8_t* pixels = nullptr;  // `capacity` rows of `stride` bytes, of the ops' memory
     int64_t stride = 0;
     int32_t capacity = 0;
     int32_t rows = 0;           // rows filled
@@ -66,21 +79,19 @@ class PyramidWriter {
   };
   Status received(size_t k, int32_t rows);
   Status flush(size_t k);
-  void pad(size_t k, uint8_t* top, int32_t rows) const;
   Status write_tile_row(size_t k, const uint8_t* top);
   Status halve_into_next(size_t k, const uint8_t* top, int32_t rows);
-  ImageView view(uint8_t* top, int64_t stride, int64_t width, int32_t rows) const;
 
   TileSink& out_;
+  BandOps& ops_;
   std::vector<LevelSpec> levels_;
   std::vector<int> ids_;
   std::vector<Band> bands_;
   std::vector<std::vector<uint8_t>> tiles_;  // one tile row's encoded tiles (their capacity reused)
+  std::vector<uint8_t> kept_rows_;            // a kept level's tile row, on its way to the host
   int32_t samples_;
   SampleType type_;
   int64_t pixel_bytes_;
-  TileCoding coding_;
-  Downsample filter_;
   TileCopy copy_;
   std::atomic<int64_t> copied_{0};
   size_t kept_level_ = SIZE_MAX;

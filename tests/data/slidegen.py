@@ -207,3 +207,18 @@ def bits_per_pixel(path: "str | os.PathLike[str]", level: int = 0) -> float:
     with tifffile.TiffFile(path) as tf:
         page = tf.pages[level]
         return 8.0 * sum(page.databytecounts) / (page.imagewidth * page.imagelength)
+
+
+def write_damaged_slide(path) -> Path:
+    """A 600 x 500 deflate slide of 128-pixel tiles (tissue_image seed 2) whose tile (0, 1) is garbage: the
+    source of the converters' damaged-tile tests."""
+    import tifffile
+
+    path = Path(path)
+    write_tifffile_pyramid(path, tissue_image(600, 500, seed=2), levels=1, compression="zlib", tile=(128, 128))
+    with tifffile.TiffFile(path) as tf:
+        offset, count = tf.pages[0].dataoffsets[5], tf.pages[0].databytecounts[5]
+    data = bytearray(path.read_bytes())
+    data[offset:offset + count] = bytes(range(256)) * (count // 256) + bytes(count % 256)
+    path.write_bytes(bytes(data))
+    return path

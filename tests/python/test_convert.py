@@ -207,6 +207,25 @@ def test_options_out_of_range_are_refused_before_anything_is_written(tmp_path, s
     assert list(tmp_path.iterdir()) == []
 
 
+def test_convert_on_a_device_states_what_it_writes_and_needs(tmp_path, source):
+    """device="cuda": an output the GPU path does not write is refused as such (before the device is asked
+    for); without a usable GPU the error says so; an unknown device is named; nothing is written."""
+    path, _ = source
+    with pytest.raises(tilewise.InvalidArgumentError, match="on the GPU writes RGB slides with codec jpeg"):
+        tilewise.convert(path, tmp_path / "x.zarr", device="cuda")
+    with pytest.raises(tilewise.InvalidArgumentError, match="not deflate"):
+        tilewise.convert(path, tmp_path / "x.tif", codec="deflate", device="cuda:0")
+    with pytest.raises(tilewise.InvalidArgumentError, match="unknown device"):
+        tilewise.convert(path, tmp_path / "x.tif", device="tpu")
+    if not tilewise._core.gpu_status(0).ok:
+        with pytest.raises(tilewise.UnsupportedError, match="convert on the GPU"):
+            tilewise.convert(path, tmp_path / "x.tif", device="cuda")
+    r = subprocess.run([EXE, "convert", str(path), str(tmp_path / "x.tif"), "--device", "tpu"], capture_output=True,
+                       text=True)
+    assert r.returncode != 0 and "unknown device" in r.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 def halvings_of_planes(planes: np.ndarray, tile: int) -> list[np.ndarray]:
     """halvings() of every (T, C, Z) plane of a (T, C, Z, Y, X) array, in the array's type (floats: the mean
     of four, in double precision, then the type)."""
@@ -354,15 +373,7 @@ def test_every_format_converts_losslessly(tmp_path, slide):
 
 def damaged_source(tmp_path) -> Path:
     """A 600 x 500 deflate slide of 128-pixel tiles whose tile (0, 1) is garbage."""
-    src = tmp_path / "damaged.tif"
-    slidegen.write_tifffile_pyramid(src, slidegen.tissue_image(600, 500, seed=2), levels=1, compression="zlib",
-                                    tile=(128, 128))
-    with tifffile.TiffFile(src) as tf:
-        offset, count = tf.pages[0].dataoffsets[5], tf.pages[0].databytecounts[5]
-    data = bytearray(src.read_bytes())
-    data[offset:offset + count] = bytes(range(256)) * (count // 256) + bytes(count % 256)
-    src.write_bytes(bytes(data))
-    return src
+    return slidegen.write_damaged_slide(tmp_path / "damaged.tif")
 
 
 def test_a_damaged_source_tile_stops_the_conversion_naming_it(tmp_path):

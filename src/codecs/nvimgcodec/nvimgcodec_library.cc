@@ -76,6 +76,10 @@ Result<const NvImageCodecLibrary*> nvimgcodec_library() {
   load(lib->FutureWaitForAll, "nvimgcodecFutureWaitForAll");
   load(lib->FutureDestroy, "nvimgcodecFutureDestroy");
   load(lib->FutureGetProcessingStatus, "nvimgcodecFutureGetProcessingStatus");
+  load(lib->EncoderCreate, "nvimgcodecEncoderCreate");
+  load(lib->EncoderDestroy, "nvimgcodecEncoderDestroy");
+  load(lib->EncoderEncode, "nvimgcodecEncoderEncode");
+  load(lib->CodeStreamCreateToHostMem, "nvimgcodecCodeStreamCreateToHostMem");
   if (!ok) {
     g_result = unsupported(where + " lacks nvImageCodec 0.8 entry points");
     return g_result;

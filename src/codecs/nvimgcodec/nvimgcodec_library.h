@@ -8,6 +8,7 @@
 
 #include <nvimgcodec.h>
 
+#include <cstring>
 #include <string>
 
 #include "tilewise/status.h"
@@ -29,6 +30,10 @@ struct NvImageCodecLibrary {
   decltype(&nvimgcodecFutureWaitForAll) FutureWaitForAll = nullptr;
   decltype(&nvimgcodecFutureDestroy) FutureDestroy = nullptr;
   decltype(&nvimgcodecFutureGetProcessingStatus) FutureGetProcessingStatus = nullptr;
+  decltype(&nvimgcodecEncoderCreate) EncoderCreate = nullptr;
+  decltype(&nvimgcodecEncoderDestroy) EncoderDestroy = nullptr;
+  decltype(&nvimgcodecEncoderEncode) EncoderEncode = nullptr;
+  decltype(&nvimgcodecCodeStreamCreateToHostMem) CodeStreamCreateToHostMem = nullptr;
   uint32_t version = 0;
   std::string directory;  // where libnvimgcodec.so.0 was found (its extensions/ folder sits beside it)
 };
@@ -37,5 +42,19 @@ struct NvImageCodecLibrary {
 Result<const NvImageCodecLibrary*> nvimgcodec_library();
 
 std::string status_name(nvimgcodecStatus_t status);
+
+// An nvImageCodec structure of `type`, zeroed, its type and size set.
+template <typename T>
+T structure(nvimgcodecStructureType_t type) {
+  T s;
+  std::memset(&s, 0, sizeof s);
+  s.struct_type = type;
+  s.struct_size = sizeof(T);
+  return s;
+}
+
+// The process's nvImageCodec instance (thread-safe; made once per process, again in a forked child), which
+// every decoder and encoder uses; destroyed at exit after the at_shutdown() hooks (nvimgcodec_decoder.h).
+Result<nvimgcodecInstance_t> process_instance();
 
 }  // namespace tilewise::codecs::nvimgcodec

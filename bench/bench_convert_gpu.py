@@ -1,0 +1,113 @@
+"""Writing slides on the GPU: `tilewise.convert(..., device="cuda")` against tilewise's own CPU path on every
+core, same input, same options: the 40,960^2 benchmark slide (bench/make_large_slide.py: real IHC texture,
+256^2 JPEG q80 tiles), written as 256^2 JPEG q90 YCbCr 4:2:0 tiles with a full pyramid, as a pyramidal TIFF and
+as a DICOM WSI series.
+
+The GPU path: level 0 read to device memory in bands (its JPEG tiles decoded by the GPU's engines), each level
+halved by a kernel and its tiles encoded by nvImageCodec (nvJPEG's CUDA encoder); the CPU path: the same bands
+decoded, halved and encoded by libjpeg-turbo on the worker pool (every core).
+
+Each run is a process of its own (started from a small launcher, its peak RSS and CPU time its own, from
+wait4), the two alternating round by round, the first round a warm-up; timed from start to exit (the GPU's
+start and nvImageCodec's included), with the convert call's own seconds beside it. Outputs go to /dev/shm
+(the disk's speed is not the converters'), are checked (levels counted, level 0's size) and removed.
+
+    bench_convert_gpu.py [--slide NAME] [--rounds R] [--formats tiff,dicom]"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from common import Table, launched, publish
+
+HERE = Path(__file__).resolve().parent
+DATA = Path(os.environ.get("TILEWISE_GPU_DATA", HERE.parent / ".gpu" / "data"))
+
+# One conversion, in this process; prints {"seconds": convert call} as its last line.
+CHILD = """
+import json, sys, time
+import tilewise
+src, out, device, fmt = sys.argv[1:5]
+start = time.perf_counter()
+tilewise.convert(src, out, format=fmt, codec="jpeg", quality=90, tile_size=256, device=device)
+print(json.dumps({"seconds": time.perf_counter() - start}))
+"""
+
+def run(src: Path, out: Path, device: str, fmt: str) -> dict:
+    p, r = launched([sys.executable, "-c", CHILD, str(src), str(out), device, fmt])
+    results = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
+    if not results:
+        raise RuntimeError(f"{device} {fmt} printed no result: {p.stderr.strip()[-400:]}")
+    return dict(r, call=json.loads(results[-1])["seconds"])
+
+
+def check(out: Path, fmt: str, width: int, height: int) -> str:
+    """What was written, so that a run that writes less is not faster by it."""
+    import tilewise
+
+    if fmt == "dicom":
+        instances = sorted(out.glob("*.dcm"))
+        with tilewise.open(instances[0]) as s:
+            assert s.dimensions == (width, height), s.dimensions
+            return f"{len(instances)} instances, {s.level_count} levels"
+    with tilewise.open(out) as s:
+        assert s.dimensions == (width, height), s.dimensions
+        return f"{s.level_count} levels"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--slide", default="bench_ihc_40960.tif")
+    ap.add_argument("--rounds", type=int, default=4, help="rounds after the warm-up one")
+    ap.add_argument("--formats", default="tiff,dicom")
+    args = ap.parse_args()
+    src = DATA / args.slide
+    if not src.exists():
+        sys.exit(f"{src} is missing: write it with bench/make_large_slide.py (scripts/gpu/measure.sh large)")
+    import tilewise
+
+    with tilewise.open(src) as s:
+        width, height = s.dimensions
+    megapixels = width * height / 1e6
+    table = Table(f"convert on the GPU and on {os.cpu_count()} cores: {args.slide} ({width:,} x {height:,}), 256^2 JPEG q90 "
+                  "4:2:0, full pyramid", base_tool="tilewise GPU")
+    for fmt in args.formats.split(","):
+        runs: dict[str, list[dict]] = {"cuda": [], "cpu": []}
+        for r in range(args.rounds + 1):
+            for device in ("cuda", "cpu"):
+                tmp = Path(tempfile.mkdtemp(dir="/dev/shm" if os.path.isdir("/dev/shm") else None))
+                out = tmp / ("series" if fmt == "dicom" else "out.tif")
+                try:
+                    result = run(src, out, device, fmt)
+                    result["written"] = check(out, fmt, width, height)
+                    result["bytes"] = sum(f.stat().st_size for f in ([out] if out.is_file() else out.glob("*")))
+                finally:
+                    shutil.rmtree(tmp, ignore_errors=True)
+                print(f"{fmt} {device} round {r}: {json.dumps(result)}", flush=True)
+                if r > 0:
+                    runs[device].append(result)
+        medians = {device: float(np.median([x["wall"] for x in runs[device]])) for device in runs}
+        for device, tool in (("cuda", "tilewise GPU"), ("cpu", f"tilewise CPU ({os.cpu_count()} cores)")):
+            walls = sorted(x["wall"] for x in runs[device])
+            calls = sorted(x["call"] for x in runs[device])
+            cores = np.median([x["cpu"] / x["wall"] for x in runs[device]])
+            peak = max(x["peak_mib"] for x in runs[device])
+            last = runs[device][-1]
+            speedup = f"GPU {medians['cpu'] / medians['cuda']:.2f}x faster; " if device == "cpu" else ""
+            table.add(f"{fmt}", tool, medians[device], walls[0], walls[-1], "s",
+                      f"{speedup}{megapixels / medians[device]:,.0f} Mpx/s; convert call {np.median(calls):.2f} s "
+                      f"({calls[0]:.2f}-{calls[-1]:.2f}); {cores:.1f} host cores; peak RSS {peak:,.0f} MiB; "
+                      f"{last['written']}, {last['bytes'] / 2**20:,.0f} MiB")
+    publish(table, "convert_gpu.md")
+
+
+if __name__ == "__main__":
+    main()

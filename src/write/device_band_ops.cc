@@ -1,0 +1,135 @@
+// The device BandOps (band_ops.h): bands in CUDA device memory, padded and halved by kernels
+// (band_kernels.cu) on one stream, tiles encoded a tile row per nvImageCodec call (codecs/nvimgcodec/
+// nvimgcodec_encoder.h) after that stream's work.
+#include <cuda_runtime.h>
+
+#include <cstring>
+#include <string>
+
+#include "codecs/nvimgcodec/cuda_wait.h"
+#include "codecs/nvimgcodec/nvimgcodec_encoder.h"
+#include "write/band_kernels.h"
+#include "write/band_ops.h"
+
+namespace tilewise::write {
+
+namespace {
+
+namespace nv = codecs::nvimgcodec;
+
+Status cuda_status(const char* what, cudaError_t e) {
+  if (e == cudaSuccess) return Status();
+  return internal_error(std::string("gpu convert: ") + what + ": " + cudaGetErrorString(e));
+}
+
+class DeviceBandOps final : public BandOps {
+ public:
+  DeviceBandOps(int device, Downsample filter) : device_(device), filter_(filter) {}
+
+  ~DeviceBandOps() override {
+    if (!stream_) return;
+    release();
+    cudaStreamDestroy(stream_);
+  }
+
+  Status init(const TileCoding& coding) {
+    TW_RETURN_IF_ERROR(cuda_status("cudaSetDevice", cudaSetDevice(device_)));
+    TW_RETURN_IF_ERROR(cuda_status("cudaStreamCreate", cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)));
+    nv::EncodeSettings settings;
+    settings.codec = coding.codec == TileCodec::kJpeg       ? nv::EncodeSettings::Codec::kJpeg
+                     : coding.codec == TileCodec::kJpeg2000 ? nv::EncodeSettings::Codec::kJpeg2000
+                                                            : nv::EncodeSettings::Codec::kJpeg2000Lossless;
+    settings.quality = coding.quality;
+    settings.subsample = coding.subsample;
+    TW_ASSIGN_OR_RETURN(encoder_, nv::create_encoder(device_, settings));
+    return Status();
+  }
+
+  Device device() const override { return Device{DeviceType::kCuda, device_}; }
+
+  Result<uint8_t*> allocate(size_t bytes) override {
+    cudaSetDevice(device_);
+    void* band = nullptr;
+    const cudaError_t e = cudaMalloc(&band, bytes);
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      return out_of_memory("gpu convert: cannot allocate a band of " + std::to_string(bytes) + " bytes: " + cudaGetErrorString(e));
+    }
+    bands_.push_back(band);
+    return static_cast<uint8_t*>(band);
+  }
+
+  Status pad(uint8_t* top, int64_t stride, int64_t width, int64_t padded, int32_t rows, int32_t tile) override {
+    if (padded == width && rows == tile) return Status();
+    return cuda_status("pad", launch_pad_rgb8(top, stride, width, padded, rows, tile, stream_));
+  }
+
+  void encode(const uint8_t* top, int64_t stride, int32_t tile, std::span<const int64_t> which,
+              std::vector<std::vector<uint8_t>>& tiles, std::vector<Status>& statuses) override {
+    std::vector<nv::DeviceTile> in(which.size());
+    std::vector<std::vector<uint8_t>> out(which.size());
+    std::vector<Status> encoded(which.size());
+    for (size_t k = 0; k < which.size(); ++k) {
+      in[k] = nv::DeviceTile{top + which[k] * tile * 3, stride, tile, tile};
+      out[k] = std::move(tiles[static_cast<size_t>(which[k])]);  // capacity reused
+    }
+    encoder_->encode_batch(in, stream_, out, encoded);
+    for (size_t k = 0; k < which.size(); ++k) {
+      tiles[static_cast<size_t>(which[k])] = std::move(out[k]);
+      statuses[static_cast<size_t>(which[k])] = std::move(encoded[k]);
+    }
+  }
+
+  Status halve(const uint8_t* src, int64_t src_stride, int64_t width, int32_t rows, uint8_t* dst, int64_t dst_stride) override {
+    TW_RETURN_IF_ERROR(cuda_status("halve", launch_halve_rgb8(src, src_stride, width, rows, dst, dst_stride,
+                                                              filter_ == Downsample::kNearest, stream_)));
+    return synchronize();  // the band is refilled (by a read on other streams) once this returns
+  }
+
+  Status to_host(const uint8_t* src, int64_t stride, int64_t row_bytes, int32_t rows, uint8_t* dst) override {
+    TW_RETURN_IF_ERROR(cuda_status("copy to host", cudaMemcpy2DAsync(dst, static_cast<size_t>(row_bytes), src, static_cast<size_t>(stride),
+                                                                      static_cast<size_t>(row_bytes), static_cast<size_t>(rows),
+                                                                      cudaMemcpyDeviceToHost, stream_)));
+    return synchronize();
+  }
+
+  void release() override {
+    cudaSetDevice(device_);
+    cudaStreamSynchronize(stream_);
+    for (void* band : bands_) cudaFree(band);
+    bands_.clear();
+  }
+
+ private:
+  Status synchronize() { return cuda_status("synchronize", nv::wait_for_stream(stream_, nv::Wait::kShort)); }
+
+  int device_;
+  Downsample filter_;
+  cudaStream_t stream_ = nullptr;
+  std::unique_ptr<nv::Encoder> encoder_;
+  std::vector<void*> bands_;
+};
+
+}  // namespace
+
+Status fill_view(const ImageView& view, uint8_t value) {
+  if (view.device.type != DeviceType::kCuda) {
+    for (int32_t r = 0; r < view.height; ++r) std::memset(view.row(r), value, view.row_bytes());
+    return Status();
+  }
+  TW_RETURN_IF_ERROR(cuda_status("cudaSetDevice", cudaSetDevice(view.device.index)));
+  return cuda_status("fill", cudaMemset2D(view.data, static_cast<size_t>(view.stride), value, view.row_bytes(),
+                                          static_cast<size_t>(view.height)));
+}
+
+Result<std::unique_ptr<BandOps>> device_band_ops(int device, const TileCoding& coding, Downsample filter) {
+  if (coding.codec != TileCodec::kJpeg && !is_jpeg2000(coding.codec)) {
+    return invalid_argument(std::string("the GPU path of convert writes jpeg, jpeg2000 and jpeg2000-lossless tiles, not ") +
+                            codec_name(coding.codec));
+  }
+  auto ops = std::make_unique<DeviceBandOps>(device, filter);
+  TW_RETURN_IF_ERROR(ops->init(coding));
+  return std::unique_ptr<BandOps>(std::move(ops));
+}
+
+}  // namespace tilewise::write
