@@ -31,14 +31,17 @@ from common import Table, launched, publish
 HERE = Path(__file__).resolve().parent
 DATA = Path(os.environ.get("TILEWISE_GPU_DATA", HERE.parent / ".gpu" / "data"))
 
-# One conversion, in this process; prints {"seconds": convert call} as its last line.
+# One conversion, in this process; prints {"seconds": convert call, "gpu_tiles", "cpu_tiles": source tiles the
+# GPU's lanes and the reading threads decoded} as its last line.
 CHILD = """
 import json, sys, time
 import tilewise
 src, out, device, fmt = sys.argv[1:5]
 start = time.perf_counter()
 tilewise.convert(src, out, format=fmt, codec="jpeg", quality=90, tile_size=256, device=device)
-print(json.dumps({"seconds": time.perf_counter() - start}))
+seconds = time.perf_counter() - start
+stats = tilewise._core.gpu_stats(0) if device == "cuda" else {"gpu_tiles": 0, "cpu_tiles": 0}
+print(json.dumps({"seconds": seconds, "gpu_tiles": stats["gpu_tiles"], "cpu_tiles": stats["cpu_tiles"]}))
 """
 
 def run(src: Path, out: Path, device: str, fmt: str) -> dict:
@@ -46,7 +49,8 @@ def run(src: Path, out: Path, device: str, fmt: str) -> dict:
     results = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
     if not results:
         raise RuntimeError(f"{device} {fmt} printed no result: {p.stderr.strip()[-400:]}")
-    return dict(r, call=json.loads(results[-1])["seconds"])
+    child = json.loads(results[-1])
+    return dict(r, call=child["seconds"], gpu_tiles=child["gpu_tiles"], cpu_tiles=child["cpu_tiles"])
 
 
 def check(out: Path, fmt: str, width: int, height: int) -> str:
@@ -102,6 +106,8 @@ def main() -> None:
             peak = max(x["peak_mib"] for x in runs[device])
             last = runs[device][-1]
             speedup = f"GPU {medians['cpu'] / medians['cuda']:.2f}x faster; " if device == "cpu" else ""
+            if device == "cuda":  # who decoded the source's tiles: the GPU's lanes, or reading threads helping
+                speedup = f"source tiles decoded by the GPU {last['gpu_tiles']:,}, by CPU helpers {last['cpu_tiles']:,}; "
             table.add(f"{fmt}", tool, medians[device], walls[0], walls[-1], "s",
                       f"{speedup}{megapixels / medians[device]:,.0f} Mpx/s; convert call {np.median(calls):.2f} s "
                       f"({calls[0]:.2f}-{calls[-1]:.2f}); {cores:.1f} host cores; peak RSS {peak:,.0f} MiB; "

@@ -93,6 +93,13 @@ class DeviceBandOps final : public BandOps {
     return synchronize();
   }
 
+  Status copy_rows(const ImageView& src, const ImageView& dst) override {
+    TW_RETURN_IF_ERROR(cuda_status("copy", cudaMemcpy2DAsync(dst.data, static_cast<size_t>(dst.stride), src.data,
+                                                             static_cast<size_t>(src.stride), src.row_bytes(),
+                                                             static_cast<size_t>(src.height), cudaMemcpyDeviceToDevice, stream_)));
+    return Status();  // ordered before the pad, encode and halve of the band on the same stream
+  }
+
   void release() override {
     cudaSetDevice(device_);
     cudaStreamSynchronize(stream_);

@@ -61,6 +61,11 @@ class HostBandOps final : public BandOps {
     return Status();
   }
 
+  Status copy_rows(const ImageView& src, const ImageView& dst) override {
+    for (int32_t r = 0; r < src.height; ++r) std::memcpy(dst.row(r), src.row(r), src.row_bytes());
+    return Status();
+  }
+
   void release() override { bands_.clear(); }
 
  private:
