@@ -6,15 +6,12 @@
 #include <string>
 
 #include "codecs/nvimgcodec/nvimgcodec_library.h"
+#include "util/settings.h"
 #include "util/thread_name.h"
 
 namespace tilewise::codecs::nvimgcodec {
 
 namespace {
-
-// nvImageCodec's own threads per encoder: the encoders take a batch's images on these (each with its own
-// nvJPEG state), the GPU doing the transform and entropy coding.
-constexpr int kEncodeThreads = 4;
 
 const char* codec_label(EncodeSettings::Codec codec) {
   switch (codec) {
@@ -47,7 +44,9 @@ class NvImageCodecEncoder final : public Encoder {
     if (e != cudaSuccess) return internal_error(std::string("cudaSetDevice: ") + cudaGetErrorString(e));
     auto exec = structure<nvimgcodecExecutionParams_t>(NVIMGCODEC_STRUCTURE_TYPE_EXECUTION_PARAMS);
     exec.device_id = device_;
-    exec.max_num_cpu_threads = kEncodeThreads;
+    // nvImageCodec's own threads: the encoders take a batch's images on these, each with its own nvJPEG or
+    // nvJPEG2000 state, the GPU doing the transform and the entropy coding.
+    exec.max_num_cpu_threads = internal::settings().gpu_encode_threads;
     // The GPU encoders only (nvJPEG's CUDA encoder, nvJPEG2000): a CPU encoder standing in would make the
     // GPU path's numbers the CPU's.
     static const nvimgcodecBackend_t backends[] = {
