@@ -12,7 +12,7 @@ wait4), the two alternating round by round, the first round a warm-up; timed fro
 start and nvImageCodec's included), with the convert call's own seconds beside it. Outputs go to /dev/shm
 (the disk's speed is not the converters'), are checked (levels counted, level 0's size) and removed.
 
-    bench_convert_gpu.py [--slide NAME] [--rounds R] [--formats tiff,dicom]"""
+    bench_convert_gpu.py [--slide NAME] [--rounds R] [--formats tiff,dicom] [--gpu-variants "- VAR=value,..."]"""
 
 from __future__ import annotations
 
@@ -44,8 +44,8 @@ stats = tilewise._core.gpu_stats(0) if device == "cuda" else {"gpu_tiles": 0, "c
 print(json.dumps({"seconds": seconds, "gpu_tiles": stats["gpu_tiles"], "cpu_tiles": stats["cpu_tiles"]}))
 """
 
-def run(src: Path, out: Path, device: str, fmt: str) -> dict:
-    p, r = launched([sys.executable, "-c", CHILD, str(src), str(out), device, fmt])
+def run(src: Path, out: Path, device: str, fmt: str, settings: list[str]) -> dict:
+    p, r = launched(["env", *settings, sys.executable, "-c", CHILD, str(src), str(out), device, fmt])
     results = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
     if not results:
         raise RuntimeError(f"{device} {fmt} printed no result: {p.stderr.strip()[-400:]}")
@@ -72,6 +72,8 @@ def main() -> None:
     ap.add_argument("--slide", default="bench_ihc_40960.tif")
     ap.add_argument("--rounds", type=int, default=4, help="rounds after the warm-up one")
     ap.add_argument("--formats", default="tiff,dicom")
+    ap.add_argument("--gpu-variants", default="-",
+                    help='GPU runs under each of these settings: space-separated "VAR=value,VAR=value" or "-" (none)')
     args = ap.parse_args()
     src = DATA / args.slide
     if not src.exists():
@@ -81,35 +83,42 @@ def main() -> None:
     with tilewise.open(src) as s:
         width, height = s.dimensions
     megapixels = width * height / 1e6
+    cpu_tool = f"tilewise CPU ({os.cpu_count()} cores)"
+    tools = {cpu_tool: ("cpu", [])}
+    for variant in args.gpu_variants.split():
+        settings = [] if variant == "-" else variant.split(",")
+        tools["tilewise GPU" + (f" ({' '.join(settings)})" if settings else "")] = ("cuda", settings)
     table = Table(f"convert on the GPU and on {os.cpu_count()} cores: {args.slide} ({width:,} x {height:,}), 256^2 JPEG q90 "
-                  "4:2:0, full pyramid", base_tool="tilewise GPU")
+                  "4:2:0, full pyramid", base_tool=cpu_tool)
     for fmt in args.formats.split(","):
-        runs: dict[str, list[dict]] = {"cuda": [], "cpu": []}
+        runs: dict[str, list[dict]] = {tool: [] for tool in tools}
         for r in range(args.rounds + 1):
-            for device in ("cuda", "cpu"):
+            for tool, (device, settings) in tools.items():
                 tmp = Path(tempfile.mkdtemp(dir="/dev/shm" if os.path.isdir("/dev/shm") else None))
                 out = tmp / ("series" if fmt == "dicom" else "out.tif")
                 try:
-                    result = run(src, out, device, fmt)
+                    result = run(src, out, device, fmt, settings)
                     result["written"] = check(out, fmt, width, height)
                     result["bytes"] = sum(f.stat().st_size for f in ([out] if out.is_file() else out.glob("*")))
                 finally:
                     shutil.rmtree(tmp, ignore_errors=True)
-                print(f"{fmt} {device} round {r}: {json.dumps(result)}", flush=True)
+                print(f"{fmt} {tool} round {r}: {json.dumps(result)}", flush=True)
                 if r > 0:
-                    runs[device].append(result)
-        medians = {device: float(np.median([x["wall"] for x in runs[device]])) for device in runs}
-        for device, tool in (("cuda", "tilewise GPU"), ("cpu", f"tilewise CPU ({os.cpu_count()} cores)")):
-            walls = sorted(x["wall"] for x in runs[device])
-            calls = sorted(x["call"] for x in runs[device])
-            cores = np.median([x["cpu"] / x["wall"] for x in runs[device]])
-            peak = max(x["peak_mib"] for x in runs[device])
-            last = runs[device][-1]
-            speedup = f"GPU {medians['cpu'] / medians['cuda']:.2f}x faster; " if device == "cpu" else ""
+                    runs[tool].append(result)
+        cpu_median = float(np.median([x["wall"] for x in runs[cpu_tool]]))
+        for tool, (device, _) in tools.items():
+            walls = sorted(x["wall"] for x in runs[tool])
+            calls = sorted(x["call"] for x in runs[tool])
+            median = float(np.median(walls))
+            cores = np.median([x["cpu"] / x["wall"] for x in runs[tool]])
+            peak = max(x["peak_mib"] for x in runs[tool])
+            last = runs[tool][-1]
+            note = ""
             if device == "cuda":  # who decoded the source's tiles: the GPU's lanes, or reading threads helping
-                speedup = f"source tiles decoded by the GPU {last['gpu_tiles']:,}, by CPU helpers {last['cpu_tiles']:,}; "
-            table.add(f"{fmt}", tool, medians[device], walls[0], walls[-1], "s",
-                      f"{speedup}{megapixels / medians[device]:,.0f} Mpx/s; convert call {np.median(calls):.2f} s "
+                note = (f"{cpu_median / median:.2f}x the CPU path; source tiles decoded by the GPU "
+                        f"{last['gpu_tiles']:,}, by CPU helpers {last['cpu_tiles']:,}; ")
+            table.add(fmt, tool, median, walls[0], walls[-1], "s",
+                      f"{note}{megapixels / median:,.0f} Mpx/s; convert call {np.median(calls):.2f} s "
                       f"({calls[0]:.2f}-{calls[-1]:.2f}); {cores:.1f} host cores; peak RSS {peak:,.0f} MiB; "
                       f"{last['written']}, {last['bytes'] / 2**20:,.0f} MiB")
     publish(table, "convert_gpu.md")
