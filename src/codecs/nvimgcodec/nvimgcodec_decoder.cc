@@ -1,6 +1,8 @@
 #include "codecs/nvimgcodec/nvimgcodec_decoder.h"
 
 #include <cuda_runtime.h>
+#include <dirent.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -24,16 +26,44 @@ namespace {
 
 Status cuda_error(const std::string& what, cudaError_t e) { return internal_error(what + ": " + cudaGetErrorString(e)); }
 
-// The process-wide nvImageCodec instance. Created on first use; destroyed by an atexit handler, together
-// with every pooled decoder, before the CUDA runtime unloads.
+// The process-wide nvImageCodec instances (nvimgcodec_library.h). Created on first use; destroyed by an
+// atexit handler, after every pooled decoder, before the CUDA runtime unloads.
 class Runtime {
  public:
   Result<nvimgcodecInstance_t> instance(const NvImageCodecLibrary& lib) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (instance_) return instance_;
+    if (!instance_) {
+      TW_ASSIGN_OR_RETURN(instance_, create(lib, true));
+    }
+    return instance_;
+  }
+
+  Result<nvimgcodecInstance_t> encoder_instance(const NvImageCodecLibrary& lib) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (encoder_instance_) return encoder_instance_;
+    TW_ASSIGN_OR_RETURN(encoder_instance_, create(lib, false));
+    for (const char* module : {"libnvjpeg_ext.so", "libnvjpeg2k_ext.so"}) {
+      const Status loaded = load_extension(lib, encoder_instance_, module);
+      if (!loaded.ok()) {
+        lib.InstanceDestroy(encoder_instance_);
+        encoder_instance_ = nullptr;
+        return loaded;
+      }
+    }
+    return encoder_instance_;
+  }
+
+  std::mutex mutex_;
+  nvimgcodecInstance_t instance_ = nullptr;
+  nvimgcodecInstance_t encoder_instance_ = nullptr;
+
+ private:
+  // An instance with the built-in modules, and with every extension module of the library's extensions/
+  // folder when `extensions`.
+  Result<nvimgcodecInstance_t> create(const NvImageCodecLibrary& lib, bool extensions) {
     auto info = structure<nvimgcodecInstanceCreateInfo_t>(NVIMGCODEC_STRUCTURE_TYPE_INSTANCE_CREATE_INFO);
     info.load_builtin_modules = 1;
-    info.load_extension_modules = 1;
+    info.load_extension_modules = extensions ? 1 : 0;
     extensions_ = lib.directory + "/extensions";
     info.extension_modules_path = extensions_.c_str();
     if (const uint32_t severity = internal::settings().gpu_log) {  // which backends each decoder got, and why
@@ -41,15 +71,35 @@ class Runtime {
       info.message_severity = severity;
       info.message_category = NVIMGCODEC_DEBUG_MESSAGE_CATEGORY_ALL;
     }
-    nvimgcodecStatus_t s = lib.InstanceCreate(&instance_, &info);
-    if (s != NVIMGCODEC_STATUS_SUCCESS) {
-      instance_ = nullptr;
-      return internal_error("nvimgcodecInstanceCreate failed: " + status_name(s));
-    }
-    return instance_;
+    nvimgcodecInstance_t instance = nullptr;
+    const nvimgcodecStatus_t s = lib.InstanceCreate(&instance, &info);
+    if (s != NVIMGCODEC_STATUS_SUCCESS) return internal_error("nvimgcodecInstanceCreate failed: " + status_name(s));
+    return instance;
   }
-  std::mutex mutex_;
-  nvimgcodecInstance_t instance_ = nullptr;
+
+  // Registers the extension module of extensions/ whose name starts with `module` (its version follows) with
+  // `instance`. The module stays loaded for the process.
+  Status load_extension(const NvImageCodecLibrary& lib, nvimgcodecInstance_t instance, const std::string& module) {
+    std::string path;
+    if (DIR* dir = ::opendir(extensions_.c_str())) {
+      while (const dirent* entry = ::readdir(dir)) {
+        if (std::string(entry->d_name).rfind(module, 0) == 0) path = extensions_ + "/" + entry->d_name;
+      }
+      ::closedir(dir);
+    }
+    if (path.empty()) return unsupported("nvImageCodec's " + module + " is not in " + extensions_);
+    void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) return unsupported("cannot load " + path + ": " + ::dlerror());
+    auto entry = reinterpret_cast<nvimgcodecExtensionModuleEntryFunc_t>(::dlsym(handle, "nvimgcodecExtensionModuleEntry"));
+    if (!entry) return unsupported(path + " has no nvimgcodecExtensionModuleEntry");
+    auto desc = structure<nvimgcodecExtensionDesc_t>(NVIMGCODEC_STRUCTURE_TYPE_EXTENSION_DESC);
+    nvimgcodecStatus_t s = entry(&desc);
+    nvimgcodecExtension_t extension = nullptr;
+    if (s == NVIMGCODEC_STATUS_SUCCESS) s = lib.ExtensionCreate(instance, &extension, &desc);
+    if (s != NVIMGCODEC_STATUS_SUCCESS) return unsupported("cannot register " + path + ": " + status_name(s));
+    return Status();  // the extension goes with its instance
+  }
+
   std::string extensions_;
 };
 
@@ -388,7 +438,9 @@ ShutdownHooks& shutdown_hooks() {
       Runtime& r = runtime();
       auto lib = nvimgcodec_library();
       if (r.instance_ && lib.ok()) (*lib)->InstanceDestroy(r.instance_);
+      if (r.encoder_instance_ && lib.ok()) (*lib)->InstanceDestroy(r.encoder_instance_);
       r.instance_ = nullptr;
+      r.encoder_instance_ = nullptr;
     });
     return hooks;
   });
@@ -412,6 +464,12 @@ Result<nvimgcodecInstance_t> process_instance() {
   TW_ASSIGN_OR_RETURN(const NvImageCodecLibrary* lib, nvimgcodec_library());
   shutdown_hooks();  // registers the exit handler before the first decoder or encoder exists
   return runtime().instance(*lib);
+}
+
+Result<nvimgcodecInstance_t> process_encoder_instance() {
+  TW_ASSIGN_OR_RETURN(const NvImageCodecLibrary* lib, nvimgcodec_library());
+  shutdown_hooks();
+  return runtime().encoder_instance(*lib);
 }
 
 Result<std::unique_ptr<Decoder>> create_decoder(int device) {

@@ -80,6 +80,7 @@ Result<const NvImageCodecLibrary*> nvimgcodec_library() {
   load(lib->EncoderDestroy, "nvimgcodecEncoderDestroy");
   load(lib->EncoderEncode, "nvimgcodecEncoderEncode");
   load(lib->CodeStreamCreateToHostMem, "nvimgcodecCodeStreamCreateToHostMem");
+  load(lib->ExtensionCreate, "nvimgcodecExtensionCreate");
   if (!ok) {
     g_result = unsupported(where + " lacks nvImageCodec 0.8 entry points");
     return g_result;

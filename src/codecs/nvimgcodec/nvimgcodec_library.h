@@ -34,6 +34,7 @@ struct NvImageCodecLibrary {
   decltype(&nvimgcodecEncoderDestroy) EncoderDestroy = nullptr;
   decltype(&nvimgcodecEncoderEncode) EncoderEncode = nullptr;
   decltype(&nvimgcodecCodeStreamCreateToHostMem) CodeStreamCreateToHostMem = nullptr;
+  decltype(&nvimgcodecExtensionCreate) ExtensionCreate = nullptr;
   uint32_t version = 0;
   std::string directory;  // where libnvimgcodec.so.0 was found (its extensions/ folder sits beside it)
 };
@@ -53,8 +54,12 @@ T structure(nvimgcodecStructureType_t type) {
   return s;
 }
 
-// The process's nvImageCodec instance (thread-safe; made once per process, again in a forked child), which
-// every decoder and encoder uses; destroyed at exit after the at_shutdown() hooks (nvimgcodec_decoder.h).
+// The process's nvImageCodec instances (thread-safe; made once per process, again in a forked child),
+// destroyed at exit after the at_shutdown() hooks (nvimgcodec_decoder.h): the decoders' (every extension
+// module), and the encoders', which loads only nvJPEG's and nvJPEG2000's modules - nvImageCodec 0.8 aborts
+// making an encoder when an extension's library is missing (its nvTIFF encoder without libnvtiff: "free():
+// invalid pointer"), and the GPU path encodes nothing else.
 Result<nvimgcodecInstance_t> process_instance();
+Result<nvimgcodecInstance_t> process_encoder_instance();
 
 }  // namespace tilewise::codecs::nvimgcodec
