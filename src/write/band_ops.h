@@ -39,7 +39,8 @@ class BandOps {
                        int64_t dst_stride) = 0;
   // Copies `rows` rows of `row_bytes` to host memory at `dst` (packed rows).
   virtual Status to_host(const uint8_t* src, int64_t stride, int64_t row_bytes, int32_t rows, uint8_t* dst) = 0;
-  // Copies the rows of `src` into `dst` (views of the same size in the ops' memory).
+  // Copies the rows of `src` into `dst` (views of the same size in the ops' memory); `src` may be reused
+  // once this returns.
   virtual Status copy_rows(const ImageView& src, const ImageView& dst) = 0;
   // Frees every band allocate() gave (one PyramidWriter uses the ops at a time; its destructor calls this).
   virtual void release() = 0;

@@ -108,8 +108,12 @@ Status write_plane_overlapped(write::PyramidWriter& pyramid, write::BandOps& ops
     TW_ASSIGN_OR_RETURN(band, ops.allocate(static_cast<size_t>(shape.stride) * capacity));
   }
   auto rows_at = [&](int64_t y) { return static_cast<int32_t>(std::min<int64_t>(capacity, height - y)); };
-  auto staged = [&](int i, int32_t rows) { return ImageView{staging[i], shape.stride, shape.width, rows, shape.channels, shape.device, shape.sample_bytes}; };
-  auto start = [&](int i, int64_t y) { return std::async(std::launch::async, read, y, rows_at(y), staged(i, rows_at(y))); };
+  auto staged = [&](int i, int32_t rows) {
+    return ImageView{staging[i], shape.stride, shape.width, rows, shape.channels, shape.device, shape.sample_bytes};
+  };
+  auto start = [&](int i, int64_t y) {
+    return std::async(std::launch::async, read, y, rows_at(y), staged(i, rows_at(y)));
+  };
   std::future<Status> pending = start(0, 0);
   Status s;
   for (int64_t y = 0, i = 0; y < height && s.ok(); i = 1 - i) {

@@ -97,7 +97,7 @@ class DeviceBandOps final : public BandOps {
     TW_RETURN_IF_ERROR(cuda_status("copy", cudaMemcpy2DAsync(dst.data, static_cast<size_t>(dst.stride), src.data,
                                                              static_cast<size_t>(src.stride), src.row_bytes(),
                                                              static_cast<size_t>(src.height), cudaMemcpyDeviceToDevice, stream_)));
-    return Status();  // ordered before the pad, encode and halve of the band on the same stream
+    return synchronize();  // the staging band is refilled by the next read once this returns
   }
 
   void release() override {
