@@ -91,7 +91,8 @@ Runner add_convert_command(CLI::App& app) {
   cmd->add_option("--stow", opt->stow, "With --format dicom: then store the series on this DICOMweb service (STOW-RS)");
   cmd->add_option("--header", opt->headers, "A header for --stow's requests, \"Name: value\" (repeatable)");
   cmd->add_option("--device", opt->device,
-                  "cpu, or cuda / cuda:N: decode, halve and encode on the GPU (RGB; jpeg, jpeg2000, jpeg2000-lossless)")
+                  "cpu, or cuda / cuda:N: decode, halve and encode on the GPU (RGB; jpeg, jpeg2000, jpeg2000-lossless; "
+                  "experimental: TILEWISE_GPU_CONVERT=1)")
       ->default_val("cpu");
   cmd->add_option("--scene", opt->scene, "Scene of a file that holds several")->default_val(-1);
   return [opt] { return run_convert(*opt); };

@@ -73,7 +73,7 @@ def convert(
     level halved by a CUDA kernel and its tiles encoded by nvImageCodec (nvJPEG, nvJPEG2000), the pixels
     never passing through host memory; the streams are those the CPU writes for the same options (JPEG
     within a level or two of the CPU's pixels, JPEG 2000 lossless exact). UnsupportedError without a
-    usable GPU."""
+    usable GPU, and unless TILEWISE_GPU_CONVERT=1: the GPU path is experimental, not yet verified on a GPU."""
     kind, index = _gpu.parse_device(device)
     cuda_device = -1
     if kind == "cuda":

@@ -12,6 +12,7 @@
 #     prof    sampling profiles (gperftools, carried in .gpu/prof) of the CPU loader at 16 and 1 workers and
 #             of the device loader at 16 workers, GPU alone and hybrid
 #     large   writes the 40,960^2 slide to $TILEWISE_GPU_DATA/bench_ihc_40960.tif (bench/make_large_slide.py)
+#     convertlog  one small convert on the GPU with nvImageCodec's debug messages ($OUT/convertlog.log)
 #     outputs convert's GPU outputs of a small slide, to $OUT/convert-outputs (bench/diag/gpu_convert_outputs.py),
 #             for bench/diag/check_gpu_convert.py on the developer machine
 #     convert convert on the GPU against tilewise's CPU path on every core, the 40,960^2 slide (after `large`),
@@ -105,6 +106,11 @@ for step in "$@"; do
       done
       tar -C /tmp -czf "$out/profiles.tgz" prof ;;
     large) python3 make_large_slide.py "$TILEWISE_GPU_DATA/bench_ihc_40960.tif" ;;
+    convertlog)  # one small convert on the GPU with nvImageCodec's messages (debug) to $OUT/convertlog.log
+      TILEWISE_GPU_LOG=debug timeout 60 python3 -X faulthandler -c "import sys, tilewise
+tilewise.convert(sys.argv[1], '/tmp/convertlog.tif', device='cuda'); print('converted')" "$TILEWISE_GPU_DATA/tifffile_jpeg.tif" \
+        > "$out/convertlog.log" 2>&1
+      echo "exit $?"; grep -v "^[[:space:]]*$" "$out/convertlog.log" | tail -40 ;;
     outputs) python3 diag/gpu_convert_outputs.py "$out/convert-outputs" ;;  # for check_gpu_convert.py here
     convert)  # after `large`: convert on the GPU against the CPU path, alternating processes (CONVERT_ARGS)
       python3 bench_convert_gpu.py ${CONVERT_ARGS:-} ${CONVERT_GPU_VARIANTS:+--gpu-variants "$CONVERT_GPU_VARIANTS"} ;;

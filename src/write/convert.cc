@@ -14,6 +14,7 @@
 #include "codecs/jpeg/markers.h"
 #include "tilewise/convert.h"
 #include "tilewise/tilewise.h"
+#include "util/settings.h"
 #include "write/associated_image.h"
 #include "write/band_ops.h"
 #include "write/dicom_wsi_writer.h"
@@ -181,6 +182,10 @@ Status write_pyramids(const WritableImage& image, const std::string& output, con
   // every plane).
   std::unique_ptr<write::BandOps> ops;
   if (options.device.type == DeviceType::kCuda) {
+    if (!internal::settings().gpu_convert) {
+      return unsupported("convert on the GPU is experimental and off: the process aborted in nvImageCodec's encoder path "
+                         "on the lent H100 (\"free(): invalid pointer\"); TILEWISE_GPU_CONVERT=1 turns it on to diagnose it");
+    }
     TW_RETURN_IF_ERROR(gpu_status(options.device.index).with_context("convert on the GPU"));
     TW_ASSIGN_OR_RETURN(ops, write::device_band_ops(options.device.index, coding, filter));
   } else {

@@ -59,7 +59,8 @@ class NvImageCodecEncoder final : public Encoder {
     };
     exec.num_backends = 2;
     exec.backends = backends;
-    const nvimgcodecStatus_t s = lib_.EncoderCreate(instance_, &encoder_, &exec, nullptr);
+    // An empty options string, not null: nvImageCodec 0.8 keeps the options as a std::string.
+    const nvimgcodecStatus_t s = lib_.EncoderCreate(instance_, &encoder_, &exec, "");
     if (s != NVIMGCODEC_STATUS_SUCCESS) {
       encoder_ = nullptr;
       return unsupported(std::string(codec_label(settings_.codec)) + ": nvimgcodecEncoderCreate failed: " + status_name(s));
