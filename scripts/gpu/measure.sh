@@ -12,6 +12,8 @@
 #     prof    sampling profiles (gperftools, carried in .gpu/prof) of the CPU loader at 16 and 1 workers and
 #             of the device loader at 16 workers, GPU alone and hybrid
 #     large   writes the 40,960^2 slide to $TILEWISE_GPU_DATA/bench_ihc_40960.tif (bench/make_large_slide.py)
+#     (convertlog, outputs and convert turn convert's experimental GPU path on: TILEWISE_GPU_CONVERT=1; the
+#     tests step runs tests/gpu/test_gpu_convert.py only with it set in the caller's environment)
 #     convertlog  one small convert on the GPU with nvImageCodec's debug messages ($OUT/convertlog.log)
 #     outputs convert's GPU outputs of a small slide, to $OUT/convert-outputs (bench/diag/gpu_convert_outputs.py),
 #             for bench/diag/check_gpu_convert.py on the developer machine
@@ -107,13 +109,13 @@ for step in "$@"; do
       tar -C /tmp -czf "$out/profiles.tgz" prof ;;
     large) python3 make_large_slide.py "$TILEWISE_GPU_DATA/bench_ihc_40960.tif" ;;
     convertlog)  # one small convert on the GPU with nvImageCodec's messages (debug) to $OUT/convertlog.log
-      TILEWISE_GPU_LOG=debug timeout 60 python3 -X faulthandler -c "import sys, tilewise
+      TILEWISE_GPU_CONVERT=1 TILEWISE_GPU_LOG=debug timeout 60 python3 -X faulthandler -c "import sys, tilewise
 tilewise.convert(sys.argv[1], '/tmp/convertlog.tif', device='cuda'); print('converted')" "$TILEWISE_GPU_DATA/tifffile_jpeg.tif" \
         > "$out/convertlog.log" 2>&1
       echo "exit $?"; grep -v "^[[:space:]]*$" "$out/convertlog.log" | tail -40 ;;
-    outputs) python3 diag/gpu_convert_outputs.py "$out/convert-outputs" ;;  # for check_gpu_convert.py here
+    outputs) TILEWISE_GPU_CONVERT=1 python3 diag/gpu_convert_outputs.py "$out/convert-outputs" ;;  # for check_gpu_convert.py here
     convert)  # after `large`: convert on the GPU against the CPU path, alternating processes (CONVERT_ARGS)
-      python3 bench_convert_gpu.py ${CONVERT_ARGS:-} ${CONVERT_GPU_VARIANTS:+--gpu-variants "$CONVERT_GPU_VARIANTS"} ;;
+      TILEWISE_GPU_CONVERT=1 python3 bench_convert_gpu.py ${CONVERT_ARGS:-} ${CONVERT_GPU_VARIANTS:+--gpu-variants "$CONVERT_GPU_VARIANTS"} ;;
     pair)
       nvidia-smi dmon -s u -d 1 > "$out/dmon.log" 2>&1 &
       dmon=$!
