@@ -56,5 +56,7 @@ Result<std::unique_ptr<BandOps>> device_band_ops(int device, const TileCoding& c
 
 // Sets every byte of `view` to `value`, in host or CUDA device memory (a damaged tile's background).
 Status fill_view(const ImageView& view, uint8_t value);
+// fill_view() of a view in CUDA device memory (device_band_ops.cc; Unsupported without the GPU path).
+Status fill_device_view(const ImageView& view, uint8_t value);
 
 }  // namespace tilewise::write

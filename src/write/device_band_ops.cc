@@ -3,7 +3,6 @@
 // nvimgcodec_encoder.h) after that stream's work.
 #include <cuda_runtime.h>
 
-#include <cstring>
 #include <string>
 
 #include "codecs/nvimgcodec/cuda_wait.h"
@@ -119,11 +118,7 @@ class DeviceBandOps final : public BandOps {
 
 }  // namespace
 
-Status fill_view(const ImageView& view, uint8_t value) {
-  if (view.device.type != DeviceType::kCuda) {
-    for (int32_t r = 0; r < view.height; ++r) std::memset(view.row(r), value, view.row_bytes());
-    return Status();
-  }
+Status fill_device_view(const ImageView& view, uint8_t value) {
   TW_RETURN_IF_ERROR(cuda_status("cudaSetDevice", cudaSetDevice(view.device.index)));
   return cuda_status("fill", cudaMemset2D(view.data, static_cast<size_t>(view.stride), value, view.row_bytes(),
                                           static_cast<size_t>(view.height)));

@@ -79,6 +79,12 @@ class HostBandOps final : public BandOps {
 
 }  // namespace
 
+Status fill_view(const ImageView& view, uint8_t value) {
+  if (view.device.type == DeviceType::kCuda) return fill_device_view(view, value);
+  for (int32_t r = 0; r < view.height; ++r) std::memset(view.row(r), value, view.row_bytes());
+  return Status();
+}
+
 std::unique_ptr<BandOps> host_band_ops(int32_t samples, SampleType type, const TileCoding& coding, Downsample filter) {
   return std::make_unique<HostBandOps>(samples, type, coding, filter);
 }
