@@ -14,8 +14,9 @@
 #     large   writes the 40,960^2 slide to $TILEWISE_GPU_DATA/bench_ihc_40960.tif (bench/make_large_slide.py)
 #     (convertlog, outputs and convert turn convert's experimental GPU path on: TILEWISE_GPU_CONVERT=1; the
 #     tests step runs tests/gpu/test_gpu_convert.py only with it set in the caller's environment)
-#     convertlog  one small convert on the GPU with nvImageCodec's debug messages ($OUT/convert-run.log), the
-#             native frames of a thread that aborts resolved
+#     convertlog  small converts on the GPU in several orders (bench/diag/convert_probe.py; CONVERTLOG_MODES)
+#             with nvImageCodec's debug messages ($OUT/convert-MODE.log), the native frames of a thread that
+#             aborts resolved
 #     outputs convert's GPU outputs of a small slide, to $OUT/convert-outputs (bench/diag/gpu_convert_outputs.py),
 #             for bench/diag/check_gpu_convert.py on the developer machine
 #     convert convert on the GPU against tilewise's CPU path on every core, the 40,960^2 slide (after `large`),
@@ -109,14 +110,18 @@ for step in "$@"; do
       done
       tar -C /tmp -czf "$out/profiles.tgz" prof ;;
     large) python3 make_large_slide.py "$TILEWISE_GPU_DATA/bench_ihc_40960.tif" ;;
-    convertlog)  # one small convert on the GPU with nvImageCodec's messages (debug) to $OUT/convert-run.log; a
-                 # thread that aborts or faults prints its native frames (abort_trace.c), resolved by addr2line
+    convertlog)  # small converts on the GPU (bench/diag/convert_probe.py, each of CONVERTLOG_MODES in its own
+                 # process) with nvImageCodec's messages (debug) to $OUT/convert-MODE.log; a thread that aborts or
+                 # faults prints its native frames (abort_trace.c), resolved by addr2line
       cc -O1 -shared -fPIC -o /tmp/abort_trace.so "$root/scripts/gpu/abort_trace.c"
-      TILEWISE_GPU_CONVERT=1 TILEWISE_GPU_LOG=${CONVERTLOG_LEVEL:-debug} LD_PRELOAD=/tmp/abort_trace.so timeout 60 python3 -c "import sys, tilewise
-tilewise.convert(sys.argv[1], '/tmp/convertlog.tif', device='cuda'); print('converted')" "$TILEWISE_GPU_DATA/tifffile_jpeg.tif" \
-        > "$out/convert-run.log" 2>&1
-      echo "exit $?"; grep -v "^[[:space:]]*$" "$out/convert-run.log" | grep -v "^.....INFO" | tail -${CONVERTLOG_LINES:-60}
-      python3 "$root/bench/diag/resolve_frames.py" < "$out/convert-run.log" ;;
+      for mode in ${CONVERTLOG_MODES:-plain serial read-first}; do
+        TILEWISE_GPU_CONVERT=1 TILEWISE_GPU_LOG=${CONVERTLOG_LEVEL:-debug} LD_PRELOAD=/tmp/abort_trace.so timeout 60 \
+          python3 diag/convert_probe.py "$mode" "$TILEWISE_GPU_DATA/tifffile_jpeg.tif" "/tmp/convert-$mode.tif" \
+          > "$out/convert-$mode.log" 2>&1
+        echo "-- $mode: exit $?"
+        grep -v "^[[:space:]]*$" "$out/convert-$mode.log" | grep -v "^.....INFO" | tail -"${CONVERTLOG_LINES:-30}"
+        python3 diag/resolve_frames.py < "$out/convert-$mode.log"
+      done ;;
     outputs) TILEWISE_GPU_CONVERT=1 python3 diag/gpu_convert_outputs.py "$out/convert-outputs" ;;  # for check_gpu_convert.py here
     convert)  # after `large`: convert on the GPU against the CPU path, alternating processes (CONVERT_ARGS)
       TILEWISE_GPU_CONVERT=1 python3 bench_convert_gpu.py ${CONVERT_ARGS:-} ${CONVERT_GPU_VARIANTS:+--gpu-variants "$CONVERT_GPU_VARIANTS"} ;;
