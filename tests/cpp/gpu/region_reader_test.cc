@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdlib>
@@ -392,6 +393,41 @@ TEST(DeviceRegionReader, ScratchInsteadOfInPlaceGivesTheSamePixels) {
   context.in_place_ = false;
   for (const auto& r : kRegions) f.expect_same(context, r[0], r[1], r[2], r[3], /*use_cache=*/false);
   EXPECT_EQ(context.ops_.live.load(), 0) << "scratch must be released";
+}
+
+// convert's reads: whole-width bands of level 0, one after another, into a band whose rows are wider than the
+// level (padded to whole output tiles), on a thread of their own; the padding is never written.
+TEST(DeviceRegionReader, WholeWidthBandsGoIntoAWiderBandAsTheHostReaderReadsThem) {
+  Fixture f(1000, 500, 64, 32);
+  for (const internal::GpuPolicy policy : {internal::GpuPolicy::kGpu, internal::GpuPolicy::kCpu}) {
+    HostContext context(LaneOptions{false, 0}, 0, true, policy);
+    constexpr int64_t kPadded = 1024, kBand = 96;
+    std::vector<uint8_t> band(static_cast<size_t>(kPadded * 3 * kBand));
+    for (int64_t y = 0; y < 500; y += kBand) {
+      const int64_t rows = std::min<int64_t>(kBand, 500 - y);
+      std::fill(band.begin(), band.end(), uint8_t{0xEE});
+      region::RegionRequest d;
+      d.level = &f.model.levels[0];
+      d.level_label = "level 0";
+      d.y = y;
+      d.width = 1000;
+      d.height = rows;
+      d.use_cache = false;
+      d.out = ImageView{band.data(), kPadded * 3, 1000, static_cast<int32_t>(rows), 3, Device{DeviceType::kCuda, 0}};
+      Status s;
+      std::thread reader([&] { s = DeviceRegionReader(f.model, f.device_uid).read(d, &context); });
+      reader.join();
+      ASSERT_TRUE(s.ok()) << s.message();
+      std::vector<uint8_t> host_px;
+      ASSERT_TRUE(region::HostRegionReader(f.model, f.host_uid).read(f.request(0, y, 1000, rows, host_px, Device{})).ok());
+      for (int64_t r = 0; r < rows; ++r) {
+        const uint8_t* row = band.data() + r * kPadded * 3;
+        ASSERT_TRUE(std::equal(row, row + 1000 * 3, host_px.data() + r * 1000 * 3)) << "band at " << y << ", row " << r;
+        ASSERT_TRUE(std::all_of(row + 1000 * 3, row + kPadded * 3, [](uint8_t v) { return v == 0xEE; }))
+            << "padding written, band at " << y << ", row " << r;
+      }
+    }
+  }
 }
 
 TEST(DeviceRegionReader, ReadersAssistTheLanesWithCpuDecodesAndUploads) {
