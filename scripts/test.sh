@@ -50,7 +50,7 @@ sanitizer_build() {  # name, sanitizers, ctest regex
 if [ "${TILEWISE_SKIP_SANITIZERS:-0}" != 1 ]; then
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     sanitizer_build asan address,undefined "."
-  TSAN_OPTIONS=halt_on_error=1 sanitizer_build tsan thread "ThreadPool|TileCache|McuIndexCache|TileResume|RegionReader|FileSource|BatchLoader|LoaderCombos|TileLanes|Scheduler|DeviceTileCache|DeviceRegionReader|WorkerProcessPool"
+  TSAN_OPTIONS=halt_on_error=1 sanitizer_build tsan thread "ThreadPool|TileCache|McuIndexCache|TileResume|RegionReader|FileSource|BatchLoader|LoaderCombos|TileLanes|Scheduler|DeviceTileCache|DeviceRegionReader|WorkerProcessPool|PlaneBands"
 fi
 
 if [ "${TILEWISE_SKIP_FUZZ:-0}" != 1 ]; then

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
-#include <future>
 #include <memory>
 #include <vector>
 
@@ -21,6 +20,7 @@
 #include "write/ome_xml.h"
 #include "write/ome_zarr_writer.h"
 #include "write/output_plan.h"
+#include "write/plane_bands.h"
 #include "write/pyramid_writer.h"
 #include "write/srgb_profile.h"
 #include "write/stow_rs.h"
@@ -45,9 +45,6 @@ std::string slide_identifier(const std::string& name) {
   std::replace(id.begin(), id.end(), '\\', '_');
   return id.substr(0, 64);
 }
-
-// Reads `rows` rows from y of one plane's level 0 into `out`.
-using BandReader = std::function<Status(int64_t y, int32_t rows, const ImageView& out)>;
 
 // The levels of a pyramid over level 0 (each halved, down to one tile or max_levels), their tags set.
 std::vector<write::LevelSpec> pyramid_levels(const WritableImage& image, const ConvertOptions& options, write::TileCodec codec,
@@ -78,58 +75,6 @@ std::vector<write::LevelSpec> pyramid_levels(const WritableImage& image, const C
     h = (h + 1) / 2;
   }
   return levels;
-}
-
-// One plane's pyramid: level 0 read band by band, each band encoded before the next is read (reading the
-// next one meanwhile measured slower: bench/RESULTS.md, "2 cores: writing slides (convert)"). `done`
-// counts level-0 rows over every plane, for progress.
-Status write_plane(write::PyramidWriter& pyramid, int64_t height, const BandReader& read, const ConvertOptions& options,
-                   int64_t& done, int64_t total) {
-  for (int64_t y = 0; y < height;) {
-    const auto rows = static_cast<int32_t>(std::min<int64_t>(pyramid.level0_capacity(), height - y));
-    TW_RETURN_IF_ERROR(read(y, rows, pyramid.level0_rows(rows)));
-    TW_RETURN_IF_ERROR(pyramid.added(rows));
-    y += rows;
-    done += rows;
-    if (options.progress) TW_RETURN_IF_ERROR(options.progress(done, total));
-  }
-  return Status();
-}
-
-// The device's plane: band n + 1 is read (decoded by the GPU's decoders) on a reading thread into one of two
-// staging bands while band n, copied into the pyramid's band, is halved and encoded - the decoders and the
-// encoders work at once. (On the CPU both would share the same cores: write_plane reads and encodes in turn.)
-// Not with skip_damaged, whose reports come on the converting thread.
-Status write_plane_overlapped(write::PyramidWriter& pyramid, write::BandOps& ops, int64_t height, const BandReader& read,
-                              const ConvertOptions& options, int64_t& done, int64_t total) {
-  const int32_t capacity = pyramid.level0_capacity();
-  const ImageView shape = pyramid.level0_rows(capacity);
-  uint8_t* staging[2];
-  for (uint8_t*& band : staging) {
-    TW_ASSIGN_OR_RETURN(band, ops.allocate(static_cast<size_t>(shape.stride) * capacity));
-  }
-  auto rows_at = [&](int64_t y) { return static_cast<int32_t>(std::min<int64_t>(capacity, height - y)); };
-  auto staged = [&](int i, int32_t rows) {
-    return ImageView{staging[i], shape.stride, shape.width, rows, shape.channels, shape.device, shape.sample_bytes};
-  };
-  auto start = [&](int i, int64_t y) {
-    return std::async(std::launch::async, read, y, rows_at(y), staged(i, rows_at(y)));
-  };
-  std::future<Status> pending = start(0, 0);
-  Status s;
-  for (int64_t y = 0, i = 0; y < height && s.ok(); i = 1 - i) {
-    const int32_t rows = rows_at(y);
-    s = pending.get();
-    if (!s.ok()) break;
-    if (y + rows < height) pending = start(static_cast<int>(1 - i), y + rows);
-    s = ops.copy_rows(staged(static_cast<int>(i), rows), pyramid.level0_rows(rows));
-    if (s.ok()) s = pyramid.added(rows);
-    y += rows;
-    done += rows;
-    if (s.ok() && options.progress) s = options.progress(done, total);
-  }
-  if (pending.valid()) pending.wait();  // its staging band is the ops'
-  return s;
 }
 
 // Level 0's stored JPEG tiles where they can stand as the output's (ConvertOptions::copy_tiles): baseline,
@@ -221,12 +166,18 @@ Status write_pyramids(const WritableImage& image, const std::string& output, con
       write::PyramidWriter& pyramid = *writer;
       if (thumbnail_level >= 0) pyramid.keep_level(static_cast<size_t>(thumbnail_level), &thumbnail);
       if (source.copy && codec == write::TileCodec::kJpeg && axes.rgb) pyramid.copy_level0(source.copy);
-      const BandReader read = [&image, plane](int64_t y, int32_t rows, const ImageView& view) {
+      const write::BandReader read = [&image, plane](int64_t y, int32_t rows, const ImageView& view) {
         return image.read_rows(plane.c, plane.z, plane.t, y, rows, view);
       };
+      const write::BandWritten written = [&](int32_t rows) {
+        done += rows;  // level-0 rows over every plane
+        return options.progress ? options.progress(done, total) : Status();
+      };
+      // On the device the GPU's decoders read the next band while its encoders write this one; not with
+      // skip_damaged, whose reports come on the converting thread.
       Status s = options.device.type == DeviceType::kCuda && !options.skip_damaged
-                     ? write_plane_overlapped(pyramid, *ops, image.height, read, options, done, total)
-                     : write_plane(pyramid, image.height, read, options, done, total);
+                     ? write::write_level0_overlapped(pyramid, *ops, image.height, read, written)
+                     : write::write_level0(pyramid, image.height, read, written);
       if (!s.ok() && (!axes.rgb || planes.size() > 1)) {
         s = s.with_context("plane (channel " + std::to_string(plane.c) + ", z " + std::to_string(plane.z) + ", t " +
                            std::to_string(plane.t) + ")");
