@@ -1,6 +1,6 @@
-// A native backtrace of the thread that aborts or faults, for processes on the lent GPU machine (which has no
-// debugger that runs without setup): LD_PRELOAD'ed, it prints the thread's name and its frames as
-// "object(+offset)" to stderr, then lets the signal take its default course. scripts/gpu/measure.sh builds it
+// A native backtrace of the thread that aborts or faults, for runs on the lent GPU machine: LD_PRELOAD'ed, it
+// prints the thread's name and its frames as "object(+offset)" to stderr, then lets the signal take its
+// default course. scripts/gpu/measure.sh builds it
 // and resolves the frames with addr2line.
 #define _GNU_SOURCE
 #include <execinfo.h>
