@@ -1,7 +1,6 @@
 // A native backtrace of the thread that aborts or faults, for runs on the lent GPU machine: LD_PRELOAD'ed, it
 // prints the thread's name and its frames as "object(+offset)" to stderr, then lets the signal take its
-// default course. scripts/gpu/measure.sh builds it
-// and resolves the frames with addr2line.
+// default course. scripts/gpu/measure.sh builds it and resolves the frames with addr2line.
 #define _GNU_SOURCE
 #include <execinfo.h>
 #include <signal.h>
