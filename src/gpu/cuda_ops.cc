@@ -272,6 +272,33 @@ class CudaOps final : public DeviceOps {
   int device_;
 };
 
+namespace {
+
+// TILEWISE_GPU_BLOCKING_SYNC: `device`'s primary context schedules host waits as blocking syncs, so that the
+// waits inside nvImageCodec and nvJPEG sleep rather than poll a core (CUDA's default polls while the process
+// has fewer contexts than cores). The primary context is every library's in the process (PyTorch's too),
+// hence a setting, off by default. Once per device and process.
+Status schedule_blocking_sync(int device) {
+  static std::mutex mutex;
+  static std::vector<int> done;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (std::find(done.begin(), done.end(), device) != done.end()) return Status();
+  int current = 0;
+  const bool had_current = cudaGetDevice(&current) == cudaSuccess;
+  cudaError_t e = cudaSetDevice(device);
+  if (e == cudaSuccess) e = cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync);
+  if (had_current) cudaSetDevice(current);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return internal_error("TILEWISE_GPU_BLOCKING_SYNC: cannot set cuda:" + std::to_string(device) +
+                          "'s scheduling: " + cudaGetErrorString(e));
+  }
+  done.push_back(device);
+  return Status();
+}
+
+}  // namespace
+
 Status device_status(int index) {
   int count = 0;
   cudaError_t e = cudaGetDeviceCount(&count);
@@ -283,6 +310,7 @@ Status device_status(int index) {
   if (index < 0 || index >= count) {
     return invalid_argument("cuda:" + std::to_string(index) + " does not exist (" + std::to_string(count) + " devices)");
   }
+  if (internal::settings().gpu_blocking_sync) TW_RETURN_IF_ERROR(schedule_blocking_sync(index));
   return codecs::nvimgcodec::library_status();
 }
 

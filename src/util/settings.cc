@@ -111,6 +111,7 @@ Settings read_settings(EnvLookup lookup) {
     s.gpu_encode_threads = std::clamp(s.gpu_encode_threads, 1, 32);
   }
   read(lookup, "TILEWISE_GPU_CPU_ASSIST", s.gpu_cpu_assist, parse_switch);
+  read(lookup, "TILEWISE_GPU_BLOCKING_SYNC", s.gpu_blocking_sync, parse_switch);
   read(lookup, "TILEWISE_GPU_POLICY", s.gpu_policy, [](std::string_view t) -> std::optional<GpuPolicy> {
     if (t == "auto") return GpuPolicy::kAuto;
     if (t == "gpu") return GpuPolicy::kGpu;

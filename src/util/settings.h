@@ -47,6 +47,8 @@ struct Settings {
   bool gpu_convert = false;                       // TILEWISE_GPU_CONVERT: convert's GPU path is on (experimental)
   int gpu_encode_threads = 4;                     // TILEWISE_GPU_ENCODE_THREADS: nvImageCodec's threads per encoder (1-32)
   bool gpu_cpu_assist = true;                     // TILEWISE_GPU_CPU_ASSIST: callers decode queued tiles on the CPU
+  bool gpu_blocking_sync = false;                 // TILEWISE_GPU_BLOCKING_SYNC: the devices' primary contexts
+                                                  //   wait by blocking syncs (gpu/cuda_ops.cc)
   GpuPolicy gpu_policy = GpuPolicy::kAuto;        // TILEWISE_GPU_POLICY: "auto", "gpu" or "cpu" (above)
   std::string gpu_trace;                          // TILEWISE_GPU_TRACE: a file the lanes append their calls to at
                                                   //   exit (gpu/tile_lanes.h; empty: off)

@@ -613,3 +613,47 @@ def test_channels_and_planes_reach_the_device_through_the_host(tmp_path, dtype):
     assert after["gpu_tiles"] == before["gpu_tiles"]
     with pytest.raises(tilewise.InvalidArgumentError, match="host memory"):
         s.read_region((0, 0), (8, 8), c=0, device="cuda", out=np.empty((8, 8, 1), dtype))
+
+
+_BLOCKING_SYNC_CHILD = r"""
+import ctypes, json, sys
+import numpy as np
+import tilewise
+tilewise._gpu.configure()
+s = tilewise.open(sys.argv[1])
+gpu = s.read_region((0, 0), (512, 512), device="cuda")
+cpu = s.read_region((0, 0), (512, 512))
+import cupy
+diff = int(np.abs(cupy.asnumpy(cupy.from_dlpack(gpu)).astype(np.int64) - cpu.astype(np.int64)).max())
+# The primary context's flags, through the CUDA runtime's own library (the driver's context is the same).
+cudart = ctypes.CDLL("libcudart.so.13")
+flags = ctypes.c_uint(0)
+assert cudart.cudaSetDevice(0) == 0
+status = cudart.cudaGetDeviceFlags(ctypes.byref(flags))
+print(json.dumps({"diff": diff, "status": status, "schedule": flags.value & 0x07}))
+"""
+
+
+@pytest.mark.parametrize("setting,schedule", [("1", 0x04), ("0", None)])
+def test_blocking_sync_setting_sets_the_primary_contexts_scheduling(setting, schedule):
+    """TILEWISE_GPU_BLOCKING_SYNC=1: the device's primary context schedules host waits as blocking syncs
+    (cudaDeviceScheduleBlockingSync, 0x04) and device reads give the CPU's pixels; unset or 0 leaves CUDA's
+    scheduling alone (not blocking sync)."""
+    import json
+    import subprocess
+    import sys
+
+    path = DATA / "tifffile_jpeg.tif"
+    if not path.exists():
+        pytest.skip(f"{path} is missing (scripts/gpu/prepare.sh makes .gpu/data on the developer machine)")
+    env = dict(os.environ, TILEWISE_GPU_BLOCKING_SYNC=setting)
+    done = subprocess.run([sys.executable, "-c", _BLOCKING_SYNC_CHILD, str(path)], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got["status"] == 0
+    assert got["diff"] <= JPEG_TOLERANCE
+    if schedule is None:
+        assert got["schedule"] != 0x04
+    else:
+        assert got["schedule"] == schedule

@@ -42,6 +42,7 @@ TEST(Settings, DefaultsWithAnEmptyEnvironment) {
   EXPECT_EQ(s.gpu_tile_cache_bytes, 256ull << 20);
   EXPECT_EQ(s.gpu_lanes, 6);
   EXPECT_TRUE(s.gpu_cpu_assist);
+  EXPECT_FALSE(s.gpu_blocking_sync);
   EXPECT_EQ(s.gpu_policy, GpuPolicy::kAuto);
   EXPECT_TRUE(s.gpu_trace.empty());
   EXPECT_EQ(s.num_threads, 0);
@@ -55,6 +56,7 @@ TEST(Settings, EveryVariableIsRead) {
                            {"TILEWISE_GPU_TILE_CACHE_BYTES", "0"},
                            {"TILEWISE_GPU_LANES", "40"},  // clamped to 32
                            {"TILEWISE_GPU_CPU_ASSIST", "0"},
+                           {"TILEWISE_GPU_BLOCKING_SYNC", "1"},
                            {"TILEWISE_GPU_POLICY", "gpu"},
                            {"TILEWISE_GPU_TRACE", "/tmp/lanes.csv"},
                            {"TILEWISE_GPU_LOG", "info"}});
@@ -65,6 +67,7 @@ TEST(Settings, EveryVariableIsRead) {
   EXPECT_EQ(s.gpu_tile_cache_bytes, 0u);
   EXPECT_EQ(s.gpu_lanes, 32);
   EXPECT_FALSE(s.gpu_cpu_assist);
+  EXPECT_TRUE(s.gpu_blocking_sync);
   EXPECT_EQ(s.gpu_policy, GpuPolicy::kGpu);
   EXPECT_EQ(s.gpu_trace, "/tmp/lanes.csv");
   EXPECT_EQ(s.gpu_log, 0x0FFFFF00u);  // info and every severity above it
