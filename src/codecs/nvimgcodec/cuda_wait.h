@@ -6,8 +6,9 @@
 // cudaEventBlockingSync (one per thread and device, reused), leaving the core to the CPU helpers; a short one
 // (JPEG's engines) still polls, since waking costs more than the core it frees (bench/RESULTS.md, "How host
 // threads wait for the GPU").
-// Setting the device's scheduling to cudaDeviceScheduleBlockingSync would make the waits inside
-// nvImageCodec sleep too, but it is shared with every other user of the primary context: never done.
+// Setting the device's scheduling to cudaDeviceScheduleBlockingSync makes the waits inside nvImageCodec
+// sleep too, but it is shared with every other user of the primary context: only on request
+// (TILEWISE_GPU_BLOCKING_SYNC, gpu/cuda_ops.cc).
 #pragma once
 
 #include <cuda_runtime.h>
