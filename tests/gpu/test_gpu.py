@@ -550,16 +550,20 @@ print(json.dumps({"diff": diff, "same_type": bool(same_type), "reads": len(cases
 """
 
 
-def _planes_child(path: Path, policy: str) -> dict:
+def _child(code: str, path: Path, **settings: str) -> dict:
+    """Runs `code` on `path` in a fresh process under the settings (environment variables); its last line, JSON."""
     import json
     import subprocess
     import sys
 
-    env = dict(os.environ, TILEWISE_GPU_POLICY=policy)
-    done = subprocess.run([sys.executable, "-c", _PLANES_CHILD, str(path)], env=env, capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run([sys.executable, "-c", code, str(path)], env=dict(os.environ, **settings), capture_output=True,
+                          text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _planes_child(path: Path, policy: str) -> dict:
+    return _child(_PLANES_CHILD, path, TILEWISE_GPU_POLICY=policy)
 
 
 @pytest.mark.parametrize("codec,dtype", [("j2k", np.uint16), ("j2k12", np.uint16), ("j2k", np.uint8), ("jpeg", np.uint8)])
@@ -634,26 +638,15 @@ print(json.dumps({"diff": diff, "status": status, "schedule": flags.value & 0x07
 """
 
 
-@pytest.mark.parametrize("setting,schedule", [("1", 0x04), ("0", None)])
-def test_blocking_sync_setting_sets_the_primary_contexts_scheduling(setting, schedule):
+@pytest.mark.parametrize("blocking", [True, False])
+def test_blocking_sync_setting_sets_the_primary_contexts_scheduling(blocking):
     """TILEWISE_GPU_BLOCKING_SYNC=1: the device's primary context schedules host waits as blocking syncs
-    (cudaDeviceScheduleBlockingSync, 0x04) and device reads give the CPU's pixels; unset or 0 leaves CUDA's
-    scheduling alone (not blocking sync)."""
-    import json
-    import subprocess
-    import sys
-
+    (cudaDeviceScheduleBlockingSync, 0x04) and device reads give the CPU's pixels; 0 leaves CUDA's scheduling
+    alone (not blocking sync)."""
     path = DATA / "tifffile_jpeg.tif"
     if not path.exists():
         pytest.skip(f"{path} is missing (scripts/gpu/prepare.sh makes .gpu/data on the developer machine)")
-    env = dict(os.environ, TILEWISE_GPU_BLOCKING_SYNC=setting)
-    done = subprocess.run([sys.executable, "-c", _BLOCKING_SYNC_CHILD, str(path)], env=env, capture_output=True,
-                          text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    got = json.loads(done.stdout.strip().splitlines()[-1])
+    got = _child(_BLOCKING_SYNC_CHILD, path, TILEWISE_GPU_BLOCKING_SYNC="1" if blocking else "0")
     assert got["status"] == 0
     assert got["diff"] <= JPEG_TOLERANCE
-    if schedule is None:
-        assert got["schedule"] != 0x04
-    else:
-        assert got["schedule"] == schedule
+    assert (got["schedule"] == 0x04) == blocking, got
