@@ -48,13 +48,13 @@ if [ "$what" = cucim ]; then
   exit 0
 fi
 if [ "$what" != bench ]; then
-  echo "== C++ GPU tests (the decoder conformance suite on nvImageCodec; the GPU layer's tests)"
+  echo "== C++ GPU tests (the decoder conformance suite on nvImageCodec, its encoders; the GPU layer's tests)"
   cmake -S "$root" -B /tmp/tw-ctest -G Ninja -DCMAKE_BUILD_TYPE=Release -DTILEWISE_BUILD_TESTS=ON \
     -DTILEWISE_BUILD_PYTHON=OFF -DTILEWISE_BUILD_CLI=OFF -DTILEWISE_BUILD_CATALOGUE_TEST=OFF -DTILEWISE_REQUIRE_CURL=OFF \
     -DTILEWISE_NVIMGCODEC_INCLUDE_DIR="$site/nvidia/nvimgcodec/include" -DCMAKE_PREFIX_PATH="$deps/usr" \
     -DCMAKE_CUDA_ARCHITECTURES="90-real;90-virtual" > "$out/ctest-configure.log" 2>&1 &&
-    cmake --build /tmp/tw-ctest --target nvimgcodec_conformance_test gpu_test > "$out/ctest-build.log" 2>&1 &&
-    { /tmp/tw-ctest/tests/cpp/nvimgcodec_conformance_test; /tmp/tw-ctest/tests/cpp/gpu_test; } 2>&1 |
+    cmake --build /tmp/tw-ctest --target nvimgcodec_conformance_test nvimgcodec_encoder_test gpu_test > "$out/ctest-build.log" 2>&1 &&
+    { /tmp/tw-ctest/tests/cpp/nvimgcodec_conformance_test; /tmp/tw-ctest/tests/cpp/nvimgcodec_encoder_test; /tmp/tw-ctest/tests/cpp/gpu_test; } 2>&1 |
     tee "$out/ctest.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |Failure|OK \]" | tail -30 ||
     { echo "C++ GPU tests did not build"; tail -20 "$out/ctest-configure.log" "$out/ctest-build.log"; }
   echo "== GPU tests"

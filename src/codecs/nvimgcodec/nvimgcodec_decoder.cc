@@ -26,46 +26,46 @@ namespace {
 
 Status cuda_error(const std::string& what, cudaError_t e) { return internal_error(what + ": " + cudaGetErrorString(e)); }
 
-// The process-wide nvImageCodec instances (nvimgcodec_library.h). Created on first use; destroyed by an
-// atexit handler, after every pooled decoder, before the CUDA runtime unloads.
+// The process's nvImageCodec instance (nvimgcodec_library.h). Created on first use; destroyed by an
+// atexit handler, after every pooled decoder and encoder, before the CUDA runtime unloads.
 class Runtime {
  public:
   Result<nvimgcodecInstance_t> instance(const NvImageCodecLibrary& lib) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!instance_) {
-      TW_ASSIGN_OR_RETURN(instance_, create(lib, true));
-    }
+    if (instance_) return instance_;
+    TW_ASSIGN_OR_RETURN(instance_, create(lib));
+    for (Module& m : modules_) m.status = load_extension(lib, instance_, m.prefix);
     return instance_;
   }
 
-  Result<nvimgcodecInstance_t> encoder_instance(const NvImageCodecLibrary& lib) {
+  Status module_status(const char* prefix) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (encoder_instance_) return encoder_instance_;
-    TW_ASSIGN_OR_RETURN(encoder_instance_, create(lib, false));
-    for (const char* module : {"libnvjpeg_ext.so", "libnvjpeg2k_ext.so"}) {
-      const Status loaded = load_extension(lib, encoder_instance_, module);
-      if (!loaded.ok()) {
-        lib.InstanceDestroy(encoder_instance_);
-        encoder_instance_ = nullptr;
-        return loaded;
-      }
+    for (const Module& m : modules_) {
+      if (std::strcmp(m.prefix, prefix) == 0) return m.status;
     }
-    return encoder_instance_;
+    return internal_error(std::string("no nvImageCodec module ") + prefix);
   }
 
   std::mutex mutex_;
   nvimgcodecInstance_t instance_ = nullptr;
-  nvimgcodecInstance_t encoder_instance_ = nullptr;
 
  private:
-  // An instance with the built-in modules, and with every extension module of the library's extensions/
-  // folder when `extensions`.
-  Result<nvimgcodecInstance_t> create(const NvImageCodecLibrary& lib, bool extensions) {
+  // The extension modules tilewise decodes and encodes with: nvJPEG's (the hardware engines, the CUDA and
+  // hybrid decoders, the CUDA encoder) and nvJPEG2000's. No other module is loaded: nvImageCodec 0.8 aborts
+  // ("free(): invalid pointer") making an encoder while a registered module lacks its library (its nvTIFF
+  // module without libnvtiff), and tilewise uses none of the CPU, TIFF, BMP or PNM modules.
+  struct Module {
+    const char* prefix;
+    Status status;
+  };
+  Module modules_[2] = {{"libnvjpeg_ext.so", Status()}, {"libnvjpeg2k_ext.so", Status()}};
+
+  // An instance with the built-in modules (the code stream parsers) only.
+  Result<nvimgcodecInstance_t> create(const NvImageCodecLibrary& lib) {
     auto info = structure<nvimgcodecInstanceCreateInfo_t>(NVIMGCODEC_STRUCTURE_TYPE_INSTANCE_CREATE_INFO);
     info.load_builtin_modules = 1;
-    info.load_extension_modules = extensions ? 1 : 0;
+    info.load_extension_modules = 0;
     extensions_ = lib.directory + "/extensions";
-    info.extension_modules_path = extensions_.c_str();
     if (const uint32_t severity = internal::settings().gpu_log) {  // which backends each decoder got, and why
       info.create_debug_messenger = 1;
       info.message_severity = severity;
@@ -438,9 +438,7 @@ ShutdownHooks& shutdown_hooks() {
       Runtime& r = runtime();
       auto lib = nvimgcodec_library();
       if (r.instance_ && lib.ok()) (*lib)->InstanceDestroy(r.instance_);
-      if (r.encoder_instance_ && lib.ok()) (*lib)->InstanceDestroy(r.encoder_instance_);
       r.instance_ = nullptr;
-      r.encoder_instance_ = nullptr;
     });
     return hooks;
   });
@@ -466,10 +464,9 @@ Result<nvimgcodecInstance_t> process_instance() {
   return runtime().instance(*lib);
 }
 
-Result<nvimgcodecInstance_t> process_encoder_instance() {
-  TW_ASSIGN_OR_RETURN(const NvImageCodecLibrary* lib, nvimgcodec_library());
-  shutdown_hooks();
-  return runtime().encoder_instance(*lib);
+Status module_status(const char* prefix) {
+  TW_RETURN_IF_ERROR(process_instance().status());
+  return runtime().module_status(prefix);
 }
 
 Result<std::unique_ptr<Decoder>> create_decoder(int device) {

@@ -182,7 +182,9 @@ class NvImageCodecEncoder final : public Encoder {
 Result<std::unique_ptr<Encoder>> create_encoder(int device, const EncodeSettings& settings) {
   TW_ASSIGN_OR_RETURN(const NvImageCodecLibrary* lib, nvimgcodec_library());
   internal::ScopedThreadName name("tw-nvimgcodec");
-  TW_ASSIGN_OR_RETURN(nvimgcodecInstance_t instance, process_encoder_instance());
+  TW_ASSIGN_OR_RETURN(nvimgcodecInstance_t instance, process_instance());
+  const Status module = module_status(settings.codec == EncodeSettings::Codec::kJpeg ? "libnvjpeg_ext.so" : "libnvjpeg2k_ext.so");
+  if (!module.ok()) return unsupported(std::string(codec_label(settings.codec)) + ": " + module.message());
   auto encoder = std::make_unique<NvImageCodecEncoder>(*lib, instance, device, settings);
   TW_RETURN_IF_ERROR(encoder->init());
   return std::unique_ptr<Encoder>(std::move(encoder));

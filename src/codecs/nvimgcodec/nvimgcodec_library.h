@@ -54,12 +54,14 @@ T structure(nvimgcodecStructureType_t type) {
   return s;
 }
 
-// The process's nvImageCodec instances (thread-safe; made once per process, again in a forked child),
-// destroyed at exit after the at_shutdown() hooks (nvimgcodec_decoder.h): the decoders' (every extension
-// module), and the encoders', which loads only nvJPEG's and nvJPEG2000's modules - nvImageCodec 0.8 aborts
-// making an encoder when an extension's library is missing (its nvTIFF encoder without libnvtiff: "free():
-// invalid pointer"), and the GPU path encodes nothing else.
+// The process's nvImageCodec instance (thread-safe; made once per process, again in a forked child), shared
+// by every decoder and encoder and destroyed at exit after the at_shutdown() hooks (nvimgcodec_decoder.h).
+// It holds the built-in code stream parsers and two extension modules, nvJPEG's and nvJPEG2000's: the only
+// ones tilewise uses, and nvImageCodec 0.8 aborts making an encoder while a registered module lacks its
+// library (its nvTIFF module without libnvtiff: "free(): invalid pointer").
 Result<nvimgcodecInstance_t> process_instance();
-Result<nvimgcodecInstance_t> process_encoder_instance();
+// Ok when the instance registered the extension module whose file name starts with `prefix`
+// ("libnvjpeg_ext.so", "libnvjpeg2k_ext.so"); Unsupported with the reason otherwise.
+Status module_status(const char* prefix);
 
 }  // namespace tilewise::codecs::nvimgcodec
