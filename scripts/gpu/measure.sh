@@ -15,8 +15,8 @@
 #     (convertlog, outputs and convert turn convert's experimental GPU path on: TILEWISE_GPU_CONVERT=1; the
 #     tests step runs tests/gpu/test_gpu_convert.py only with it set in the caller's environment)
 #     convertlog  small converts on the GPU in several orders (bench/diag/convert_probe.py; CONVERTLOG_MODES)
-#             with nvImageCodec's debug messages ($OUT/convert-MODE.log), the native frames of a thread that
-#             aborts resolved
+#             with nvImageCodec's messages at CONVERTLOG_LEVEL (debug; none: none) ($OUT/convert-MODE.log),
+#             the native frames of a thread that aborts resolved
 #     outputs convert's GPU outputs of a small slide, to $OUT/convert-outputs (bench/diag/gpu_convert_outputs.py),
 #             for bench/diag/check_gpu_convert.py on the developer machine
 #     convert convert on the GPU against tilewise's CPU path on every core, the 40,960^2 slide (after `large`),
@@ -115,7 +115,9 @@ for step in "$@"; do
                  # faults prints its native frames (abort_trace.c), resolved by addr2line
       cc -O1 -shared -fPIC -o /tmp/abort_trace.so "$root/scripts/gpu/abort_trace.c"
       for mode in ${CONVERTLOG_MODES:-plain serial read-first}; do
-        TILEWISE_GPU_CONVERT=1 TILEWISE_GPU_LOG=${CONVERTLOG_LEVEL:-debug} LD_PRELOAD=/tmp/abort_trace.so timeout 60 \
+        level=${CONVERTLOG_LEVEL:-debug}
+        [ "$level" = none ] && level=""  # no nvImageCodec messages
+        TILEWISE_GPU_CONVERT=1 TILEWISE_GPU_LOG=$level LD_PRELOAD=/tmp/abort_trace.so timeout 60 \
           python3 diag/convert_probe.py "$mode" "$TILEWISE_GPU_DATA/tifffile_jpeg.tif" "/tmp/convert-$mode.tif" \
           > "$out/convert-$mode.log" 2>&1
         echo "-- $mode: exit $?"
