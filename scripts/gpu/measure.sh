@@ -111,7 +111,7 @@ for step in "$@"; do
       tar -C /tmp -czf "$out/profiles.tgz" prof ;;
     large) python3 make_large_slide.py "$TILEWISE_GPU_DATA/bench_ihc_40960.tif" ;;
     convertlog)  # small converts on the GPU (bench/diag/convert_probe.py, each of CONVERTLOG_MODES in its own
-                 # process) with nvImageCodec's messages (debug) to $OUT/convert-MODE.log; a thread that aborts or
+                 # process) with nvImageCodec's messages (CONVERTLOG_LEVEL) to $OUT/convert-MODE.log; a thread that aborts or
                  # faults prints its native frames (abort_trace.c), resolved by addr2line
       cc -O1 -shared -fPIC -o /tmp/abort_trace.so "$root/scripts/gpu/abort_trace.c"
       for mode in ${CONVERTLOG_MODES:-plain serial read-first}; do
