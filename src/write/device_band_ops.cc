@@ -1,13 +1,18 @@
 // The device BandOps (band_ops.h): bands in CUDA device memory, padded and halved by kernels
-// (band_kernels.cu) on one stream, tiles encoded a tile row per nvImageCodec call (codecs/nvimgcodec/
-// nvimgcodec_encoder.h) after that stream's work.
+// (band_kernels.cu) on one stream, a tile row's tiles encoded after that stream's work by several
+// nvImageCodec encoders at once (codecs/nvimgcodec/nvimgcodec_encoder.h), each on a thread of its own with a
+// contiguous share of the row: one encoder's calls run one after another however many threads nvImageCodec
+// is given (bench/RESULTS.md, "H200: convert on the GPU").
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <string>
 
 #include "codecs/nvimgcodec/cuda_wait.h"
 #include "codecs/nvimgcodec/nvimgcodec_encoder.h"
 #include "write/band_kernels.h"
+#include "util/settings.h"
+#include "util/thread_pool.h"
 #include "write/band_ops.h"
 
 namespace tilewise::write {
@@ -40,7 +45,12 @@ class DeviceBandOps final : public BandOps {
                                                             : nv::EncodeSettings::Codec::kJpeg2000Lossless;
     settings.quality = coding.quality;
     settings.subsample = coding.subsample;
-    TW_ASSIGN_OR_RETURN(encoder_, nv::create_encoder(device_, settings));
+    const int encoders = internal::settings().gpu_encode_threads;
+    for (int k = 0; k < encoders; ++k) {
+      TW_ASSIGN_OR_RETURN(auto encoder, nv::create_encoder(device_, settings));
+      encoders_.push_back(std::move(encoder));
+    }
+    if (encoders > 1) pool_ = std::make_unique<internal::ThreadPool>(encoders - 1, 0, "tw-encode");
     return Status();
   }
 
@@ -72,7 +82,20 @@ class DeviceBandOps final : public BandOps {
       in[k] = nv::DeviceTile{top + which[k] * tile * 3, stride, tile, tile};
       out[k] = std::move(tiles[static_cast<size_t>(which[k])]);  // capacity reused
     }
-    encoder_->encode_batch(in, stream_, out, encoded);
+    // Encoder k takes the k-th contiguous share of the row; every encoder waits for stream_'s work first.
+    const size_t n = which.size();
+    const size_t shares = std::min(encoders_.size(), n);
+    auto encode_share = [&](int64_t k) {
+      const size_t begin = n * static_cast<size_t>(k) / shares, end = n * static_cast<size_t>(k + 1) / shares;
+      encoders_[static_cast<size_t>(k)]->encode_batch(std::span(in).subspan(begin, end - begin), stream_,
+                                                      std::span(out).subspan(begin, end - begin),
+                                                      std::span(encoded).subspan(begin, end - begin));
+    };
+    if (pool_ && shares > 1) {
+      pool_->parallel_for(static_cast<int64_t>(shares), encode_share);
+    } else if (shares > 0) {
+      encode_share(0);
+    }
     for (size_t k = 0; k < which.size(); ++k) {
       tiles[static_cast<size_t>(which[k])] = std::move(out[k]);
       statuses[static_cast<size_t>(which[k])] = std::move(encoded[k]);
@@ -112,7 +135,8 @@ class DeviceBandOps final : public BandOps {
   int device_;
   Downsample filter_;
   cudaStream_t stream_ = nullptr;
-  std::unique_ptr<nv::Encoder> encoder_;
+  std::vector<std::unique_ptr<nv::Encoder>> encoders_;
+  std::unique_ptr<internal::ThreadPool> pool_;  // encoders_.size() - 1 threads beside the caller
   std::vector<void*> bands_;
 };
 
