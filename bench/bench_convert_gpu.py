@@ -12,8 +12,6 @@ wait4), the two alternating round by round, the first round a warm-up; timed fro
 start and nvImageCodec's included), with the convert call's own seconds beside it. Outputs go to /dev/shm
 (the disk's speed is not the converters'), are checked (levels counted, level 0's size) and removed.
 
-The GPU path is experimental and off unless TILEWISE_GPU_CONVERT=1 (scripts/gpu/measure.sh convert sets it).
-
     bench_convert_gpu.py [--slide NAME] [--rounds R] [--formats tiff,dicom] [--gpu-variants "- VAR=value,..."]"""
 
 from __future__ import annotations

@@ -81,10 +81,10 @@ struct ConvertOptions {
   // level 0 read into device memory (the GPU's decoders where the slide's tiles allow, as Slide reads to a
   // device), each level halved by a kernel and its tiles encoded by nvImageCodec - JPEG by nvJPEG's CUDA
   // encoder, JPEG 2000 by nvJPEG2000 - so the pixels pass through host memory only as the encoded tiles.
-  // The same streams as the CPU writes for the same options, not the same bytes (JPEG within a level or two).
-  // On a device: RGB slides with codec jpeg (or auto), jpeg2000 or jpeg2000-lossless (InvalidArgument
-  // otherwise); Unsupported with the reason without a usable GPU, and unless TILEWISE_GPU_CONVERT=1 (the
-  // path is experimental: not yet verified on a GPU).
+  // The same streams as the CPU writes for the same options, not the same bytes (JPEG within a level or two;
+  // lossless JPEG 2000 keeps the pixels read, where a JPEG source's tiles decoded by the GPU are within 1-2
+  // of libjpeg-turbo's). On a device: RGB slides with codec jpeg (or auto), jpeg2000 or jpeg2000-lossless
+  // (InvalidArgument otherwise); Unsupported with the reason without a usable GPU.
   Device device{};
   // Called on the converting thread after each band of level 0 with the rows written and the level's
   // height; a status that is not ok stops the conversion with that status.

@@ -72,8 +72,9 @@ def convert(
     "jpeg2000-lossless"): level 0 read into GPU memory (decoded there where the slide's tiles allow), each
     level halved by a CUDA kernel and its tiles encoded by nvImageCodec (nvJPEG, nvJPEG2000), the pixels
     never passing through host memory; the streams are those the CPU writes for the same options (JPEG
-    within a level or two of the CPU's pixels, JPEG 2000 lossless exact). UnsupportedError without a
-    usable GPU, and unless TILEWISE_GPU_CONVERT=1: the GPU path is experimental, not yet verified on a GPU."""
+    within a level or two of the CPU's pixels; lossless JPEG 2000 keeps the pixels read, where a JPEG
+    source's tiles decoded by the GPU are within 1-2 of libjpeg-turbo's). UnsupportedError without a
+    usable GPU."""
     kind, index = _gpu.parse_device(device)
     cuda_device = -1
     if kind == "cuda":

@@ -12,8 +12,6 @@
 #     prof    sampling profiles (gperftools, carried in .gpu/prof) of the CPU loader at 16 and 1 workers and
 #             of the device loader at 16 workers, GPU alone and hybrid
 #     large   writes the 40,960^2 slide to $TILEWISE_GPU_DATA/bench_ihc_40960.tif (bench/make_large_slide.py)
-#     (convertlog, outputs and convert turn convert's experimental GPU path on: TILEWISE_GPU_CONVERT=1; the
-#     tests step runs tests/gpu/test_gpu_convert.py only with it set in the caller's environment)
 #     convertlog  small converts on the GPU in several orders (bench/diag/convert_probe.py; CONVERTLOG_MODES)
 #             with nvImageCodec's messages at CONVERTLOG_LEVEL (debug; none: none) ($OUT/convert-MODE.log),
 #             the native frames of a thread that aborts resolved
@@ -117,16 +115,16 @@ for step in "$@"; do
       for mode in ${CONVERTLOG_MODES:-plain serial read-first}; do
         level=${CONVERTLOG_LEVEL:-debug}
         [ "$level" = none ] && level=""  # no nvImageCodec messages
-        TILEWISE_GPU_CONVERT=1 TILEWISE_GPU_LOG=$level LD_PRELOAD=/tmp/abort_trace.so timeout 60 \
+        TILEWISE_GPU_LOG=$level LD_PRELOAD=/tmp/abort_trace.so timeout 60 \
           python3 diag/convert_probe.py "$mode" "$TILEWISE_GPU_DATA/tifffile_jpeg.tif" "/tmp/convert-$mode.tif" \
           > "$out/convert-$mode.log" 2>&1
         echo "-- $mode: exit $?"
         grep -v "^[[:space:]]*$" "$out/convert-$mode.log" | grep -v "^.....INFO" | tail -"${CONVERTLOG_LINES:-30}"
         python3 diag/resolve_frames.py < "$out/convert-$mode.log"
       done ;;
-    outputs) TILEWISE_GPU_CONVERT=1 python3 diag/gpu_convert_outputs.py "$out/convert-outputs" ;;  # for check_gpu_convert.py here
+    outputs) python3 diag/gpu_convert_outputs.py "$out/convert-outputs" ;;  # for check_gpu_convert.py here
     convert)  # after `large`: convert on the GPU against the CPU path, alternating processes (CONVERT_ARGS)
-      TILEWISE_GPU_CONVERT=1 python3 bench_convert_gpu.py ${CONVERT_ARGS:-} ${CONVERT_GPU_VARIANTS:+--gpu-variants "$CONVERT_GPU_VARIANTS"} ;;
+      python3 bench_convert_gpu.py ${CONVERT_ARGS:-} ${CONVERT_GPU_VARIANTS:+--gpu-variants "$CONVERT_GPU_VARIANTS"} ;;
     pair)
       nvidia-smi dmon -s u -d 1 > "$out/dmon.log" 2>&1 &
       dmon=$!

@@ -106,7 +106,6 @@ Settings read_settings(EnvLookup lookup) {
   if (read(lookup, "TILEWISE_GPU_LANES", s.gpu_lanes, parse_count)) s.gpu_lanes = std::clamp(s.gpu_lanes, 1, 32);
   if (read(lookup, "TILEWISE_GPU_BATCH_TILES", s.gpu_batch_tiles, parse_count)) s.gpu_batch_tiles = std::clamp(s.gpu_batch_tiles, 1, 512);
   if (read(lookup, "TILEWISE_GPU_BATCH_MS", s.gpu_batch_ms, parse_count)) s.gpu_batch_ms = std::clamp(s.gpu_batch_ms, 1, 100);
-  read(lookup, "TILEWISE_GPU_CONVERT", s.gpu_convert, parse_switch);
   if (read(lookup, "TILEWISE_GPU_ENCODE_THREADS", s.gpu_encode_threads, parse_count)) {
     s.gpu_encode_threads = std::clamp(s.gpu_encode_threads, 1, 32);
   }

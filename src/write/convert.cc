@@ -127,10 +127,6 @@ Status write_pyramids(const WritableImage& image, const std::string& output, con
   // every plane).
   std::unique_ptr<write::BandOps> ops;
   if (options.device.type == DeviceType::kCuda) {
-    if (!internal::settings().gpu_convert) {
-      return unsupported("convert on the GPU is experimental and off: the process aborted on the lent H100 "
-                         "(\"free(): invalid pointer\", after its first nvImageCodec decoder was made); TILEWISE_GPU_CONVERT=1 turns it on to diagnose it");
-    }
     TW_RETURN_IF_ERROR(gpu_status(options.device.index).with_context("convert on the GPU"));
     TW_ASSIGN_OR_RETURN(ops, write::device_band_ops(options.device.index, coding, filter));
   } else {

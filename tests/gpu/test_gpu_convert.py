@@ -19,9 +19,6 @@ tilewise._gpu.configure()
 STATUS = tilewise._core.gpu_status(0)
 pytestmark = [
     pytest.mark.skipif(not STATUS.ok, reason=f"no usable GPU: {STATUS.message}"),
-    # The path is off by default: the process aborted on the lent H100 ("free(): invalid pointer", after its
-    # first nvImageCodec decoder was made).
-    pytest.mark.skipif(os.environ.get("TILEWISE_GPU_CONVERT") != "1", reason="convert on the GPU is off (TILEWISE_GPU_CONVERT=1)"),
 ]
 
 DATA = Path(os.environ.get("TILEWISE_GPU_DATA", Path(__file__).resolve().parents[2] / ".gpu" / "data"))
