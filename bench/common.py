@@ -364,9 +364,10 @@ def launched(command: List[str]) -> Tuple[subprocess.CompletedProcess, dict]:
 
 
 def commit() -> str:
-    """The short hash of the checkout's HEAD (written beside every table)."""
-    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
-                          text=True).stdout.strip()
+    """The short hash of the checkout's HEAD (written beside every table), or TILEWISE_BENCH_COMMIT where the
+    caller knows better (the lent GPU machine's copy of the tree carries a .git that can lag its files)."""
+    return os.environ.get("TILEWISE_BENCH_COMMIT") or subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
 
 
 def publish(table: "Table", filename: str, header: Optional[str] = None) -> None:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU measurements of bench/RESULTS.md on the lent H200, after scripts/gpu/test.sh's set-up (build of
 # the working tree with the carried .gpu/), one step after another; each step's log goes to $OUT/<step>.log
-# and is printed.
+# and is printed. The tables name TILEWISE_BENCH_COMMIT when set (the machine's copy of .git can lag the tree:
+# pass the developer checkout's `git rev-parse --short HEAD`).
 #   usage: scripts/gpu/measure.sh STEP...
 #     tests   the GPU tests (TESTS_PATHS, default tests/gpu; the whole report, printed output too, in $OUT/tests.log)
 #     sweep   loader to device, 16 workers, one process per TILEWISE_GPU_POLICY (gpu / auto / cpu: the GPU
