@@ -44,7 +44,8 @@ struct Settings {
   int gpu_lanes = 6;                              // TILEWISE_GPU_LANES: decode lanes per GPU (1-32)
   int gpu_batch_tiles = 64;                       // TILEWISE_GPU_BATCH_TILES: most tiles per nvImageCodec call (1-512)
   int gpu_batch_ms = 3;                           // TILEWISE_GPU_BATCH_MS: work per call at the measured speed (1-100)
-  int gpu_encode_threads = 4;                     // TILEWISE_GPU_ENCODE_THREADS: encoders at once on convert's GPU path (1-32)
+  int gpu_encode_threads = 4;                     // TILEWISE_GPU_ENCODE_THREADS: nvImageCodec's threads per encoder (1-32)
+  int gpu_encoders = 1;                           // TILEWISE_GPU_ENCODERS: encoders at once on convert's GPU path (1-16)
   bool gpu_cpu_assist = true;                     // TILEWISE_GPU_CPU_ASSIST: callers decode queued tiles on the CPU
   bool gpu_blocking_sync = false;                 // TILEWISE_GPU_BLOCKING_SYNC: the devices' primary contexts
                                                   //   wait by blocking syncs (gpu/cuda_ops.cc)

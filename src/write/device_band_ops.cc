@@ -1,8 +1,9 @@
 // The device BandOps (band_ops.h): bands in CUDA device memory, padded and halved by kernels
-// (band_kernels.cu) on one stream, a tile row's tiles encoded after that stream's work by several
-// nvImageCodec encoders at once (codecs/nvimgcodec/nvimgcodec_encoder.h), each on a thread of its own with a
-// contiguous share of the row: one encoder's calls run one after another however many threads nvImageCodec
-// is given (bench/RESULTS.md, "H200: convert on the GPU").
+// (band_kernels.cu) on one stream, a tile row's tiles encoded after that stream's work by nvImageCodec
+// (codecs/nvimgcodec/nvimgcodec_encoder.h): by one encoder, or by TILEWISE_GPU_ENCODERS encoders at once,
+// each on a thread of its own with a contiguous share of the row - since one encoder's calls took the same
+// time however many threads nvImageCodec was given (bench/RESULTS.md, "H200: convert on the GPU"; several
+// encoders are not measured yet, hence one by default).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -45,7 +46,7 @@ class DeviceBandOps final : public BandOps {
                                                             : nv::EncodeSettings::Codec::kJpeg2000Lossless;
     settings.quality = coding.quality;
     settings.subsample = coding.subsample;
-    const int encoders = internal::settings().gpu_encode_threads;
+    const int encoders = internal::settings().gpu_encoders;
     for (int k = 0; k < encoders; ++k) {
       TW_ASSIGN_OR_RETURN(auto encoder, nv::create_encoder(device_, settings));
       encoders_.push_back(std::move(encoder));

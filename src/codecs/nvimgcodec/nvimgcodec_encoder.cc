@@ -6,6 +6,7 @@
 #include <string>
 
 #include "codecs/nvimgcodec/nvimgcodec_library.h"
+#include "util/settings.h"
 #include "util/thread_name.h"
 
 namespace tilewise::codecs::nvimgcodec {
@@ -43,9 +44,9 @@ class NvImageCodecEncoder final : public Encoder {
     if (e != cudaSuccess) return internal_error(std::string("cudaSetDevice: ") + cudaGetErrorString(e));
     auto exec = structure<nvimgcodecExecutionParams_t>(NVIMGCODEC_STRUCTURE_TYPE_EXECUTION_PARAMS);
     exec.device_id = device_;
-    // One thread of nvImageCodec's own: more did not make one encoder's calls faster (bench/RESULTS.md,
-    // "H200: convert on the GPU"); callers run several encoders at once instead.
-    exec.max_num_cpu_threads = 1;
+    // nvImageCodec's own threads: 1, 4 and 16 encoded the benchmark slide in about the same time
+    // (bench/RESULTS.md, "H200: convert on the GPU"); 4 was the fastest.
+    exec.max_num_cpu_threads = internal::settings().gpu_encode_threads;
     // The GPU encoders only (nvJPEG's CUDA encoder, nvJPEG2000): a CPU encoder standing in would make the
     // GPU path's numbers the CPU's.
     static const nvimgcodecBackend_t backends[] = {

@@ -41,6 +41,8 @@ TEST(Settings, DefaultsWithAnEmptyEnvironment) {
   EXPECT_EQ(s.gpu_pool_bytes, 1024ull << 20);
   EXPECT_EQ(s.gpu_tile_cache_bytes, 256ull << 20);
   EXPECT_EQ(s.gpu_lanes, 6);
+  EXPECT_EQ(s.gpu_encode_threads, 4);
+  EXPECT_EQ(s.gpu_encoders, 1);
   EXPECT_TRUE(s.gpu_cpu_assist);
   EXPECT_FALSE(s.gpu_blocking_sync);
   EXPECT_EQ(s.gpu_policy, GpuPolicy::kAuto);
@@ -55,6 +57,8 @@ TEST(Settings, EveryVariableIsRead) {
                            {"TILEWISE_GPU_POOL_BYTES", "2G"},
                            {"TILEWISE_GPU_TILE_CACHE_BYTES", "0"},
                            {"TILEWISE_GPU_LANES", "40"},  // clamped to 32
+                           {"TILEWISE_GPU_ENCODE_THREADS", "2"},
+                           {"TILEWISE_GPU_ENCODERS", "20"},  // clamped to 16
                            {"TILEWISE_GPU_CPU_ASSIST", "0"},
                            {"TILEWISE_GPU_BLOCKING_SYNC", "1"},
                            {"TILEWISE_GPU_POLICY", "gpu"},
@@ -66,6 +70,8 @@ TEST(Settings, EveryVariableIsRead) {
   EXPECT_EQ(s.gpu_pool_bytes, 2ull << 30);
   EXPECT_EQ(s.gpu_tile_cache_bytes, 0u);
   EXPECT_EQ(s.gpu_lanes, 32);
+  EXPECT_EQ(s.gpu_encode_threads, 2);
+  EXPECT_EQ(s.gpu_encoders, 16);
   EXPECT_FALSE(s.gpu_cpu_assist);
   EXPECT_TRUE(s.gpu_blocking_sync);
   EXPECT_EQ(s.gpu_policy, GpuPolicy::kGpu);
