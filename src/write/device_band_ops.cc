@@ -11,9 +11,9 @@
 
 #include "codecs/nvimgcodec/cuda_wait.h"
 #include "codecs/nvimgcodec/nvimgcodec_encoder.h"
-#include "write/band_kernels.h"
 #include "util/settings.h"
 #include "util/thread_pool.h"
+#include "write/band_kernels.h"
 #include "write/band_ops.h"
 
 namespace tilewise::write {
