@@ -14,7 +14,7 @@
 #             of the device loader at 16 workers, GPU alone and hybrid
 #     large   writes the 40,960^2 slide to $TILEWISE_GPU_DATA/bench_ihc_40960.tif (bench/make_large_slide.py)
 #     convertlog  small converts on the GPU in several orders (bench/diag/convert_probe.py; CONVERTLOG_MODES)
-#             with nvImageCodec's messages at CONVERTLOG_LEVEL (debug; none: none) ($OUT/convert-MODE.log),
+#             with nvImageCodec's messages at CONVERTLOG_LEVEL (default debug; none: no messages) ($OUT/convert-MODE.log),
 #             the native frames of a thread that aborts resolved
 #     outputs convert's GPU outputs of a small slide, to $OUT/convert-outputs (bench/diag/gpu_convert_outputs.py),
 #             for bench/diag/check_gpu_convert.py on the developer machine
