@@ -110,6 +110,12 @@ Settings read_settings(EnvLookup lookup) {
     s.gpu_encode_threads = std::clamp(s.gpu_encode_threads, 1, 32);
   }
   if (read(lookup, "TILEWISE_GPU_ENCODERS", s.gpu_encoders, parse_count)) s.gpu_encoders = std::clamp(s.gpu_encoders, 1, 16);
+  read(lookup, "TILEWISE_GPU_ENCODE_HOST", s.gpu_encode_host, [](std::string_view t) -> std::optional<int> {
+    if (t == "auto") return -1;
+    const auto percent = parse_count(t);
+    if (!percent || *percent > 100) return std::nullopt;
+    return static_cast<int>(*percent);
+  });
   read(lookup, "TILEWISE_GPU_CPU_ASSIST", s.gpu_cpu_assist, parse_switch);
   read(lookup, "TILEWISE_GPU_BLOCKING_SYNC", s.gpu_blocking_sync, parse_switch);
   read(lookup, "TILEWISE_GPU_POLICY", s.gpu_policy, [](std::string_view t) -> std::optional<GpuPolicy> {

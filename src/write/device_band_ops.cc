@@ -3,10 +3,14 @@
 // (codecs/nvimgcodec/nvimgcodec_encoder.h): by one encoder, or by TILEWISE_GPU_ENCODERS encoders at once,
 // each on a thread of its own with a contiguous share of the row - since one encoder's calls took the same
 // time however many threads nvImageCodec was given (bench/RESULTS.md, "H200: convert on the GPU"; several
-// encoders are not measured yet, hence one by default).
+// encoders are not measured yet, hence one by default). The row's last tiles may go to the host's cores
+// instead (TILEWISE_GPU_ENCODE_HOST, write/encode_split.h): copied to pinned host memory and encoded by the
+// worker pool (encode_tile) while the GPU encodes the others - nvJPEG's encoder alone is slower than the
+// CPU path on every core there.
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 
 #include "codecs/nvimgcodec/cuda_wait.h"
@@ -15,6 +19,7 @@
 #include "util/thread_pool.h"
 #include "write/band_kernels.h"
 #include "write/band_ops.h"
+#include "write/encode_split.h"
 
 namespace tilewise::write {
 
@@ -29,9 +34,11 @@ Status cuda_status(const char* what, cudaError_t e) {
 
 class DeviceBandOps final : public BandOps {
  public:
-  DeviceBandOps(int device, Downsample filter) : device_(device), filter_(filter) {}
+  DeviceBandOps(int device, const TileCoding& coding, Downsample filter)
+      : device_(device), coding_(coding), filter_(filter), split_(internal::settings().gpu_encode_host) {}
 
   ~DeviceBandOps() override {
+    if (host_pixels_) cudaFreeHost(host_pixels_);
     if (!stream_) return;
     release();
     cudaStreamDestroy(stream_);
@@ -51,7 +58,11 @@ class DeviceBandOps final : public BandOps {
       TW_ASSIGN_OR_RETURN(auto encoder, nv::create_encoder(device_, settings));
       encoders_.push_back(std::move(encoder));
     }
-    if (encoders > 1) pool_ = std::make_unique<internal::ThreadPool>(encoders - 1, 0, "tw-encode");
+    // Threads beside the caller: one per further encoder, and one for the host's share of a row.
+    const bool host_share = split_.host_share() > 0;
+    if (encoders > 1 || host_share) {
+      pool_ = std::make_unique<internal::ThreadPool>(encoders - 1 + (host_share ? 1 : 0), 0, "tw-encode");
+    }
     return Status();
   }
 
@@ -76,31 +87,35 @@ class DeviceBandOps final : public BandOps {
 
   void encode(const uint8_t* top, int64_t stride, int32_t tile, std::span<const int64_t> which,
               std::vector<std::vector<uint8_t>>& tiles, std::vector<Status>& statuses) override {
-    std::vector<nv::DeviceTile> in(which.size());
-    std::vector<std::vector<uint8_t>> out(which.size());
-    std::vector<Status> encoded(which.size());
-    for (size_t k = 0; k < which.size(); ++k) {
-      in[k] = nv::DeviceTile{top + which[k] * tile * 3, stride, tile, tile};
-      out[k] = std::move(tiles[static_cast<size_t>(which[k])]);  // capacity reused
+    using Clock = std::chrono::steady_clock;
+    const auto n = static_cast<int64_t>(which.size());
+    const int64_t host = split_.host_tiles(n);
+    const std::span<const int64_t> on_gpu = which.first(static_cast<size_t>(n - host));
+    const std::span<const int64_t> on_host = which.last(static_cast<size_t>(host));
+    if (on_host.empty()) {
+      encode_on_gpu(top, stride, tile, on_gpu, tiles, statuses);
+      return;
     }
-    // Encoder k takes the k-th contiguous share of the row; every encoder waits for stream_'s work first.
-    const size_t n = which.size();
-    const size_t shares = std::min(encoders_.size(), n);
-    auto encode_share = [&](int64_t k) {
-      const size_t begin = n * static_cast<size_t>(k) / shares, end = n * static_cast<size_t>(k + 1) / shares;
-      encoders_[static_cast<size_t>(k)]->encode_batch(std::span(in).subspan(begin, end - begin), stream_,
-                                                      std::span(out).subspan(begin, end - begin),
-                                                      std::span(encoded).subspan(begin, end - begin));
-    };
-    if (pool_ && shares > 1) {
-      pool_->parallel_for(static_cast<int64_t>(shares), encode_share);
-    } else if (shares > 0) {
-      encode_share(0);
+    // The host's tiles are copied before the GPU's encode starts (the copy then waits for the pad only).
+    const Clock::time_point copy_start = Clock::now();
+    const Status copied = copy_to_host(top, stride, tile, on_host);
+    const double copy_seconds = std::chrono::duration<double>(Clock::now() - copy_start).count();
+    if (!copied.ok()) {
+      for (int64_t i : on_host) statuses[static_cast<size_t>(i)] = copied;
+      encode_on_gpu(top, stride, tile, on_gpu, tiles, statuses);
+      return;
     }
-    for (size_t k = 0; k < which.size(); ++k) {
-      tiles[static_cast<size_t>(which[k])] = std::move(out[k]);
-      statuses[static_cast<size_t>(which[k])] = std::move(encoded[k]);
-    }
+    double seconds[2] = {0, 0};
+    pool_->parallel_for(2, [&](int64_t side) {
+      const Clock::time_point start = Clock::now();
+      if (side == 0) {
+        encode_on_gpu(top, stride, tile, on_gpu, tiles, statuses);
+      } else {
+        encode_on_host(tile, on_host, tiles, statuses);
+      }
+      seconds[side] = std::chrono::duration<double>(Clock::now() - start).count();
+    });
+    split_.measured(static_cast<int64_t>(on_gpu.size()), seconds[0], host, seconds[1] + copy_seconds);
   }
 
   Status halve(const uint8_t* src, int64_t src_stride, int64_t width, int32_t rows, uint8_t* dst, int64_t dst_stride) override {
@@ -133,12 +148,81 @@ class DeviceBandOps final : public BandOps {
  private:
   Status synchronize() { return cuda_status("synchronize", nv::wait_for_stream(stream_, nv::Wait::kShort)); }
 
+  // Tiles `which` of the row by the GPU's encoders: encoder k takes the k-th contiguous share; every encoder
+  // waits for stream_'s work first.
+  void encode_on_gpu(const uint8_t* top, int64_t stride, int32_t tile, std::span<const int64_t> which,
+                     std::vector<std::vector<uint8_t>>& tiles, std::vector<Status>& statuses) {
+    const size_t n = which.size();
+    if (n == 0) return;
+    std::vector<nv::DeviceTile> in(n);
+    std::vector<std::vector<uint8_t>> out(n);
+    std::vector<Status> encoded(n);
+    for (size_t k = 0; k < n; ++k) {
+      in[k] = nv::DeviceTile{top + which[k] * tile * 3, stride, tile, tile};
+      out[k] = std::move(tiles[static_cast<size_t>(which[k])]);  // capacity reused
+    }
+    const size_t shares = std::min(encoders_.size(), n);
+    auto encode_share = [&](int64_t k) {
+      const size_t begin = n * static_cast<size_t>(k) / shares, end = n * static_cast<size_t>(k + 1) / shares;
+      encoders_[static_cast<size_t>(k)]->encode_batch(std::span(in).subspan(begin, end - begin), stream_,
+                                                      std::span(out).subspan(begin, end - begin),
+                                                      std::span(encoded).subspan(begin, end - begin));
+    };
+    if (shares > 1) {
+      pool_->parallel_for(static_cast<int64_t>(shares), encode_share);
+    } else {
+      encode_share(0);
+    }
+    for (size_t k = 0; k < n; ++k) {
+      tiles[static_cast<size_t>(which[k])] = std::move(out[k]);
+      statuses[static_cast<size_t>(which[k])] = std::move(encoded[k]);
+    }
+  }
+
+  // The pixels of tiles which.front() to which.back() (whole tile rows) into host_pixels_, packed rows of
+  // host_row_bytes_.
+  Status copy_to_host(const uint8_t* top, int64_t stride, int32_t tile, std::span<const int64_t> which) {
+    host_row_bytes_ = (which.back() - which.front() + 1) * tile * 3;
+    const size_t bytes = static_cast<size_t>(host_row_bytes_) * static_cast<size_t>(tile);
+    if (bytes > host_capacity_) {
+      if (host_pixels_) cudaFreeHost(host_pixels_);
+      host_pixels_ = nullptr;
+      host_capacity_ = 0;
+      void* pinned = nullptr;
+      TW_RETURN_IF_ERROR(cuda_status("cudaMallocHost", cudaMallocHost(&pinned, bytes)));
+      host_pixels_ = static_cast<uint8_t*>(pinned);
+      host_capacity_ = bytes;
+    }
+    TW_RETURN_IF_ERROR(cuda_status("copy to host", cudaMemcpy2DAsync(host_pixels_, static_cast<size_t>(host_row_bytes_),
+                                                                      top + which.front() * tile * 3, static_cast<size_t>(stride),
+                                                                      static_cast<size_t>(host_row_bytes_), static_cast<size_t>(tile),
+                                                                      cudaMemcpyDeviceToHost, stream_)));
+    host_first_ = which.front();
+    return synchronize();
+  }
+
+  // Tiles `which` from host_pixels_ (copy_to_host) by the worker pool.
+  void encode_on_host(int32_t tile, std::span<const int64_t> which, std::vector<std::vector<uint8_t>>& tiles,
+                      std::vector<Status>& statuses) {
+    internal::global_pool().parallel_for(static_cast<int64_t>(which.size()), [&](int64_t k) {
+      const auto i = static_cast<size_t>(which[static_cast<size_t>(k)]);
+      const ImageView view{host_pixels_ + (static_cast<int64_t>(i) - host_first_) * tile * 3, host_row_bytes_, tile, tile, 3};
+      statuses[i] = encode_tile(coding_, view, tiles[i]);
+    });
+  }
+
   int device_;
+  TileCoding coding_;
   Downsample filter_;
+  EncodeSplit split_;
   cudaStream_t stream_ = nullptr;
   std::vector<std::unique_ptr<nv::Encoder>> encoders_;
-  std::unique_ptr<internal::ThreadPool> pool_;  // encoders_.size() - 1 threads beside the caller
+  std::unique_ptr<internal::ThreadPool> pool_;  // beside the caller: further encoders, the host's share
   std::vector<void*> bands_;
+  uint8_t* host_pixels_ = nullptr;  // pinned: the host's share of a row
+  size_t host_capacity_ = 0;
+  int64_t host_row_bytes_ = 0;
+  int64_t host_first_ = 0;  // the tile at host_pixels_' start
 };
 
 }  // namespace
@@ -154,7 +238,7 @@ Result<std::unique_ptr<BandOps>> device_band_ops(int device, const TileCoding& c
     return invalid_argument(std::string("the GPU path of convert writes jpeg, jpeg2000 and jpeg2000-lossless tiles, not ") +
                             codec_name(coding.codec));
   }
-  auto ops = std::make_unique<DeviceBandOps>(device, filter);
+  auto ops = std::make_unique<DeviceBandOps>(device, coding, filter);
   TW_RETURN_IF_ERROR(ops->init(coding));
   return std::unique_ptr<BandOps>(std::move(ops));
 }

@@ -141,3 +141,35 @@ def test_damaged_tiles_on_the_gpu_stop_or_become_background(tmp_path):
     assert [g.shape[:2] for g in got] == [w.shape[:2] for w in want] and want[3].shape[:2] == (63, 75)
     for k, (g, w) in enumerate(zip(got, want)):
         np.testing.assert_array_equal(g, w, err_msg=f"level {k}")
+
+
+def test_the_host_encodes_its_share_of_each_row_beside_the_gpu(tmp_path):
+    """TILEWISE_GPU_ENCODE_HOST=40 (a process of its own: settings are read once): of each tile row of 8, the
+    last 3 tiles are encoded by libjpeg-turbo on the host - byte for byte the CPU path's tiles, level 0 of a
+    lossless source being the same pixels on both paths - and the first 5 by nvJPEG; every level reads back
+    as close to the CPU's as the GPU alone gets."""
+    import subprocess
+    import sys
+
+    import tifffile
+
+    src = source("deflate.tif")
+    shared, cpu = tmp_path / "shared.tif", tmp_path / "cpu.tif"
+    code = f"import tilewise; tilewise.convert({str(src)!r}, {str(shared)!r}, device='cuda', tile_size=128)"
+    subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ, "TILEWISE_GPU_ENCODE_HOST": "40"})
+    tilewise.convert(src, cpu, tile_size=128)
+    with tifffile.TiffFile(shared) as a, tifffile.TiffFile(cpu) as b, open(shared, "rb") as fa, open(cpu, "rb") as fb:
+        pa, pb = a.pages[0], b.pages[0]
+        across = -(-pa.imagewidth // pa.tilewidth)
+        assert across == 8 and len(pa.dataoffsets) == len(pb.dataoffsets) == 48
+
+        def tile(f, page, i):
+            f.seek(page.dataoffsets[i])
+            return f.read(page.databytecounts[i])
+
+        for i in range(len(pa.dataoffsets)):
+            same = tile(fa, pa, i) == tile(fb, pb, i)
+            assert same == (i % across >= 5), f"level 0 tile {i}: equal to the CPU path's tile: {same}"
+    for k, (g, w) in enumerate(zip(levels(shared), levels(cpu))):
+        assert g.shape == w.shape
+        assert psnr(g, w) >= 40, f"level {k}: PSNR {psnr(g, w):.2f} dB against the CPU path's"

@@ -59,6 +59,7 @@ TEST(Settings, EveryVariableIsRead) {
                            {"TILEWISE_GPU_LANES", "40"},  // clamped to 32
                            {"TILEWISE_GPU_ENCODE_THREADS", "2"},
                            {"TILEWISE_GPU_ENCODERS", "20"},  // clamped to 16
+                           {"TILEWISE_GPU_ENCODE_HOST", "40"},
                            {"TILEWISE_GPU_CPU_ASSIST", "0"},
                            {"TILEWISE_GPU_BLOCKING_SYNC", "1"},
                            {"TILEWISE_GPU_POLICY", "gpu"},
@@ -72,6 +73,9 @@ TEST(Settings, EveryVariableIsRead) {
   EXPECT_EQ(s.gpu_lanes, 32);
   EXPECT_EQ(s.gpu_encode_threads, 2);
   EXPECT_EQ(s.gpu_encoders, 16);
+  EXPECT_EQ(s.gpu_encode_host, 40);
+  EXPECT_EQ(with({{"TILEWISE_GPU_ENCODE_HOST", "auto"}}).gpu_encode_host, -1);
+  EXPECT_EQ(with({{"TILEWISE_GPU_ENCODE_HOST", "101"}}).gpu_encode_host, 0);  // not a percentage: the default
   EXPECT_FALSE(s.gpu_cpu_assist);
   EXPECT_TRUE(s.gpu_blocking_sync);
   EXPECT_EQ(s.gpu_policy, GpuPolicy::kGpu);
