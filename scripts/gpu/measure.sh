@@ -21,6 +21,8 @@
 #     convert convert on the GPU against tilewise's CPU path on every core, the 40,960^2 slide (after `large`),
 #             alternating processes (bench/bench_convert_gpu.py; CONVERT_ARGS: its options; CONVERT_GPU_VARIANTS:
 #             its --gpu-variants)
+#     phases  where a conversion on the GPU spends its time (bench/diag/convert_phases.py), one process per
+#             variant of CONVERT_GPU_VARIANTS, on the 40,960^2 slide (after `large`)
 #     pair    tilewise's and cuslide2's loaders to device, alternating processes: 3 rounds of 4 and 16 workers
 #             on the 6,144^2 slide, 3 of 16 on the 40,960^2 one (after `large`), then the CPU loaders against
 #             cuCIM's classic cuslide (PAIR_PLAN: slide:rounds:workers,... or cpu:rounds:workers entries);
@@ -126,6 +128,11 @@ for step in "$@"; do
     outputs) python3 diag/gpu_convert_outputs.py "$out/convert-outputs" ;;  # for check_gpu_convert.py here
     convert)  # after `large`: convert on the GPU against the CPU path, alternating processes (CONVERT_ARGS)
       python3 bench_convert_gpu.py ${CONVERT_ARGS:-} ${CONVERT_GPU_VARIANTS:+--gpu-variants "$CONVERT_GPU_VARIANTS"} ;;
+    phases)
+      for v in ${CONVERT_GPU_VARIANTS:--}; do
+        variant_settings "$v"
+        child "${variant[@]}" python3 diag/convert_phases.py "$TILEWISE_GPU_DATA/bench_ihc_40960.tif" /dev/shm
+      done ;;
     pair)
       nvidia-smi dmon -s u -d 1 > "$out/dmon.log" 2>&1 &
       dmon=$!

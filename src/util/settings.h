@@ -46,7 +46,7 @@ struct Settings {
   int gpu_batch_ms = 3;                           // TILEWISE_GPU_BATCH_MS: work per call at the measured speed (1-100)
   int gpu_encode_threads = 4;                     // TILEWISE_GPU_ENCODE_THREADS: nvImageCodec's threads per encoder (1-32)
   int gpu_encoders = 1;                           // TILEWISE_GPU_ENCODERS: encoders at once on convert's GPU path (1-16)
-  int gpu_encode_host = 0;                        // TILEWISE_GPU_ENCODE_HOST: the percentage of each tile row the
+  int gpu_encode_host = -1;                       // TILEWISE_GPU_ENCODE_HOST: the percentage of each tile row the
                                                   //   host's cores encode beside them (0-100), or -1 ("auto": by
                                                   //   the two sides' measured times; write/encode_split.h)
   bool gpu_cpu_assist = true;                     // TILEWISE_GPU_CPU_ASSIST: callers decode queued tiles on the CPU

@@ -1,12 +1,12 @@
 // The device BandOps (band_ops.h): bands in CUDA device memory, padded and halved by kernels
 // (band_kernels.cu) on one stream, a tile row's tiles encoded after that stream's work by nvImageCodec
 // (codecs/nvimgcodec/nvimgcodec_encoder.h): by one encoder, or by TILEWISE_GPU_ENCODERS encoders at once,
-// each on a thread of its own with a contiguous share of the row - since one encoder's calls took the same
-// time however many threads nvImageCodec was given (bench/RESULTS.md, "H200: convert on the GPU"; several
-// encoders are not measured yet, hence one by default). The row's last tiles may go to the host's cores
-// instead (TILEWISE_GPU_ENCODE_HOST, write/encode_split.h): copied to pinned host memory and encoded by the
-// worker pool (encode_tile) while the GPU encodes the others - nvJPEG's encoder alone is slower than the
-// CPU path on every core there.
+// each on a thread of its own with a contiguous share of the row (four took longer than one: one encoder's
+// calls take the same time however many threads nvImageCodec is given). The row's last tiles go to the
+// host's cores beside them (TILEWISE_GPU_ENCODE_HOST; by default the share that has both sides finish
+// together, write/encode_split.h): copied to pinned host memory and encoded by the worker pool (encode_tile)
+// while the GPU encodes the others - nvJPEG's encoder alone is slower than the CPU path on every core, and
+// the host's share halves the conversion's time after start-up (bench/RESULTS.md, "H200: convert on the GPU").
 #include <cuda_runtime.h>
 
 #include <algorithm>

@@ -74,8 +74,9 @@ TEST(Settings, EveryVariableIsRead) {
   EXPECT_EQ(s.gpu_encode_threads, 2);
   EXPECT_EQ(s.gpu_encoders, 16);
   EXPECT_EQ(s.gpu_encode_host, 40);
+  EXPECT_EQ(with({{"TILEWISE_GPU_ENCODE_HOST", "0"}}).gpu_encode_host, 0);
   EXPECT_EQ(with({{"TILEWISE_GPU_ENCODE_HOST", "auto"}}).gpu_encode_host, -1);
-  EXPECT_EQ(with({{"TILEWISE_GPU_ENCODE_HOST", "101"}}).gpu_encode_host, 0);  // not a percentage: the default
+  EXPECT_EQ(with({{"TILEWISE_GPU_ENCODE_HOST", "101"}}).gpu_encode_host, -1);  // not a percentage: the default
   EXPECT_FALSE(s.gpu_cpu_assist);
   EXPECT_TRUE(s.gpu_blocking_sync);
   EXPECT_EQ(s.gpu_policy, GpuPolicy::kGpu);
