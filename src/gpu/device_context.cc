@@ -49,8 +49,8 @@ class CudaContext final : public DeviceContext {
 
   // The lanes' `count` decoders, the first on this thread (it loads nvImageCodec and makes its instance), the
   // others at once on threads of their own: each decoder's creation initialises nvImageCodec's backends, and
-  // made one after another they kept a process's first device read waiting seconds (bench/RESULTS.md, "Each
-  // decoder's slow first call").
+  // made one after another they kept a process's first device read waiting seconds (bench/RESULTS.md,
+  // "Convert's GPU encoders and the host's share").
   Result<std::vector<std::unique_ptr<codecs::Decoder>>> make_decoders(int count) const {
     std::vector<std::unique_ptr<codecs::Decoder>> decoders(static_cast<size_t>(count));
     TW_ASSIGN_OR_RETURN(decoders[0], codecs::nvimgcodec::create_decoder(device_));
