@@ -3,8 +3,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <thread>
-#include <vector>
 
 #include "codecs/nvimgcodec/nvimgcodec_decoder.h"
 #include "gpu/cuda_ops.h"
@@ -40,35 +38,15 @@ class CudaContext final : public DeviceContext {
     std::lock_guard<std::mutex> lock(mutex_);
     if (lanes_) return lanes_.get();
     const int count = internal::settings().gpu_lanes;
-    TW_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<codecs::Decoder>> decoders, make_decoders(count));
+    std::vector<std::unique_ptr<codecs::Decoder>> decoders;
+    for (int i = 0; i < count; ++i) {
+      TW_ASSIGN_OR_RETURN(auto decoder, codecs::nvimgcodec::create_decoder(device_));
+      decoders.push_back(std::move(decoder));
+    }
     LaneOptions options = TileLanes::options_from_settings(count);
     options.host_cost = &host_cost();
     lanes_ = TileLanes::make(std::move(decoders), options, &scheduler());
     return lanes_.get();
-  }
-
-  // The lanes' `count` decoders, the first on this thread (it loads nvImageCodec and makes its instance), the
-  // others at once on threads of their own: each decoder's creation initialises nvImageCodec's backends, and
-  // made one after another they kept a process's first device read waiting seconds (bench/RESULTS.md,
-  // "Convert's GPU encoders and the host's share").
-  Result<std::vector<std::unique_ptr<codecs::Decoder>>> make_decoders(int count) const {
-    std::vector<std::unique_ptr<codecs::Decoder>> decoders(static_cast<size_t>(count));
-    TW_ASSIGN_OR_RETURN(decoders[0], codecs::nvimgcodec::create_decoder(device_));
-    std::vector<Status> statuses(static_cast<size_t>(count));
-    std::vector<std::thread> threads;
-    for (size_t i = 1; i < decoders.size(); ++i) {
-      threads.emplace_back([&, i] {
-        auto decoder = codecs::nvimgcodec::create_decoder(device_);
-        if (decoder.ok()) {
-          decoders[i] = std::move(decoder).value();
-        } else {
-          statuses[i] = decoder.status();
-        }
-      });
-    }
-    for (std::thread& t : threads) t.join();
-    for (const Status& s : statuses) TW_RETURN_IF_ERROR(s);
-    return decoders;
   }
 
   // For statistics and shutdown: the lanes if started.
