@@ -1,8 +1,9 @@
 """Where a conversion on the GPU spends its time, in one process: the GPU's start (CUDA's context,
-nvImageCodec's library), the first read to the device (the decode lanes and their warm-up), level-0 bands of 256 rows read to the device and to host
-memory (as convert reads them, with the tiles the GPU's lanes decoded for each), then two conversions to
-a pyramidal TIFF (256^2 JPEG q90) one after the other, the second with everything already loaded. Run it
-under each setting to compare (scripts/gpu/measure.sh phases); prints one JSON line.
+nvImageCodec's library), the first read to the device (the decode lanes and their warm-up), level-0 bands
+of 256 rows read to the device and to host memory (as convert reads them, with the tiles the GPU's lanes
+decoded for each), then two conversions to a pyramidal TIFF (256^2 JPEG q90) one after the other, the
+second with everything already loaded. Run it under each setting to compare (scripts/gpu/measure.sh
+phases); prints one JSON line.
 
     usage: convert_phases.py SLIDE OUTPUT_DIR"""
 import json

@@ -6,7 +6,8 @@
 // host's cores beside them (TILEWISE_GPU_ENCODE_HOST; by default the share that has both sides finish
 // together, write/encode_split.h): copied to pinned host memory and encoded by the worker pool (encode_tile)
 // while the GPU encodes the others - nvJPEG's encoder alone is slower than the CPU path on every core, and
-// the host's share halves the conversion's time after start-up (bench/RESULTS.md, "H200: convert on the GPU").
+// the host's share halves the conversion's time after start-up (bench/RESULTS.md, "Convert's GPU encoders
+// and the host's share").
 #include <cuda_runtime.h>
 
 #include <algorithm>

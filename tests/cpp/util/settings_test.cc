@@ -43,6 +43,7 @@ TEST(Settings, DefaultsWithAnEmptyEnvironment) {
   EXPECT_EQ(s.gpu_lanes, 6);
   EXPECT_EQ(s.gpu_encode_threads, 4);
   EXPECT_EQ(s.gpu_encoders, 1);
+  EXPECT_EQ(s.gpu_encode_host, -1);  // auto
   EXPECT_TRUE(s.gpu_cpu_assist);
   EXPECT_FALSE(s.gpu_blocking_sync);
   EXPECT_EQ(s.gpu_policy, GpuPolicy::kAuto);
